@@ -1,0 +1,40 @@
+"""pyjax: JAX for the browser, in Python.
+
+`import pyjax as jax; import pyjax.numpy as jnp` runs ordinary JAX programs on the cpu
+reference backend, on WebAssembly (wasm) and on WebGPU (webgpu). Backends and hosts load
+lazily, on first use.
+"""
+
+from pyjax.core.config import config
+from pyjax import numpy  # noqa: F401  (installs array methods and the runtime)
+from pyjax import tree_util  # noqa: F401
+from pyjax import lax  # noqa: F401
+from pyjax.api import (  # noqa: F401
+    ShapeDtypeStruct,
+    block_until_ready,
+    device_get,
+    device_put,
+    eval_shape,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jit,
+    jvp,
+    linearize,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
+)
+from pyjax.runtime.array import Array  # noqa: F401
+from pyjax.runtime.device import (  # noqa: F401
+    default_backend,
+    device_count,
+    devices,
+    local_devices,
+)
+from pyjax.runtime.device import default_device_ctx as default_device  # noqa: F401
+
+__version__ = "0.1.0"
+__all__ = ["config", "numpy", "lax", "tree_util", "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap"]

@@ -1,0 +1,825 @@
+"""Public transformations: jit, grad, value_and_grad, vjp, jvp, linearize, vmap, jacfwd, jacrev,
+hessian, make_jaxpr, eval_shape, plus device placement helpers."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from typing import Any, Callable, Sequence
+
+from pyjax.core import core, dtypes
+from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
+from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten, tree_leaves
+from pyjax.interpreters import ad, batching, staging
+from pyjax.interpreters.ad import Zero
+from pyjax.lax import lax
+
+# --- pjit: jit as a primitive carrying its jaxpr ---------------------------------------------------
+
+pjit_p = core.MultiPrimitive("pjit")
+
+
+def _pjit_impl(*args, jaxpr, name):
+    from pyjax.runtime.execute import run_jaxpr
+
+    return run_jaxpr(jaxpr, list(args))
+
+
+pjit_p.impl = _pjit_impl
+pjit_p.abstract_eval = lambda *avals, jaxpr, name: jaxpr.out_avals
+
+
+def _pjit_jvp(primals, tangents, jaxpr, name):
+    nz = tuple(type(t) is not Zero for t in tangents)
+    key = ("jvp", nz)
+    jvp_jaxpr = jaxpr._cache.get(key)
+    if jvp_jaxpr is None:
+        n = len(primals)
+        t_avals = [a for a, z in zip(jaxpr.in_avals, nz) if z]
+
+        def f(*args):
+            xs, ts = list(args[:n]), list(args[n:])
+            it = iter(ts)
+            tans = [next(it) if z else Zero(a) for a, z in zip(jaxpr.in_avals, nz)]
+            outs, touts = ad.jvp_flat(core.jaxpr_as_fun(jaxpr), xs, tans)
+            return outs + [ad.instantiate(t) for t in touts]
+
+        jvp_jaxpr = jaxpr._cache[key] = staging.trace_closed(f, list(jaxpr.in_avals) + t_avals)
+    outs = pjit_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jvp_jaxpr, name=name)
+    m = len(jaxpr.outs)
+    return outs[:m], outs[m:]
+
+
+def _joint_vjp_split(jaxpr):
+    """Split vjp(jaxpr) into forward (primals -> outs, residuals) and backward jaxprs."""
+    hit = jaxpr._cache.get("vjp")
+    if hit is not None:
+        return hit
+    n_in, n_out = len(jaxpr.in_binders), len(jaxpr.outs)
+
+    def joint(*args):
+        xs, cts = list(args[:n_in]), list(args[n_in:])
+        outs, backward, _ = ad.vjp_flat(lambda *a: (core.eval_jaxpr(jaxpr, list(a)), None), xs)
+        in_cts = backward(cts)
+        return outs + [ad.instantiate(c) for c in in_cts]
+
+    joint_jaxpr = staging.trace_closed(joint, list(jaxpr.in_avals) + list(jaxpr.out_avals))
+    known, unknown, out_unknown = staging.split_known(joint_jaxpr, [False] * n_in + [True] * n_out)
+    hit = jaxpr._cache["vjp"] = (known, unknown, out_unknown, n_out)
+    return hit
+
+
+def _pjit_vjp(primals, needs, jaxpr, name):
+    known, unknown, out_unknown, n_out = _joint_vjp_split(jaxpr)
+    fwd = pjit_p.bind(*primals, jaxpr=known, name=name)
+    n_known_outs = sum(1 for u in out_unknown if not u)
+    known_outs, residuals = fwd[:n_known_outs], fwd[n_known_outs:]
+    outs = known_outs[:n_out]
+    known_cts = known_outs[n_out:]
+
+    def backward(cts):
+        cts = [ad.instantiate(c) for c in cts]
+        unk = pjit_p.bind(*residuals, *cts, jaxpr=unknown, name=name) if unknown.outs else []
+        it_k, it_u = iter(known_cts), iter(unk)
+        return [next(it_u) if u else next(it_k) for u in out_unknown[n_out:]]
+
+    backward.multiple_results = True
+    return outs, backward
+
+
+def _pjit_batch(size, vals, dims, jaxpr, name):
+    key = ("vmap", tuple(dims), size)
+    bj = jaxpr._cache.get(key)
+    if bj is None:
+        in_avals = []
+        for a, d in zip(jaxpr.in_avals, dims):
+            if d is None:
+                in_avals.append(a)
+            else:
+                shape = list(a.shape)
+                shape.insert(d, size)
+                in_avals.append(a.update(shape=tuple(shape)))
+
+        def f(*args):
+            outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args))
+            return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
+
+        bj = jaxpr._cache[key] = staging.trace_closed(f, in_avals)
+    outs = pjit_p.bind(*vals, jaxpr=bj, name=name)
+    return outs, [0] * len(outs)
+
+
+ad.jvp_rules[pjit_p] = _pjit_jvp
+ad.vjp_rules[pjit_p] = _pjit_vjp
+batching.batch_rules[pjit_p] = _pjit_batch
+
+# --- argument handling ----------------------------------------------------------------------------
+
+
+def _check_callable(fun, name):
+    if not callable(fun):
+        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type {type(fun).__name__}")
+
+
+def _to_jax(x):
+    """Leaves given to transformations: Arrays/tracers stay, numpy arrays and scalars convert."""
+    if isinstance(x, Tracer):
+        return x
+    from pyjax.numpy import asarray
+
+    return asarray(x)
+
+
+def _is_valid_leaf(x) -> bool:
+    return core.valid_jaxtype(x)
+
+
+def _argnums_tuple(argnums, n, name="argnums"):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for a in nums:
+        if not -n <= a < n:
+            raise ValueError(f"jax.grad-like function called with {name}={argnums} but only {n} "
+                             f"positional arguments were given")
+    return single, tuple(a % n for a in nums)
+
+
+# --- jit -----------------------------------------------------------------------------------------
+
+
+class _Jitted:
+    """The callable returned by jit; caches traced jaxprs by argument signature."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, inline):
+        _check_callable(fun, "jit")
+        self.fun = fun
+        self.static_argnames = tuple(static_argnames or ())
+        try:
+            self.sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self.sig = None
+        sa = static_argnums if static_argnums is not None else ()
+        self.static_argnums = (sa,) if isinstance(sa, int) else tuple(sa)
+        if self.sig is not None:
+            params = list(self.sig.parameters.values())
+            # static_argnames also mark the corresponding positions static, and vice versa.
+            extra = []
+            for nm in self.static_argnames:
+                for i, p in enumerate(params):
+                    if p.name == nm and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                        extra.append(i)
+            self.static_argnums = tuple(sorted(set(self.static_argnums) | set(extra)))
+            names = {p.name for p in params}
+            has_kwargs = any(p.kind == p.VAR_KEYWORD for p in params)
+            for nm in self.static_argnames:
+                if nm not in names and not has_kwargs:
+                    raise ValueError(f"jit: static_argnames {nm!r} does not name a parameter of "
+                                     f"{getattr(fun, '__name__', fun)}{self.sig}")
+            self.static_argnames = tuple(set(self.static_argnames) | {
+                params[i].name for i in self.static_argnums
+                if i < len(params) and params[i].kind in (params[i].POSITIONAL_OR_KEYWORD,)})
+        self.cache: dict = {}
+        self.__name__ = getattr(fun, "__name__", "jitted")
+        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__wrapped__ = fun
+        functools.update_wrapper(self, fun, updated=())
+
+    def _split(self, args, kwargs):
+        n = len(args)
+        for i in self.static_argnums:
+            if i >= n and self.sig is not None:
+                params = list(self.sig.parameters.values())
+                if i < len(params) and params[i].name not in kwargs and params[i].default is params[i].empty:
+                    raise TypeError(f"{self.__name__}() missing required static argument at position {i}")
+        static = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                static.append((i, _hashable_static(a, i)))
+            else:
+                dyn_args.append(a)
+        static_kw, dyn_kw = [], {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                static_kw.append((k, _hashable_static(v, k)))
+            else:
+                dyn_kw[k] = v
+        return tuple(static), tuple(sorted(static_kw)), dyn_args, dyn_kw
+
+    def _trace(self, static, static_kw, dyn_args, dyn_kw, in_tree, avals):
+        static_d = dict(static)
+        n_total = len(static) + len(dyn_args)
+        out_tree_box = []
+
+        def flat_fun(*flat):
+            args_, kw_ = tree_unflatten(in_tree, list(flat))
+            it = iter(args_)
+            full = [static_d[i] if i in static_d else next(it) for i in range(n_total)]
+            out = self.fun(*full, **kw_, **dict(static_kw))
+            leaves, tree = tree_flatten(out)
+            out_tree_box.append(tree)
+            return [_check_out_leaf(x) for x in leaves]
+
+        jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+        return jaxpr, consts, out_tree_box[0]
+
+    def __call__(self, *args, **kwargs):
+        static, static_kw, dyn_args, dyn_kw = self._split(args, kwargs)
+        flat, in_tree = tree_flatten((dyn_args, dyn_kw))
+        flat = [x if type(x).__name__ == "Array" or isinstance(x, Tracer) else _to_jax(x) for x in flat]
+        avals = [get_aval(x) for x in flat]
+        key = (static, static_kw, in_tree, tuple(avals))
+        try:
+            entry = self.cache.get(key)
+        except TypeError:
+            entry = None
+        if entry is None or entry[3]:
+            jaxpr, consts, out_tree = self._trace(static, static_kw, dyn_args, dyn_kw, in_tree, avals)
+            has_tracer_consts = any(isinstance(c, Tracer) for c in consts)
+            if not has_tracer_consts:
+                jaxpr, consts = staging.close_over_consts(jaxpr, consts), []
+            entry = (jaxpr, consts, out_tree, has_tracer_consts)
+            if not has_tracer_consts:
+                self.cache[key] = entry
+        jaxpr, consts, out_tree, _ = entry
+        outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
+        return tree_unflatten(out_tree, outs)
+
+    def lower(self, *args, **kwargs):
+        raise NotImplementedError("jit(...).lower is not supported by pyjax")
+
+    def trace(self, *args, **kwargs):
+        return make_jaxpr(self.fun, static_argnums=self.static_argnums)(*args, **kwargs)
+
+    def clear_cache(self):
+        self.cache.clear()
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def _hashable_static(v, where):
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(f"Non-hashable static arguments are not supported. An error occurred while trying "
+                         f"to hash an object of type {type(v)}, {v!r}. The error was:\nTypeError: unhashable type: "
+                         f"'{type(v).__name__}'") from None
+    return v
+
+
+def _check_out_leaf(x):
+    if isinstance(x, Tracer):
+        return x
+    if not _is_valid_leaf(x):
+        raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+    return x
+
+
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, inline: bool = False, device=None, backend=None, keep_unused=False, **_kw) -> Any:
+    """Compile fun: trace once per argument signature, fuse into kernels, cache per backend."""
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, inline=inline)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    return _Jitted(fun, static_argnums, static_argnames, donate_argnums, inline)
+
+
+# --- autodiff ----------------------------------------------------------------------------------
+
+
+def _check_grad_input(x, allow_int):
+    d = get_aval(x).dtype
+    if d.kind != "f" and not allow_int:
+        raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued inputs, "
+                        f"use vjp or set allow_int to True.")
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()) -> Callable:
+    """Returns f(*args) -> (value, grad) [with aux as ((value, aux), grad)]."""
+    _check_callable(fun, "value_and_grad")
+
+    @functools.wraps(fun)
+    def vg(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        dyn = [tree_map(_to_jax, args[i]) for i in nums]
+        flat, tree = tree_flatten(dyn)
+        for x in flat:
+            _check_grad_input(x, allow_int)
+
+        def flat_fun(*xs):
+            parts = tree_unflatten(tree, list(xs))
+            full = list(args)
+            for i, p in zip(nums, parts):
+                full[i] = p
+            out = fun(*full, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                    raise TypeError("value_and_grad with has_aux=True requires fun to return a pair (output, aux)")
+                out, aux = out
+            a = get_aval(out) if core.valid_jaxtype(out) else None
+            if a is None or a.shape != ():
+                shape = a.shape if a is not None else type(out).__name__
+                raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
+            if a.dtype.kind != "f":
+                raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                                f"np.floating), but got {a.dtype.name}. For holomorphic differentiation, pass "
+                                f"holomorphic=True. For differentiation of non-holomorphic functions involving "
+                                f"complex outputs, use jax.vjp directly.")
+            return [out], aux
+
+        outs, backward, aux = ad.vjp_flat(flat_fun, flat)
+        (out,) = outs
+        ct = lax.full((), 1.0, get_aval(out).dtype)
+        grads = [_zeros_or(g, x) for g, x in zip(backward([ct]), flat)]
+        g = tree_unflatten(tree, grads)
+        g = g[0] if single else tuple(g)
+        return ((out, aux), g) if has_aux else (out, g)
+
+    return vg
+
+
+def _zeros_or(g, x):
+    if type(g) is Zero:
+        a = get_aval(x)
+        return lax.full(a.shape, 0, a.dtype)
+    return g
+
+
+def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes=()) -> Callable:
+    """Gradient of a scalar-output function with respect to argnums."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def g(*args, **kwargs):
+        if has_aux:
+            (_, aux), gr = vg(*args, **kwargs)
+            return gr, aux
+        return vg(*args, **kwargs)[1]
+
+    return g
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
+    """(out, vjp_fn) or (out, vjp_fn, aux); vjp_fn(cotangent) -> tuple of input cotangents."""
+    _check_callable(fun, "vjp")
+    primals_j = [tree_map(_to_jax, p) for p in primals]
+    flat, in_tree = tree_flatten(primals_j)
+    out_tree_box = []
+
+    def flat_fun(*xs):
+        args = tree_unflatten(in_tree, list(xs))
+        out = fun(*args)
+        aux = None
+        if has_aux:
+            out, aux = out
+        leaves, t = tree_flatten(out)
+        out_tree_box.append(t)
+        return leaves, aux
+
+    outs, backward, aux = ad.vjp_flat(flat_fun, flat)
+    out_tree = out_tree_box[0]
+    out_avals = [get_aval(o) for o in outs]
+
+    def vjp_fn(ct):
+        cts = tree_leaves(ct) if out_tree.num_leaves != 1 or tree_structure(ct) != out_tree else tree_leaves(ct)
+        try:
+            cts = out_tree.flatten_up_to(ct)
+        except ValueError:
+            raise ValueError(f"vjp cotangent structure {tree_structure(ct)} does not match the function "
+                             f"output structure {out_tree}") from None
+        for c, a in zip(cts, out_avals):
+            ca = get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
+                                 f"as the shape of corresponding primal input {a.shape}.")
+        res = [_zeros_or(g, x) for g, x in zip(backward(list(cts)), flat)]
+        return tuple(tree_unflatten(in_tree, res))
+
+    out = tree_unflatten(out_tree, outs)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
+    """(primals_out, tangents_out) of fun at primals along tangents."""
+    _check_callable(fun, "jvp")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    if len(primals) != len(tangents):
+        raise ValueError("jvp requires primals and tangents to have the same number of arguments")
+    flat_p, tree_p = tree_flatten([tree_map(_to_jax, p) for p in primals])
+    flat_t, tree_t = tree_flatten([tree_map(_to_jax, t) for t in tangents])
+    if tree_p != tree_t:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+                        f"have tree structure {tree_p} whereas tangents have tree structure {tree_t}.")
+    for p, t in zip(flat_p, flat_t):
+        if get_aval(p).shape != get_aval(t).shape:
+            raise ValueError(f"jvp called with different primal and tangent shapes; primal shape "
+                             f"{get_aval(p).shape}, tangent shape {get_aval(t).shape}")
+    out_tree_box, aux_box = [], []
+
+    def flat_fun(*xs):
+        out = fun(*tree_unflatten(tree_p, list(xs)))
+        if has_aux:
+            out, aux = out
+            aux_box.append(aux)
+        leaves, t = tree_flatten(out)
+        out_tree_box.append(t)
+        return leaves
+
+    outs, touts = ad.jvp_flat(flat_fun, flat_p, flat_t)
+    touts = [_zeros_or(t, o) for t, o in zip(touts, outs)]
+    res = tree_unflatten(out_tree_box[0], outs), tree_unflatten(out_tree_box[0], touts)
+    if has_aux:
+        aux = tree_map(lambda x: x.primal if isinstance(x, ad.JVPTracer) else x, aux_box[0])
+        return res + (aux,)
+    return res
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """(out, f_jvp): f_jvp(*tangents) evaluates only the linear part (residuals precomputed)."""
+    flat_p, tree_p = tree_flatten([tree_map(_to_jax, p) for p in primals])
+    avals = [get_aval(x) for x in flat_p]
+    out_tree_box, aux_box = [], []
+    n = len(flat_p)
+
+    def joint(*args):
+        xs, ts = list(args[:n]), list(args[n:])
+
+        def f(*ys):
+            out = fun(*tree_unflatten(tree_p, list(ys)))
+            if has_aux:
+                out, aux = out
+                aux_box.append(aux)
+            leaves, t = tree_flatten(out)
+            out_tree_box.append(t)
+            return leaves
+
+        outs, touts = ad.jvp_flat(f, xs, ts)
+        return outs + [ad.instantiate(t) for t in touts]
+
+    jaxpr, consts = staging.trace_to_jaxpr(joint, avals + avals)
+    if any(isinstance(c, Tracer) for c in consts):
+        # Closed-over tracers: fall back to recomputing through jvp.
+        out = jvp(fun, primals, primals, has_aux=has_aux)
+        return (out[0], lambda *t: jvp(fun, primals, t)[1]) + ((out[2],) if has_aux else ())
+    jaxpr = staging.close_over_consts(jaxpr, consts)
+    known, unknown, out_unknown = staging.split_known(jaxpr, [False] * n + [True] * n)
+    fwd = core.eval_jaxpr(known, flat_p)
+    n_out = len(jaxpr.outs) // 2
+    n_known = sum(1 for u in out_unknown if not u)
+    known_outs, residuals = fwd[:n_known], fwd[n_known:]
+    outs = known_outs[:n_out]
+    out_tree = out_tree_box[0]
+
+    def f_jvp(*tangents):
+        flat_t, tree_t = tree_flatten(list(tangents))
+        if tree_t != tree_p:
+            raise ValueError("linearize: tangent structure does not match the primals")
+        unk = core.eval_jaxpr(unknown, residuals + list(flat_t))
+        it_k, it_u = iter(known_outs[n_out:]), iter(unk)
+        touts = [next(it_u) if u else next(it_k) for u in out_unknown[n_out:]]
+        return tree_unflatten(out_tree, touts)
+
+    res = (tree_unflatten(out_tree, outs), f_jvp)
+    if has_aux:
+        return res + (aux_box[0],)
+    return res
+
+
+# --- vmap ----------------------------------------------------------------------------------------
+
+
+def _broadcast_prefix(prefix, tree, what: str) -> list:
+    """Leaves of `tree` paired with the `prefix` value covering them."""
+    out = []
+
+    def rec(p, t):
+        if p is None or isinstance(p, int):
+            out.extend([p] * len(tree_leaves(t)))
+            return
+        pl, pt = tree_flatten(p, is_leaf=lambda x: x is None)
+        try:
+            subs = pt.flatten_up_to(t)
+        except ValueError:
+            raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding value, "
+                             f"got specification {prefix} for value tree {tree_structure(tree)}.") from None
+        for pv, sub in zip(pl, subs):
+            rec(pv, sub)
+
+    rec(prefix, tree)
+    return out
+
+
+def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None) -> Callable:
+    """Vectorize fun over a leading (or given) axis of its arguments."""
+    _check_callable(fun, "vmap")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or isinstance(in_axes, (int, tuple, dict))):
+        raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                        f"positional arguments passed to the function, but got {in_axes}.")
+
+    @functools.wraps(fun)
+    def batched(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                             f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+                             f"len(args)={len(args)}")
+        args_j = [tree_map(_to_jax, a) for a in args]
+        flat, in_tree = tree_flatten(args_j)
+        axes = _broadcast_prefix(in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), tuple(args_j),
+                                 "in_axes")
+        sizes = set()
+        norm_axes = []
+        for x, ax in zip(flat, axes):
+            if ax is None:
+                norm_axes.append(None)
+                continue
+            nd = get_aval(x).ndim
+            if not -nd <= ax < nd:
+                raise ValueError(f"vmap was requested to map its argument along axis {ax}, which implies that "
+                                 f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
+                                 f"(its shape is {get_aval(x).shape})")
+            ax %= nd
+            norm_axes.append(ax)
+            sizes.add(get_aval(x).shape[ax])
+        if axis_size is not None:
+            sizes.add(axis_size)
+        if not sizes:
+            raise ValueError("vmap must have at least one non-None value in in_axes")
+        if len(sizes) > 1:
+            desc = ", ".join(f"axis {ax} of argument with shape {get_aval(x).shape}"
+                             for x, ax in zip(flat, norm_axes) if ax is not None)
+            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{desc}")
+        size = sizes.pop()
+        out_tree_box = []
+
+        def flat_fun(*xs):
+            a = tree_unflatten(in_tree, list(xs))
+            out = fun(*a, **kwargs)
+            leaves, t = tree_flatten(out)
+            out_tree_box.append((t, out))
+            return [_to_jax(v) if not isinstance(v, Tracer) else v for v in leaves]
+
+        outs, odims = batching.vmap_flat(flat_fun, size, norm_axes, flat)
+        out_tree, _ = out_tree_box[0]
+        skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        oaxes = _broadcast_prefix(out_axes, skeleton, "out_axes")
+        res = []
+        for o, d, oa in zip(outs, odims, oaxes):
+            if oa is None:
+                if d is not None:
+                    raise ValueError("vmap has mapped output but out_axes is None")
+                res.append(o)
+                continue
+            nd = get_aval(o).ndim + (1 if d is None else 0)
+            res.append(batching.move_to(o, d, oa % nd, size))
+        return tree_unflatten(out_tree, res)
+
+    return batched
+
+
+# --- jacobians -----------------------------------------------------------------------------------
+
+
+def _std_basis(aval: ShapedArray):
+    from pyjax import numpy as jnp
+
+    n = math.prod(aval.shape)
+    return jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
+
+
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, allow_int=False) -> Callable:
+    """Jacobian by reverse mode: one vjp per output element, vectorized with vmap."""
+
+    def jac(*args, **kwargs):
+        from pyjax import numpy as jnp
+
+        single, nums = _argnums_tuple(argnums, len(args))
+        dyn = tuple(args[i] for i in nums)
+
+        def f_dyn(*d):
+            full = list(args)
+            for i, v in zip(nums, d):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(f_dyn, *dyn, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, out_tree = tree_flatten(out)
+        in_leaves_tree = tree_structure(dyn)
+        per_out = []
+        for k, o in enumerate(out_leaves):
+            oa = get_aval(o)
+            basis = _std_basis(oa)
+
+            def pull(c, k=k):
+                cts = [jnp.zeros_like(ol) for ol in out_leaves]
+                cts[k] = c
+                return vjp_fn(tree_unflatten(out_tree, cts))
+
+            g = vmap(pull)(basis)  # tuple over dyn args, leading axis = output elements
+            g = tree_map(lambda x, oa=oa: jnp.reshape(x, oa.shape + x.shape[1:]), g)
+            per_out.append(g if not single else g[0])
+        del in_leaves_tree
+        result = tree_unflatten(out_tree, per_out)
+        return (result, res[2]) if has_aux else result
+
+    return jac
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -> Callable:
+    """Jacobian by forward mode: one jvp per input element, vectorized with vmap."""
+
+    def jac(*args, **kwargs):
+        from pyjax import numpy as jnp
+
+        single, nums = _argnums_tuple(argnums, len(args))
+        dyn = [tree_map(_to_jax, args[i]) for i in nums]
+        flat, tree = tree_flatten(dyn)
+
+        def f_flat(*xs):
+            parts = tree_unflatten(tree, list(xs))
+            full = list(args)
+            for i, p in zip(nums, parts):
+                full[i] = p
+            return fun(*full, **kwargs)
+
+        per_in = []
+        aux = None
+        out_tree = None
+        for k, x in enumerate(flat):
+            xa = get_aval(x)
+            basis = _std_basis(xa)
+
+            def push(t, k=k):
+                tans = [jnp.zeros_like(v) for v in flat]
+                tans[k] = t
+                r = jvp(f_flat, tuple(flat), tuple(tans), has_aux=has_aux)
+                return (r[1], r[2]) if has_aux else r[1]
+
+            r = vmap(push)(basis)
+            if has_aux:
+                r, aux_b = r
+                aux = tree_map(lambda a: a[0], aux_b)
+            leaves, out_tree = tree_flatten(r)
+            # vmap put the input-element axis first: move it last and unflatten it to x's shape
+            per_in.append([jnp.reshape(jnp.moveaxis(v, 0, -1), v.shape[1:] + xa.shape) for v in leaves])
+        # per_in[k][j]: jacobian of output leaf j w.r.t. input leaf k
+        n_out = out_tree.num_leaves
+        per_out = []
+        for j in range(n_out):
+            in_parts = tree_unflatten(tree, [per_in[k][j] for k in range(len(flat))])
+            per_out.append(in_parts[0] if single else tuple(in_parts))
+        result = tree_unflatten(out_tree, per_out)
+        return (result, aux) if has_aux else result
+
+    return jac
+
+
+def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -> Callable:
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+
+
+# --- staging helpers -------------------------------------------------------------------------------
+
+
+def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bool = False,
+               abstracted_axes=None) -> Callable:
+    """make_jaxpr(f)(*args) -> ClosedJaxpr (printable, JAX's format)."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    @functools.wraps(fun)
+    def mk(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static_argnums]
+        flat, tree = tree_flatten((dyn, kwargs))
+        avals = [_abstractify(x) for x in flat]
+        out_box = []
+
+        def flat_fun(*xs):
+            d, kw = tree_unflatten(tree, list(xs))
+            it = iter(d)
+            full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
+            out = fun(*full, **kw)
+            leaves, t = tree_flatten(out)
+            out_box.append((t, [get_aval(v) for v in leaves]))
+            return leaves
+
+        jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+        closed = core.ClosedJaxpr(jaxpr, consts)
+        if return_shape:
+            t, oav = out_box[0]
+            return closed, tree_unflatten(t, [ShapeDtypeStruct(a.shape, a.dtype) for a in oav])
+        return closed
+
+    return mk
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (eval_shape's output, jit's abstract input)."""
+
+    def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+core.pytype_aval_mappings[ShapeDtypeStruct] = lambda s: ShapedArray(s.shape, dtypes.canonicalize(s.dtype),
+                                                                     s.weak_type)
+
+
+def _abstractify(x) -> ShapedArray:
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), x.weak_type)
+    if isinstance(x, Tracer):
+        return x.aval
+    return get_aval(_to_jax(x))
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """Output shapes/dtypes of fun without running it."""
+    flat, tree = tree_flatten((args, kwargs))
+    avals = [_abstractify(x) for x in flat]
+    box = []
+
+    def flat_fun(*xs):
+        a, kw = tree_unflatten(tree, list(xs))
+        leaves, t = tree_flatten(fun(*a, **kw))
+        box.append(t)
+        return leaves
+
+    jaxpr, _ = staging.trace_to_jaxpr(flat_fun, avals)
+    return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                   for a in jaxpr.out_avals])
+
+
+# --- devices --------------------------------------------------------------------------------------
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Place every leaf of x on device (default: the default device) and commit it there."""
+    from pyjax.runtime import device as devmod
+    from pyjax.runtime.array import Array
+    from pyjax.runtime.execute import transfer
+
+    if isinstance(device, str):
+        device = devmod.get_device(device)
+    target = device or devmod.default_device()
+
+    def put(v):
+        if isinstance(v, Tracer):
+            return v
+        a = _to_jax(v)
+        if type(a) is Array:
+            out = transfer(a, target)
+            if out is a and device is not None:
+                out = Array(a.aval, a._buf, a._tracker, a._device, a._host)
+            if device is not None:
+                out._committed = True
+            return out
+        return a
+
+    return tree_map(put, x)
+
+
+def block_until_ready(x):
+    """Wait for every array leaf of x to be computed; returns x."""
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
+
+
+def device_get(x):
+    import numpy as np
+
+    return tree_map(lambda v: np.asarray(v) if hasattr(v, "_numpy") else v, x)
+
+
+Sequence = Sequence
+bind = bind

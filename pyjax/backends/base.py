@@ -1,0 +1,65 @@
+"""The Backend contract: what the runtime asks of a device. Backends never see primitives.
+
+Buffers are integer slots of raw bytes. Executables come from prepare_kernel/prepare_routine
+and are cached by the IR's structural hash, so the same Kernel built twice compiles once.
+"""
+
+from __future__ import annotations
+
+from pyjax.compiler.ir import Kernel, Routine
+
+
+class Backend:
+    name = "?"
+
+    def __init__(self):
+        self._kernel_cache: dict = {}
+        self._routine_cache: dict = {}
+
+    # --- memory ---
+    def malloc(self, nbytes: int) -> int:
+        raise NotImplementedError
+
+    def free(self, slot: int) -> None:
+        raise NotImplementedError
+
+    def write(self, slot: int, data) -> None:
+        """Copy bytes (or a buffer-protocol object) into the slot."""
+        raise NotImplementedError
+
+    def read(self, slot: int, nbytes: int) -> bytes:
+        raise NotImplementedError
+
+    async def read_async(self, slot: int, nbytes: int) -> bytes:
+        return self.read(slot, nbytes)
+
+    def copy(self, src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
+        raise NotImplementedError
+
+    def live_buffers(self) -> int:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Block until all dispatched work is done."""
+
+    # --- compute ---
+    def prepare_kernel(self, kernel: Kernel):
+        exe = self._kernel_cache.get(kernel)
+        if exe is None:
+            exe = self._kernel_cache[kernel] = self.compile_kernel(kernel)
+        return exe
+
+    def prepare_routine(self, routine: Routine):
+        exe = self._routine_cache.get(routine)
+        if exe is None:
+            exe = self._routine_cache[routine] = self.compile_routine(routine)
+        return exe
+
+    def compile_kernel(self, kernel: Kernel):
+        raise NotImplementedError
+
+    def compile_routine(self, routine: Routine):
+        raise NotImplementedError
+
+    def dispatch(self, exe, in_slots: list, out_slots: list) -> None:
+        raise NotImplementedError

@@ -1,0 +1,121 @@
+"""The cpu backend: the reference interpreter of the kernel IR.
+
+With numpy it evaluates kernels vectorized (numpy_eval); without numpy (Pyodide offline) it
+interprets element by element in pure Python (python_eval). It is the correctness baseline for
+the wasm and webgpu backends, not the fast path.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pyjax.backends.base import Backend
+from pyjax.compiler.ir import Kernel, Routine
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover - exercised by the no-numpy test in a subprocess
+    _np = None
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self, use_numpy: bool | None = None):
+        super().__init__()
+        self.use_numpy = (_np is not None) if use_numpy is None else use_numpy
+        self._bufs: dict[int, object] = {}  # slot -> bytearray (python) or np.ndarray[uint8]
+        self._next = 0
+        if self.use_numpy:
+            from pyjax.backends.cpu import numpy_eval
+
+            self._ev = numpy_eval
+        else:
+            from pyjax.backends.cpu import python_eval
+
+            self._ev = python_eval
+
+    # --- memory: slots hold raw bytes ---
+    def malloc(self, nbytes: int) -> int:
+        self._next += 1
+        self._bufs[self._next] = _np.empty(nbytes, _np.uint8) if self.use_numpy else bytearray(nbytes)
+        return self._next
+
+    def free(self, slot: int) -> None:
+        self._bufs.pop(slot, None)
+
+    def write(self, slot: int, data) -> None:
+        buf = self._bufs[slot]
+        mv = memoryview(data).cast("B")
+        if self.use_numpy:
+            buf[: mv.nbytes] = _np.frombuffer(mv, _np.uint8)
+        else:
+            buf[: mv.nbytes] = mv
+
+    def read(self, slot: int, nbytes: int) -> bytes:
+        return bytes(memoryview(self._bufs[slot])[:nbytes])
+
+    def copy(self, src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
+        self._bufs[dst][dst_off : dst_off + nbytes] = self._bufs[src][src_off : src_off + nbytes]
+
+    def live_buffers(self) -> int:
+        return len(self._bufs)
+
+    def numpy_view(self, slot: int, dtype, count: int):
+        """Zero-copy typed view of a slot (numpy mode only)."""
+        return self._bufs[slot][: count * dtype.itemsize].view(self._ev.np_dtype(dtype))
+
+    # --- compute ---
+    def compile_kernel(self, kernel: Kernel):
+        return ("k", kernel)
+
+    def compile_routine(self, routine: Routine):
+        return ("r", routine)
+
+    def dispatch(self, exe, in_slots: list, out_slots: list) -> None:
+        kind, ir_obj = exe
+        if kind == "k":
+            ins = [self._typed(s, d) for s, d in zip(in_slots, ir_obj.in_dtypes)]
+            outs = [self._ev.run_kernel(ir_obj, ins)]
+            out_dtypes = [ir_obj.out_dtype]
+        else:
+            ins = [self._typed(s, a.dtype) for s, a in zip(in_slots, ir_obj.in_avals)]
+            outs = self._ev.run_routine(ir_obj, ins)
+            out_dtypes = [a.dtype for a in ir_obj.out_avals]
+        for slot, val, d in zip(out_slots, outs, out_dtypes):
+            self._store(slot, val, d)
+
+    def _typed(self, slot, dtype):
+        buf = self._bufs[slot]
+        if self.use_numpy:
+            n = len(buf) // dtype.itemsize
+            return buf[: n * dtype.itemsize].view(self._ev.np_dtype(dtype))
+        return _unpack(buf, dtype)
+
+    def _store(self, slot, val, dtype):
+        buf = self._bufs[slot]
+        if self.use_numpy:
+            raw = _np.ascontiguousarray(val, dtype=self._ev.np_dtype(dtype)).view(_np.uint8).reshape(-1)
+            buf[: raw.size] = raw
+        else:
+            data = _pack(val, dtype)
+            buf[: len(data)] = data
+
+
+_FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
+        "int16": "h", "uint16": "H", "int64": "q", "uint64": "Q", "bool": "?"}
+
+
+def _unpack(buf, dtype) -> list:
+    n = len(buf) // dtype.itemsize
+    return list(memoryview(buf)[: n * dtype.itemsize].cast(_FMT[dtype.name]))
+
+
+def _pack(vals, dtype) -> bytes:
+    import struct
+
+    fmt = _FMT[dtype.name]
+    return struct.pack(f"<{len(vals)}{fmt}", *vals) if vals else b""
+
+
+math = math

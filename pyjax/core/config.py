@@ -1,0 +1,38 @@
+"""Global flags, JAX-style: `pyjax.config.update("jax_enable_x64", True)`."""
+
+from __future__ import annotations
+
+import os
+
+
+class Config:
+    """Flags read on the hot path are plain attributes; update() validates names."""
+
+    def __init__(self):
+        self.jax_enable_x64 = os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true")
+        self.jax_platforms = os.environ.get("PYJAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS", "")
+        self.jax_debug_nans = False
+        self.jax_disable_jit = False
+        self._listeners = []
+
+    def update(self, name: str, value) -> None:
+        """Set a flag by name; unknown names raise like JAX."""
+        if name.startswith("_") or not hasattr(self, name):
+            raise AttributeError(f"Unrecognized config option: {name}")
+        setattr(self, name, value)
+        for fn in self._listeners:
+            fn(name, value)
+
+    def read(self, name: str):
+        return getattr(self, name)
+
+    def on_update(self, fn) -> None:
+        """Register fn(name, value) to run after each update (caches depending on flags)."""
+        self._listeners.append(fn)
+
+    @property
+    def values(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+
+config = Config()

@@ -1,0 +1,487 @@
+"""Avals, primitives, the interpreter stack and jaxprs (autodidax's shape, tuned for overhead).
+
+Every operation is `bind(primitive, *args, **params)`. bind finds the innermost active trace
+among the arguments (and the dynamic staging trace, if any) and lets it interpret the
+primitive. With no tracer anywhere, the primitive's `impl` runs directly: that is eager mode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from contextlib import contextmanager
+from typing import Any, Callable
+
+from pyjax.core import dtypes
+from pyjax.core.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+)
+
+# --- abstract values ------------------------------------------------------------------------
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype, and JAX's weak-type flag."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    array_abstraction_level = 1
+
+    def __init__(self, shape: tuple, dtype: dtypes.DType, weak_type: bool = False):
+        self.shape = shape
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self._hash = None
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype is other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
+
+    def str_short(self) -> str:
+        short = _SHORT_DTYPE[self.dtype.name]
+        return f"{short}[{','.join(str(d) for d in self.shape)}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+_SHORT_DTYPE = {"bool": "bool", "float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+_SHORT_DTYPE.update({"float64": "f64", "int8": "i8", "int16": "i16", "int32": "i32"})
+_SHORT_DTYPE.update({"int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32"})
+_SHORT_DTYPE["uint64"] = "u64"
+
+
+# How to get the aval of a non-tracer value, by Python type. The runtime registers Array,
+# numpy registers ndarray when present.
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
+
+
+def _scalar_aval(x) -> ShapedArray:
+    return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+
+
+for _t in (int, float, bool):
+    pytype_aval_mappings[_t] = _scalar_aval
+
+
+def get_aval(x) -> ShapedArray:
+    """Abstract value of a tracer, Array, Python scalar or numpy array."""
+    if isinstance(x, Tracer):
+        return x.aval
+    fn = pytype_aval_mappings.get(type(x))
+    if fn is None:
+        for t, f in pytype_aval_mappings.items():
+            if isinstance(x, t):
+                fn = f
+                break
+        else:
+            raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+    return fn(x)
+
+
+def valid_jaxtype(x) -> bool:
+    try:
+        get_aval(x)
+    except TypeError:
+        return False
+    return True
+
+
+# --- primitives -----------------------------------------------------------------------------
+
+
+class Primitive:
+    """A named operation; interpreters attach rules to it (impl, abstract_eval, jvp, ...)."""
+
+    multiple_results = False
+
+    def __init__(self, name: str):
+        self.name = name
+        self.impl: Callable | None = None
+        self.abstract_eval: Callable | None = None
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def def_impl(self, fn):
+        self.impl = fn
+        return fn
+
+    def def_abstract_eval(self, fn):
+        self.abstract_eval = fn
+        return fn
+
+
+class MultiPrimitive(Primitive):
+    multiple_results = True
+
+
+# --- traces and tracers -------------------------------------------------------------------
+
+
+class MainTrace:
+    """One level of the interpreter stack: which Trace type, and data it shares."""
+
+    __slots__ = ("level", "trace_type", "global_data")
+
+    def __init__(self, level: int, trace_type: type, global_data=None):
+        self.level = level
+        self.trace_type = trace_type
+        self.global_data = global_data
+
+    def __repr__(self):
+        return f"MainTrace({self.level}, {self.trace_type.__name__})"
+
+
+trace_stack: list[MainTrace] = []
+dynamic_trace: MainTrace | None = None
+
+
+@contextmanager
+def new_main(trace_type: type, global_data=None):
+    main = MainTrace(len(trace_stack), trace_type, global_data)
+    trace_stack.append(main)
+    try:
+        yield main
+    finally:
+        trace_stack.pop()
+
+
+@contextmanager
+def new_dynamic(main: MainTrace):
+    global dynamic_trace
+    prev, dynamic_trace = dynamic_trace, main
+    try:
+        yield
+    finally:
+        dynamic_trace = prev
+
+
+@contextmanager
+def new_base_main():
+    """Hide the dynamic trace (e.g. to evaluate constants eagerly while tracing)."""
+    global dynamic_trace
+    prev, dynamic_trace = dynamic_trace, None
+    try:
+        yield
+    finally:
+        dynamic_trace = prev
+
+
+class Trace:
+    __slots__ = ("main",)
+
+    def __init__(self, main: MainTrace):
+        self.main = main
+
+    def pure(self, val):
+        raise NotImplementedError
+
+    lift = pure
+
+    def full_raise(self, val) -> Tracer:
+        if not isinstance(val, Tracer):
+            return self.pure(val)
+        level = self.main.level
+        if val._trace.main is self.main:
+            return val
+        if val._trace.main.level < level:
+            return self.lift(val)
+        raise Exception(f"Can't lift level {val._trace.main.level} to {level}: escaped tracer?")
+
+    def process_primitive(self, primitive, tracers, params):
+        raise NotImplementedError
+
+
+class Tracer:
+    """A value being traced by some Trace. Operators are installed by pyjax.numpy."""
+
+    __slots__ = ("_trace", "__weakref__")
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def full_lower(self):
+        return self
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: math.prod(self.aval.shape))
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __bool__(self):
+        raise TracerBoolConversionError(self)
+
+    def __index__(self):
+        raise TracerIntegerConversionError(self)
+
+    def __int__(self):
+        raise ConcretizationTypeError(self, "int() was called on a traced value.")
+
+    def __float__(self):
+        raise ConcretizationTypeError(self, "float() was called on a traced value.")
+
+    def __array__(self, *args, **kwargs):
+        raise TracerArrayConversionError(self)
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__}")
+
+    def item(self):
+        raise ConcretizationTypeError(self, "item() was called on a traced value.")
+
+    def tolist(self):
+        raise ConcretizationTypeError(self, "tolist() was called on a traced value.")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+def find_top_trace(args) -> Trace | None:
+    """Innermost trace among args and the dynamic trace; None means evaluate eagerly."""
+    top = dynamic_trace
+    for x in args:
+        if isinstance(x, Tracer):
+            m = x._trace.main
+            if top is None or m.level > top.level:
+                top = m
+    if top is None:
+        return None
+    return top.trace_type(top)
+
+
+def bind(prim: Primitive, *args, **params):
+    trace = find_top_trace(args)
+    if trace is None:
+        return prim.impl(*args, **params)
+    tracers = [trace.full_raise(a) for a in args]
+    outs = trace.process_primitive(prim, tracers, params)
+    if prim.multiple_results:
+        return [full_lower(o) for o in outs]
+    return full_lower(outs)
+
+
+def full_lower(val):
+    return val.full_lower() if isinstance(val, Tracer) else val
+
+
+def concrete_or_error(x, context: str = ""):
+    """Return a concrete (non-tracer) value or raise ConcretizationTypeError."""
+    if isinstance(x, Tracer):
+        x = x.full_lower()
+        if isinstance(x, Tracer):
+            raise ConcretizationTypeError(x, context)
+    return x
+
+
+# --- jaxprs -------------------------------------------------------------------------------
+
+
+class Var:
+    __slots__ = ("aval", "count")
+    _counter = itertools.count()
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+        self.count = next(Var._counter)
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A constant inlined in a jaxpr: Python scalars and scalar constants."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "inputs", "params", "out_binders")
+
+    def __init__(self, primitive, inputs, params, out_binders):
+        self.primitive = primitive
+        self.inputs = inputs
+        self.params = params
+        self.out_binders = out_binders
+
+
+class Jaxpr:
+    """A closed-over-nothing typed program: in_binders -> eqns -> outs."""
+
+    __slots__ = ("in_binders", "eqns", "outs", "__weakref__", "_cache")
+
+    def __init__(self, in_binders: list, eqns: list, outs: list):
+        self.in_binders = in_binders
+        self.eqns = eqns
+        self.outs = outs
+        self._cache = {}
+
+    in_avals = property(lambda self: [v.aval for v in self.in_binders])
+    out_avals = property(lambda self: [v.aval for v in self.outs])
+
+    def __repr__(self):
+        return pp_jaxpr(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr plus the constants its first len(consts) binders take (what make_jaxpr returns)."""
+
+    def __init__(self, jaxpr: Jaxpr, consts: list):
+        self.jaxpr = jaxpr
+        self.consts = consts
+
+    in_avals = property(lambda self: self.jaxpr.in_avals[len(self.consts) :])
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __repr__(self):
+        return pp_jaxpr(self.jaxpr, n_consts=len(self.consts))
+
+    def __str__(self):
+        return repr(self)
+
+    def pretty_print(self, **_) -> str:
+        return repr(self)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, args: list) -> list:
+    """Interpret a jaxpr with bind, so any enclosing transformation applies."""
+    env: dict = {}
+    for v, a in zip(jaxpr.in_binders, args):
+        env[v] = a
+    for eqn in jaxpr.eqns:
+        ins = [x.val if type(x) is Literal else env[x] for x in eqn.inputs]
+        outs = bind(eqn.primitive, *ins, **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, o in zip(eqn.out_binders, outs):
+                env[v] = o
+        else:
+            env[eqn.out_binders[0]] = outs
+    return [x.val if type(x) is Literal else env[x] for x in jaxpr.outs]
+
+
+def jaxpr_as_fun(jaxpr: Jaxpr) -> Callable:
+    return lambda *args: eval_jaxpr(jaxpr, list(args))
+
+
+# --- pretty printing (JAX's format: `{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }`) --
+
+
+def _names():
+    for n in itertools.count(1):
+        for combo in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=n):
+            yield "".join(combo)
+
+
+def _pp_param(v) -> str:
+    if isinstance(v, Jaxpr):
+        return "{ " + pp_jaxpr(v, indent=2).strip() + " }"
+    if isinstance(v, ClosedJaxpr):
+        return "{ " + pp_jaxpr(v.jaxpr, indent=2).strip() + " }"
+    if isinstance(v, (tuple, list)) and v and isinstance(v[0], (Jaxpr, ClosedJaxpr)):
+        return "(" + ", ".join(_pp_param(x) for x in v) + ")"
+    if isinstance(v, dtypes.DType):
+        return v.name
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return str(v)
+
+
+def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
+    names: dict = {}
+    gen = _names()
+
+    def name(v):
+        if type(v) is Literal:
+            val = v.val
+            if isinstance(val, bool):
+                return str(val)
+            if isinstance(val, (int, float)):
+                return f"{val!r}:{v.aval.str_short()}"
+            return str(val)
+        if v not in names:
+            names[v] = next(gen)
+        return names[v]
+
+    def binder(v):
+        return f"{name(v)}:{v.aval.str_short()}"
+
+    consts = " ".join(binder(v) for v in jaxpr.in_binders[:n_consts])
+    ins = " ".join(binder(v) for v in jaxpr.in_binders[n_consts:])
+    pad = " " * (indent + 4)
+    lines = [f"{{ lambda {consts}; {ins}. let"]
+    for eqn in jaxpr.eqns:
+        outs = " ".join(binder(v) for v in eqn.out_binders) or "_"
+        params = ""
+        if eqn.params:
+            items = (f"{k}={_pp_param(v)}" for k, v in sorted(eqn.params.items()))
+            params = "[" + ", ".join(items) + "]"
+        args = " ".join(name(x) for x in eqn.inputs)
+        lines.append(f"{pad}{outs} = {eqn.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(name(v) for v in jaxpr.outs)
+    lines.append(" " * (indent + 2) + f"in ({outs}{',' if len(jaxpr.outs) == 1 else ''}) }}")
+    return "\n".join(lines)
+
+
+# --- hooks installed by the runtime (core cannot import it) -------------------------------------
+
+
+def executor(prim: Primitive, args, params):
+    """Eagerly run a primitive on concrete values. Replaced by pyjax.runtime at import."""
+    raise RuntimeError("pyjax runtime not initialized")
+
+
+def make_scalar(value, dtype, weak: bool):
+    """A concrete scalar array of dtype. Replaced by pyjax.runtime at import."""
+    raise RuntimeError("pyjax runtime not initialized")

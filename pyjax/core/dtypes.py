@@ -1,0 +1,340 @@
+"""dtypes without numpy: JAX's type lattice, weak types and x64 canonicalization.
+
+pyjax must run in Pyodide where numpy is absent, so dtypes are our own objects. They compare
+equal to numpy dtypes, numpy scalar types and dtype names, so user code written for JAX
+(`x.dtype == jnp.float32`, `np.dtype(x.dtype)`) keeps working.
+"""
+
+from __future__ import annotations
+
+import builtins
+from functools import lru_cache
+
+from pyjax.core.config import config
+
+
+class DType:
+    """A dtype: name, item size in bytes and kind ('b', 'i', 'u', 'f')."""
+
+    __slots__ = ("name", "itemsize", "kind", "_hash")
+
+    def __init__(self, name: str, itemsize: int, kind: str):
+        self.name = name
+        self.itemsize = itemsize
+        self.kind = kind
+        self._hash = hash(name)
+
+    @property
+    def type(self):
+        return SCALAR_TYPES[self.name]
+
+    @property
+    def char(self) -> str:
+        return _CHARS[self.name]
+
+    @property
+    def str(self) -> str:
+        return ("|" if self.itemsize == 1 else "<") + self.kind + builtins.str(self.itemsize)
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        try:
+            return dtype(other) is self
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"dtype('{self.name}')"
+
+    def __str__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (dtype, (self.name,))
+
+
+bool_ = DType("bool", 1, "b")
+int8 = DType("int8", 1, "i")
+int16 = DType("int16", 2, "i")
+int32 = DType("int32", 4, "i")
+int64 = DType("int64", 8, "i")
+uint8 = DType("uint8", 1, "u")
+uint16 = DType("uint16", 2, "u")
+uint32 = DType("uint32", 4, "u")
+uint64 = DType("uint64", 8, "u")
+float16 = DType("float16", 2, "f")
+bfloat16 = DType("bfloat16", 2, "f")
+float32 = DType("float32", 4, "f")
+float64 = DType("float64", 8, "f")
+
+ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+ALL += (float16, bfloat16, float32, float64)
+BY_NAME = {d.name: d for d in ALL}
+_CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
+_CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
+_CHARS.update({"float64": "d", "bfloat16": "E"})
+_ALIASES = {"float": "float64", "int": "int64", "bool_": "bool", "f4": "float32", "f8": "float64"}
+_ALIASES.update({"f2": "float16", "i4": "int32", "i8": "int64", "u4": "uint32", "u8": "uint64"})
+_ALIASES.update({"i1": "int8", "i2": "int16", "u1": "uint8", "u2": "uint16", "b1": "bool"})
+_ALIASES.update({v: k for k, v in _CHARS.items()})
+
+
+# --- scalar types: jnp.float32 is both a dtype spec and a constructor, as in JAX ----------
+
+
+class _ScalarMeta(type):
+    def __eq__(cls, other):
+        if isinstance(other, _ScalarMeta):
+            return cls is other
+        return cls.dtype == other if hasattr(cls, "dtype") else False
+
+    def __hash__(cls):
+        return id(cls)
+
+    def __instancecheck__(cls, obj):
+        # isinstance(x, jnp.floating) on pyjax Arrays checks the dtype, like np.generic would.
+        dt = getattr(obj, "dtype", None)
+        if isinstance(dt, DType):
+            return issubdtype(dt, cls)
+        return type.__instancecheck__(cls, obj)
+
+    def __call__(cls, x=0):
+        if getattr(cls, "dtype", None) is None:
+            raise TypeError(f"abstract scalar type {cls.__name__} cannot be instantiated")
+        from pyjax.numpy import asarray  # the constructor is library-level; import lazily
+
+        return asarray(x, dtype=cls.dtype)
+
+    def __repr__(cls):
+        return f"<class 'pyjax.numpy.{cls.__name__}'>"
+
+
+def _abstract(name: str, *bases) -> type:
+    return _ScalarMeta(name, bases or (object,), {"dtype": None})
+
+
+generic = _abstract("generic")
+number = _abstract("number", generic)
+bool_type = _ScalarMeta("bool_", (generic,), {"dtype": bool_})
+inexact = _abstract("inexact", number)
+floating = _abstract("floating", inexact)
+complexfloating = _abstract("complexfloating", inexact)
+integer = _abstract("integer", number)
+signedinteger = _abstract("signedinteger", integer)
+unsignedinteger = _abstract("unsignedinteger", integer)
+_KIND_BASE = {"f": floating, "i": signedinteger, "u": unsignedinteger, "b": generic}
+SCALAR_TYPES = {"bool": bool_type}
+for _d in ALL:
+    if _d.name != "bool":
+        SCALAR_TYPES[_d.name] = _ScalarMeta(_d.name, (_KIND_BASE[_d.kind],), {"dtype": _d})
+bool_type.__name__ = "bool_"
+
+
+def dtype(spec) -> DType:
+    """Canonical DType for a spec: DType, name, Python type, numpy dtype/type, or scalar type."""
+    if isinstance(spec, DType):
+        return spec
+    if isinstance(spec, _ScalarMeta):
+        if spec.dtype is None:
+            raise TypeError(f"Cannot interpret abstract type {spec.__name__} as a dtype")
+        return spec.dtype
+    if spec is builtins.float:
+        return float64
+    if spec is builtins.int:
+        return int64
+    if spec is builtins.bool:
+        return bool_
+    if isinstance(spec, builtins.str):
+        name = _ALIASES.get(spec, spec)
+        if name in BY_NAME:
+            return BY_NAME[name]
+        raise TypeError(f"data type {spec!r} not understood")
+    if spec is None:
+        return float64
+    inner = getattr(spec, "dtype", None)  # numpy dtypes, numpy scalar types, arrays
+    if inner is not None and inner is not spec:
+        if isinstance(inner, DType):
+            return inner
+        name = getattr(inner, "name", None)
+        if isinstance(name, builtins.str) and name in BY_NAME:
+            return BY_NAME[name]
+    name = getattr(spec, "name", None)
+    if isinstance(name, builtins.str) and name in BY_NAME:
+        return BY_NAME[name]
+    if isinstance(spec, type) and hasattr(spec, "__name__") and spec.__name__ in BY_NAME:
+        return BY_NAME[spec.__name__]
+    raise TypeError(f"Cannot interpret {spec!r} as a data type")
+
+
+def issubdtype(a, b) -> bool:
+    """np.issubdtype over pyjax dtypes and abstract scalar types."""
+    if isinstance(b, _ScalarMeta) and b.dtype is None:
+        a_type = SCALAR_TYPES[dtype(a).name] if not isinstance(a, _ScalarMeta) else a
+        return issubclass(a_type, b)
+    if isinstance(a, _ScalarMeta) and a.dtype is None:
+        return a is b
+    return dtype(a) is dtype(b)
+
+
+def is_float(d: DType) -> bool:
+    return d.kind == "f"
+
+
+def is_int(d: DType) -> bool:
+    return d.kind in "iu"
+
+
+# --- x64 canonicalization -----------------------------------------------------------------
+
+_TO_32 = {float64: float32, int64: int32, uint64: uint32}
+
+
+def canonicalize(d) -> DType:
+    """Without jax_enable_x64, 64-bit requests become 32-bit, as in JAX."""
+    d = dtype(d)
+    if not config.jax_enable_x64:
+        return _TO_32.get(d, d)
+    return d
+
+
+def default_float() -> DType:
+    return canonicalize(float64)
+
+
+def default_int() -> DType:
+    return canonicalize(int64)
+
+
+# --- promotion lattice (JAX's, with weak types) -------------------------------------------
+
+# Nodes are dtype names plus the weak categories 'i*' (Python int) and 'f*' (Python float).
+_LATTICE = {
+    "bool": ["i*"],
+    "i*": ["uint8", "int8"],
+    "uint8": ["uint16", "int16"],
+    "uint16": ["uint32", "int32"],
+    "uint32": ["uint64", "int64"],
+    "uint64": ["f*"],
+    "int8": ["int16"],
+    "int16": ["int32"],
+    "int32": ["int64"],
+    "int64": ["f*"],
+    "f*": ["float16", "bfloat16"],
+    "float16": ["float32"],
+    "bfloat16": ["float32"],
+    "float32": ["float64"],
+    "float64": [],
+}
+
+
+@lru_cache(maxsize=None)
+def _upper_bounds(node: str) -> frozenset:
+    out = {node}
+    for nxt in _LATTICE[node]:
+        out |= _upper_bounds(nxt)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def _join(a: str, b: str) -> str:
+    common = _upper_bounds(a) & _upper_bounds(b)
+    # The least upper bound is the common bound that all other common bounds are above.
+    for c in common:
+        if common <= _upper_bounds(c):
+            return c
+    raise TypeError(f"no common type for {a} and {b}")  # pragma: no cover (lattice is complete)
+
+
+def _node(d: DType, weak: bool) -> str:
+    if weak and d.kind in "iu":
+        return "i*"
+    if weak and d.kind == "f":
+        return "f*"
+    return d.name
+
+
+def promote(items) -> tuple[DType, bool]:
+    """Join of (dtype, weak) pairs: the result dtype and whether it stays weak."""
+    node = None
+    for d, weak in items:
+        n = _node(d, weak)
+        node = n if node is None else _join(node, n)
+    if node == "i*":
+        return default_int(), True
+    if node == "f*":
+        return default_float(), True
+    return canonicalize(BY_NAME[node]), False
+
+
+def promote_types(a, b) -> DType:
+    """jnp.promote_types: strong dtypes only."""
+    return promote([(dtype(a), False), (dtype(b), False)])[0]
+
+
+def python_scalar_dtype(x) -> DType:
+    """Weak dtype JAX gives a Python scalar."""
+    if isinstance(x, builtins.bool):
+        return bool_
+    if isinstance(x, builtins.int):
+        return default_int()
+    if isinstance(x, builtins.float):
+        return default_float()
+    if isinstance(x, complex):
+        raise TypeError("pyjax does not support complex numbers yet")
+    raise TypeError(f"{type(x).__name__} is not a Python scalar")
+
+
+class finfo:
+    """jnp.finfo for the float dtypes."""
+
+    _TABLE = {
+        "float16": (10, 5, 6.103515625e-05, 65504.0, 2**-10, 5.960464477539063e-08),
+        "bfloat16": (7, 8, 1.1754943508222875e-38, 3.3895313892515355e38, 2**-7, 9.2e-41),
+        "float32": (23, 8, 1.1754943508222875e-38, 3.4028234663852886e38, 2**-23, 1.4e-45),
+        "float64": (52, 11, 2.2250738585072014e-308, 1.7976931348623157e308, 2**-52, 5e-324),
+    }
+
+    def __init__(self, d):
+        self.dtype = dtype(d)
+        if self.dtype.kind != "f":
+            raise ValueError(f"finfo: data type {self.dtype} not inexact")
+        nmant, nexp, tiny, fmax, eps, smallest_sub = self._TABLE[self.dtype.name]
+        self.bits = self.dtype.bits
+        self.nmant, self.nexp, self.eps = nmant, nexp, eps
+        self.tiny = self.smallest_normal = tiny
+        self.max, self.min = fmax, -fmax
+        self.smallest_subnormal = smallest_sub
+        self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(
+            self.dtype.name, 15
+        )
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype.name})"
+
+
+class iinfo:
+    """jnp.iinfo for the integer dtypes."""
+
+    def __init__(self, d):
+        self.dtype = dtype(d)
+        if self.dtype.kind not in "iu":
+            raise ValueError(f"Invalid integer data type {self.dtype.name!r}.")
+        self.bits = self.dtype.bits
+        if self.dtype.kind == "u":
+            self.min, self.max = 0, 2**self.bits - 1
+        else:
+            self.min, self.max = -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"

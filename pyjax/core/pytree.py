@@ -1,0 +1,288 @@
+"""Pytrees: nested containers of leaves, flattened to a list plus a hashable PyTreeDef."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+
+class _NodeType(NamedTuple):
+    to_iter: Callable  # node -> (children, aux_data)
+    from_iter: Callable  # (aux_data, children) -> node
+
+
+_registry: dict[type, _NodeType] = {}
+
+
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
+    """Register a container type: flatten(x) -> (children, aux); unflatten(aux, children) -> x."""
+    if nodetype in _registry:
+        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
+    _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    def flat(x):
+        kids, aux = flatten_with_keys(x)
+        return [c for _, c in kids], aux
+
+    register_pytree_node(nodetype, flatten_func or flat, unflatten_func)
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: cls.tree_flatten() and cls.tree_unflatten(aux, children)."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass: data_fields are children, meta_fields go into the treedef."""
+    if nodetype is None:
+        return lambda cls: register_dataclass(cls, data_fields, meta_fields, drop_fields)
+    if data_fields is None:
+        meta = set(meta_fields or ())
+        fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in drop_fields]
+        data_fields = [f.name for f in fields if not f.metadata.get("static") and f.name not in meta]
+        meta_fields = [f.name for f in fields if f.metadata.get("static") or f.name in meta]
+    data_fields, meta_fields = list(data_fields), list(meta_fields or ())
+
+    def flatten(x):
+        return [getattr(x, n) for n in data_fields], tuple(getattr(x, n) for n in meta_fields)
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, aux)))
+
+    register_pytree_node(nodetype, flatten, unflatten)
+    return nodetype
+
+
+def _dict_flatten(d):
+    keys = sorted(d.keys())
+    return [d[k] for k in keys], (type(d), tuple(keys))
+
+
+def _dict_unflatten(aux, children):
+    typ, keys = aux
+    return typ(zip(keys, children)) if typ is dict else typ(**dict(zip(keys, children)))
+
+
+register_pytree_node(tuple, lambda t: (list(t), None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda x: (list(x), None), lambda _, c: list(c))
+register_pytree_node(dict, _dict_flatten, _dict_unflatten)
+register_pytree_node(type(None), lambda _: ([], None), lambda _, c: None)
+
+try:  # OrderedDict/defaultdict keep insertion order semantics like JAX
+    import collections
+
+    register_pytree_node(
+        collections.OrderedDict,
+        lambda d: (list(d.values()), tuple(d.keys())),
+        lambda keys, c: collections.OrderedDict(zip(keys, c)),
+    )
+    register_pytree_node(
+        collections.defaultdict,
+        lambda d: ([d[k] for k in sorted(d)], (d.default_factory, tuple(sorted(d)))),
+        lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)),
+    )
+except ImportError:  # pragma: no cover
+    pass
+
+
+def _node_type(x):
+    t = type(x)
+    nt = _registry.get(t)
+    if nt is not None:
+        return nt
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
+        return _NAMEDTUPLE
+    return None
+
+
+_NAMEDTUPLE = _NodeType(lambda x: (list(x), None), None)
+
+
+class PyTreeDef:
+    """Structure of a pytree. Leaves are '*'. Hashable and comparable."""
+
+    __slots__ = ("node_type", "node_data", "children", "num_leaves", "_hash")
+
+    def __init__(self, node_type, node_data, children: tuple):
+        self.node_type = node_type
+        self.node_data = node_data
+        self.children = children
+        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self._hash = None
+
+    @property
+    def num_nodes(self) -> int:
+        return 1 + sum(c.num_nodes for c in self.children)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, PyTreeDef)
+            and self.node_type == other.node_type
+            and self.node_data == other.node_data
+            and self.children == other.children
+        )
+
+    def __hash__(self):
+        if self._hash is None:
+            try:
+                self._hash = hash((self.node_type, self.node_data, self.children))
+            except TypeError:
+                self._hash = hash((self.node_type, self.children))
+        return self._hash
+
+    def unflatten(self, leaves):
+        return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree):
+        return _flatten_up_to(self, tree)
+
+    def __repr__(self):
+        return f"PyTreeDef({_pp_def(self)})"
+
+
+def _pp_def(d: PyTreeDef) -> str:
+    if d.node_type is None:
+        return "*"
+    kids = [_pp_def(c) for c in d.children]
+    t = d.node_type
+    if t is tuple:
+        return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
+    if t is list:
+        return "[" + ", ".join(kids) + "]"
+    if t is dict:
+        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(d.node_data[1], kids)) + "}"
+    if t is type(None):
+        return "None"
+    name = t.__name__ if isinstance(t, type) else str(t)
+    return f"CustomNode({name}[{d.node_data}], [{', '.join(kids)}])"
+
+
+LEAF = PyTreeDef(None, None, ())
+
+
+def _is_leaf_default(x) -> bool:
+    return False
+
+
+def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
+    """Flatten a pytree into (leaves, treedef). None is an empty node, as in JAX."""
+    leaves: list = []
+    treedef = _flatten(tree, leaves, is_leaf)
+    return leaves, treedef
+
+
+def _flatten(x, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
+    nt = _node_type(x)
+    if nt is None:
+        leaves.append(x)
+        return LEAF
+    children, aux = nt.to_iter(x)
+    typ = type(x)
+    return PyTreeDef(typ, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves):
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    rest = list(it)
+    if rest:
+        raise ValueError(f"Too many leaves for PyTreeDef; expected {treedef.num_leaves}.")
+    return out
+
+
+def _unflatten(d: PyTreeDef, it):
+    if d.node_type is None:
+        try:
+            return next(it)
+        except StopIteration:
+            raise ValueError("Too few leaves for PyTreeDef.") from None
+    children = [_unflatten(c, it) for c in d.children]
+    nt = _registry.get(d.node_type)
+    if nt is None:  # namedtuple
+        return d.node_type(*children)
+    return nt.from_iter(d.node_data, children)
+
+
+def _flatten_up_to(d: PyTreeDef, tree) -> list:
+    if d.node_type is None:
+        return [tree]
+    if type(tree) is not d.node_type:
+        raise ValueError(f"Tree structure mismatch: expected {d.node_type.__name__}, got {type(tree).__name__}")
+    nt = _node_type(tree)
+    children, aux = nt.to_iter(tree)
+    if len(children) != len(d.children) or (d.node_type is dict and aux != d.node_data):
+        raise ValueError(f"Tree structure mismatch: {_pp_def(d)} vs {tree!r}")
+    out = []
+    for sub, c in zip(d.children, children):
+        out.extend(_flatten_up_to(sub, c))
+    return out
+
+
+def tree_leaves(tree, is_leaf=None) -> list:
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None) -> PyTreeDef:
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable, tree, *rest, is_leaf=None) -> Any:
+    """Apply f leafwise; the other trees must have tree's structure (or be deeper at leaves)."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    all_leaves = [leaves] + [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
+
+
+def tree_all(tree, is_leaf=None) -> bool:
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_reduce(fn, tree, initializer=..., is_leaf=None):
+    import functools
+
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is ...:
+        return functools.reduce(fn, leaves)
+    return functools.reduce(fn, leaves, initializer)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.node_type is None
+
+
+def all_leaves(iterable, is_leaf=None) -> bool:
+    return all(tree_structure(x, is_leaf) == LEAF for x in iterable)
+
+
+def treedef_children(treedef: PyTreeDef) -> list:
+    return list(treedef.children)
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree):
+    flat = outer_treedef.flatten_up_to(pytree)
+    inner = [inner_treedef.flatten_up_to(x) for x in flat]
+    transposed = [outer_treedef.unflatten(list(col)) for col in zip(*inner)]
+    return inner_treedef.unflatten(transposed)
+
+
+class Partial:
+    """functools.partial that is a pytree (its args are leaves), like jax.tree_util.Partial."""
+
+    def __init__(self, func, *args, **kwargs):
+        self.func, self.args, self.keywords = func, args, kwargs
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*self.args, *args, **{**self.keywords, **kwargs})
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, c: Partial(func, *c[0], **c[1]),
+)

@@ -1,0 +1,306 @@
+"""Native Wasm host on wasmtime-py: one engine, one store, one linear memory for all modules.
+
+Every kernel module imports the same memory as `env.memory`, so tensors live in one heap and a
+kernel call only passes pointers. Compiled modules are cached by the hash of their bytes.
+
+Calls go through a fast path: `Func.__call__` re-reads the function type and boxes every value on
+each call (about 20 µs); `WasmFunction` calls `wasmtime_func_call_unchecked` directly with a
+reused raw-value buffer (about 2 µs). That uses private parts of wasmtime-py
+(`wasmtime._bindings._wasmtime_func_call_unchecked`, `Func._func`, `Store._context()`), checked
+against wasmtime-py 50.0.1: the supported range is `wasmtime>=50,<51`. When those parts are
+missing, or for v128 parameters, calls fall back to `Func.__call__`.
+
+wasmtime (and numpy, for `view`) are imported lazily so that importing this module needs neither.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+from typing import Any
+
+__all__ = ["WasmFunction", "WasmInstance", "WasmTrap", "WasmtimeHost", "PAGE_SIZE", "MAX_PAGES"]
+
+PAGE_SIZE = 65536
+MAX_PAGES = 65536  # 4 GiB, the memory32 limit
+SUPPORTED_WASMTIME = ">=50,<51"
+
+# raw value slots: wasmtime_val_raw_t is a 16-byte union; offsets of each scalar inside a slot
+_SLOT = 16
+_FAST_KINDS = ("i32", "i64", "f32", "f64")
+
+
+class WasmTrap(RuntimeError):
+    """A Wasm function trapped (out-of-bounds access, unreachable, integer divide by zero, ...)."""
+
+    def __init__(self, function: str, message: str, code: str | None = None):
+        super().__init__(f"wasm trap in {function!r}: {message}")
+        self.function, self.message, self.code = function, message, code
+
+
+def _valtype_name(t: Any) -> str:
+    return str(t).lower()
+
+
+class WasmFunction:
+    """A callable exported Wasm function. Calls use the unchecked fast path when available."""
+
+    def __init__(self, host: "WasmtimeHost", func: Any, name: str, fast: bool = True):
+        self.host, self.func, self.name = host, func, name
+        ty = func.type(host.store)
+        self.params = tuple(_valtype_name(t) for t in ty.params)
+        self.results = tuple(_valtype_name(t) for t in ty.results)
+        self._call = self._make_fast() if fast else None
+        if self._call is None:
+            self._call = self._slow_call
+
+    @property
+    def is_fast(self) -> bool:
+        return self._call != self._slow_call
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name} takes {len(self.params)} argument(s), got {len(args)}")
+        return self._call(*args)
+
+    def _slow_call(self, *args: Any) -> Any:
+        import wasmtime
+
+        try:
+            out = self.func(self.host.store, *args)
+        except wasmtime.Trap as e:
+            code = e.trap_code.name if e.trap_code is not None else None
+            raise WasmTrap(self.name, e.message, code) from None
+        except wasmtime.WasmtimeError as e:
+            raise WasmTrap(self.name, str(e)) from None
+        return tuple(out) if isinstance(out, list) else out
+
+    def _make_fast(self):
+        """Build a closure that fills a raw-value buffer and calls wasmtime_func_call_unchecked."""
+        if not all(t in _FAST_KINDS for t in self.params + self.results):
+            return None
+        try:
+            from wasmtime import _bindings, _ffi
+
+            raw_call = _bindings._wasmtime_func_call_unchecked
+            addr = ctypes.cast(raw_call, ctypes.c_void_p).value
+            ctx = ctypes.cast(self.host.store._context(), ctypes.c_void_p).value
+            func_addr = ctypes.addressof(self.func._func)
+            trap_type = ctypes.POINTER(_ffi.wasm_trap_t)
+            err_type = ctypes.POINTER(_ffi.wasmtime_error_t)
+        except (ImportError, AttributeError, TypeError):
+            return None
+        # void* args avoid ctypes' per-call pointer type checks; ctypes still releases the GIL
+        proto = ctypes.CFUNCTYPE(
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p
+        )
+        cfunc = proto(addr)
+        n = max(len(self.params), len(self.results), 1)
+        buf = ctypes.create_string_buffer(_SLOT * n)
+        views = {
+            "i32": (ctypes.c_int32 * (4 * n)).from_buffer(buf),
+            "i64": (ctypes.c_int64 * (2 * n)).from_buffer(buf),
+            "f32": (ctypes.c_float * (4 * n)).from_buffer(buf),
+            "f64": (ctypes.c_double * (2 * n)).from_buffer(buf),
+        }
+        stride = {"i32": 4, "f32": 4, "i64": 2, "f64": 2}
+        # ctypes truncates ints silently, which is Wasm's two's-complement wrap (pointers >= 2 GiB work)
+        setters = [(views[t], stride[t] * i) for i, t in enumerate(self.params)]
+        getters = [(views[t], stride[t] * i) for i, t in enumerate(self.results)]
+        trap = ctypes.c_void_p()
+        trap_addr, buf_addr = ctypes.addressof(trap), ctypes.addressof(buf)
+        name, store, func = self.name, self.host.store, self.func  # keep alive with the closure
+
+        def fail(err: int | None) -> None:
+            import wasmtime
+
+            if trap.value:
+                ptr = ctypes.cast(trap.value, trap_type)
+                trap.value = None
+                t = wasmtime.Trap._from_ptr(ptr)
+                code = t.trap_code.name if t.trap_code is not None else None
+                raise WasmTrap(name, t.message, code)
+            raise WasmTrap(name, str(wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, err_type))))
+
+        def call(*args: Any) -> Any:
+            for (view, i), a in zip(setters, args):
+                view[i] = a
+            err = cfunc(ctx, func_addr, buf_addr, n, trap_addr)
+            if err or trap.value:
+                fail(err)
+            if not getters:
+                return None
+            if len(getters) == 1:
+                view, i = getters[0]
+                return view[i]
+            return tuple(view[i] for view, i in getters)
+
+        call._keepalive = (store, func, buf, views, cfunc)  # type: ignore[attr-defined]
+        return call
+
+
+class WasmInstance:
+    """An instantiated module: exported functions by name."""
+
+    def __init__(self, host: "WasmtimeHost", instance: Any, key: str):
+        self.host, self.instance, self.key = host, instance, key
+        self._exports = instance.exports(host.store)
+        self._funcs: dict[str, WasmFunction] = {}
+
+    def __getitem__(self, name: str) -> WasmFunction:
+        return self.function(name)
+
+    def function(self, name: str, fast: bool = True) -> WasmFunction:
+        """The export `name` as a callable (cached)."""
+        key = name if fast else name + "\0slow"
+        f = self._funcs.get(key)
+        if f is None:
+            f = self._funcs[key] = WasmFunction(self.host, self._exports[name], name, fast)
+        return f
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self._exports.items()]
+
+
+class WasmtimeHost:
+    """One wasmtime Engine/Store with one linear memory shared by every module.
+
+    pages/max_pages size the memory in 64 KiB pages (max 65536 = 4 GiB). `cache_dir`, if given,
+    keeps compiled modules on disk (Module.serialize) across processes; use only a directory you
+    own, since deserializing is trusted code loading.
+    """
+
+    def __init__(self, pages: int = 16, max_pages: int = MAX_PAGES, cache_dir: str | None = None):
+        import wasmtime
+
+        cfg = wasmtime.Config()
+        cfg.wasm_simd = True
+        cfg.wasm_relaxed_simd = True
+        cfg.wasm_multi_value = True
+        cfg.wasm_bulk_memory = True
+        self.engine = wasmtime.Engine(cfg)
+        self.store = wasmtime.Store(self.engine)
+        self.max_pages = max_pages
+        self.memory = wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(pages, max_pages)))
+        self.cache_dir = cache_dir
+        self._modules: dict[str, Any] = {}
+        self._instances: dict[str, WasmInstance] = {}
+
+    # -- modules
+
+    @staticmethod
+    def key(wasm: bytes) -> str:
+        return hashlib.sha256(wasm).hexdigest()
+
+    def compile(self, wasm: bytes) -> Any:
+        """Compile (or fetch from cache) a module; raises ValueError for an invalid module."""
+        import wasmtime
+
+        key = self.key(wasm)
+        mod = self._modules.get(key)
+        if mod is not None:
+            return mod
+        path = os.path.join(self.cache_dir, key + ".cwasm") if self.cache_dir else None
+        if path and os.path.exists(path):
+            try:
+                with open(path, "rb") as fh:
+                    mod = wasmtime.Module.deserialize(self.engine, fh.read())
+            except wasmtime.WasmtimeError:
+                mod = None  # stale cache (other wasmtime version): recompile
+        if mod is None:
+            try:
+                mod = wasmtime.Module(self.engine, wasm)
+            except wasmtime.WasmtimeError as e:
+                raise ValueError(f"invalid wasm module: {e}") from None
+            if path:
+                os.makedirs(self.cache_dir, exist_ok=True)
+                tmp = path + f".{os.getpid()}.tmp"
+                with open(tmp, "wb") as fh:
+                    fh.write(mod.serialize())
+                os.replace(tmp, path)
+        self._modules[key] = mod
+        return mod
+
+    def instantiate(self, module: Any, key: str = "") -> WasmInstance:
+        """Instantiate a compiled module, giving it the shared memory for its `env.memory` import."""
+        import wasmtime
+
+        imports = []
+        for imp in module.imports:
+            if imp.module == "env" and imp.name == "memory":
+                imports.append(self.memory)
+            else:
+                raise ValueError(f"unsupported import {imp.module}.{imp.name}")
+        try:
+            inst = wasmtime.Instance(self.store, module, imports)
+        except wasmtime.Trap as e:
+            raise WasmTrap("<start>", e.message) from None
+        except wasmtime.WasmtimeError as e:
+            raise ValueError(f"cannot instantiate module: {e}") from None
+        return WasmInstance(self, inst, key)
+
+    def load(self, wasm: bytes) -> WasmInstance:
+        """Compile and instantiate once per distinct module bytes (modules keep no state here)."""
+        key = self.key(wasm)
+        inst = self._instances.get(key)
+        if inst is None:
+            inst = self._instances[key] = self.instantiate(self.compile(wasm), key)
+        return inst
+
+    def call(self, instance: WasmInstance, name: str, *args: Any) -> Any:
+        return instance.function(name)(*args)
+
+    # -- memory
+
+    @property
+    def pages(self) -> int:
+        return self.memory.size(self.store)
+
+    @property
+    def nbytes(self) -> int:
+        return self.memory.data_len(self.store)
+
+    def grow(self, pages: int) -> int:
+        """Grow the memory by `pages`; return the old size in pages. Raises MemoryError on failure."""
+        import wasmtime
+
+        if pages < 0 or self.pages + pages > self.max_pages:
+            raise MemoryError(f"cannot grow wasm memory by {pages} pages (now {self.pages}, max {self.max_pages})")
+        try:
+            return self.memory.grow(self.store, pages)
+        except wasmtime.WasmtimeError as e:
+            raise MemoryError(f"cannot grow wasm memory by {pages} pages: {e}") from None
+
+    def _base(self, ptr: int, nbytes: int) -> int:
+        size = self.memory.data_len(self.store)
+        if ptr < 0 or nbytes < 0 or ptr + nbytes > size:
+            raise IndexError(f"range [{ptr}, {ptr + nbytes}) outside wasm memory of {size} bytes")
+        return ctypes.addressof(self.memory.data_ptr(self.store).contents)
+
+    def read(self, ptr: int, nbytes: int) -> bytes:
+        """Copy `nbytes` at `ptr` out of linear memory."""
+        return ctypes.string_at(self._base(ptr, nbytes) + ptr, nbytes)
+
+    def write(self, ptr: int, data: Any) -> None:
+        """Copy a bytes-like object (bytes, bytearray, memoryview, C-contiguous array) to `ptr`."""
+        if not isinstance(data, bytes):
+            mv = memoryview(data)
+            if not mv.c_contiguous:
+                raise ValueError("write needs a C-contiguous buffer")
+            mv = mv.cast("B")
+            data = mv.tobytes() if mv.readonly else (ctypes.c_char * mv.nbytes).from_buffer(mv)
+        n = len(data) if isinstance(data, bytes) else ctypes.sizeof(data)
+        ctypes.memmove(self._base(ptr, n) + ptr, data, n)
+
+    def view(self, dtype: Any = "uint8", ptr: int = 0, count: int = -1) -> Any:
+        """Zero-copy numpy view of linear memory (needs numpy). Invalid after `grow`: re-create it."""
+        import numpy as np
+
+        dt = np.dtype(dtype)
+        size = self.memory.data_len(self.store)
+        if count < 0:
+            count = (size - ptr) // dt.itemsize
+        base = self._base(ptr, count * dt.itemsize)
+        raw = (ctypes.c_ubyte * size).from_address(base)
+        return np.frombuffer(raw, dtype=dt, count=count, offset=ptr)

@@ -1,0 +1,794 @@
+"""Native WebGPU host over wgpu-py: buffers, pipelines and batched dispatch by integer handle.
+
+This is the only pyjax code that touches wgpu-py. Its API is deliberately small, coarse and
+handle-based (ints, bytes, WGSL text) so that the browser host (JavaScript through Pyodide)
+can mirror it call for call:
+
+    host = WgpuHost()
+    a = host.create_buffer(4 * n); host.write(a, data)
+    p = host.pipeline(wgsl)                       # cached by WGSL text
+    host.dispatch([Step(p, [a, b], uniforms, grid)])   # one encoder, one submit
+    out = host.read(b)
+
+Binding convention for every pipeline: storage buffers at ``@group(0) @binding(0..n-1)`` in
+the order a step lists them (``var<storage, read>`` or ``var<storage, read_write>``), then an
+optional ``var<uniform>`` at ``@binding(n)`` holding the step's packed scalars. The access mode
+of each binding is read from the WGSL declarations, so steps pass plain handles.
+
+Device limits are requested explicitly: by default the WebGPU spec defaults, so kernels that run
+here also run in Chrome; ``adapter_limits=True`` takes everything the adapter offers.
+
+Large 1-D launches: at most 65535 workgroups per dimension; ``grid_2d(n)`` splits n workgroups
+into (x, y, 1) and the kernel linearizes with ``wid.x + wid.y * num_workgroups.x`` and guards
+against the few extra workgroups.
+
+wgpu is imported lazily (in the constructor) so importing this module needs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+__all__ = [
+    "WEBGPU_DEFAULT_LIMITS",
+    "DeviceLostError",
+    "GPUOutOfMemoryError",
+    "HostError",
+    "Step",
+    "WGSLCompileError",
+    "WgpuHost",
+    "grid_2d",
+    "number_lines",
+]
+
+# WebGPU spec default limits (what a browser grants unless more is requested).
+WEBGPU_DEFAULT_LIMITS: dict[str, int] = {
+    "max-texture-dimension-1d": 8192,
+    "max-texture-dimension-2d": 8192,
+    "max-texture-dimension-3d": 2048,
+    "max-texture-array-layers": 256,
+    "max-bind-groups": 4,
+    "max-bindings-per-bind-group": 1000,
+    "max-dynamic-uniform-buffers-per-pipeline-layout": 8,
+    "max-dynamic-storage-buffers-per-pipeline-layout": 4,
+    "max-sampled-textures-per-shader-stage": 16,
+    "max-samplers-per-shader-stage": 16,
+    "max-storage-buffers-per-shader-stage": 8,
+    "max-storage-textures-per-shader-stage": 4,
+    "max-uniform-buffers-per-shader-stage": 12,
+    "max-uniform-buffer-binding-size": 65536,
+    "max-storage-buffer-binding-size": 134217728,
+    "min-uniform-buffer-offset-alignment": 256,
+    "min-storage-buffer-offset-alignment": 256,
+    "max-vertex-buffers": 8,
+    "max-buffer-size": 268435456,
+    "max-vertex-attributes": 16,
+    "max-vertex-buffer-array-stride": 2048,
+    "max-inter-stage-shader-variables": 16,
+    "max-color-attachments": 8,
+    "max-color-attachment-bytes-per-sample": 32,
+    "max-compute-workgroup-storage-size": 16384,
+    "max-compute-invocations-per-workgroup": 256,
+    "max-compute-workgroup-size-x": 256,
+    "max-compute-workgroup-size-y": 256,
+    "max-compute-workgroup-size-z": 64,
+    "max-compute-workgroups-per-dimension": 65535,
+}
+
+_DEFAULT_POOL_BYTES = 256 << 20  # free buffers kept for reuse, per host
+_BIND_GROUP_CACHE = 4096  # entries; cleared wholesale when full (cheap to rebuild)
+
+
+class HostError(RuntimeError):
+    """A WebGPU operation failed (validation error or misuse of the host API)."""
+
+
+class WGSLCompileError(HostError):
+    """WGSL failed to compile or validate; carries the numbered source and compiler message."""
+
+    def __init__(self, message: str, source: str, entry: str = "main"):
+        self.message = message
+        self.source = source
+        self.entry = entry
+        super().__init__(
+            f"WGSL shader (entry point {entry!r}) failed to compile:\n{message.strip()}\n"
+            f"--- WGSL source ---\n{number_lines(source)}"
+        )
+
+
+class DeviceLostError(HostError):
+    """The GPU device was lost; the next host call creates a new device (buffers are gone)."""
+
+
+class GPUOutOfMemoryError(HostError, MemoryError):
+    """A GPU allocation failed or exceeds the device's buffer limits."""
+
+
+class Step(NamedTuple):
+    """One compute dispatch inside a ``WgpuHost.dispatch`` batch.
+
+    buffers: storage-buffer handles bound at @binding(0..n-1) in this order.
+    uniforms: packed scalars for the optional ``var<uniform>`` at @binding(n), or None.
+    grid: workgroup counts (x, y, z), or an int n of workgroups that the host splits
+    with ``grid_2d`` (the kernel must then linearize the 2-D workgroup id).
+    """
+
+    pipeline: int
+    buffers: Sequence[int]
+    uniforms: bytes | None = None
+    grid: tuple[int, int, int] | int = (1, 1, 1)
+
+
+def number_lines(source: str) -> str:
+    """Prefix each line of WGSL with its 1-based line number (for error messages)."""
+    lines = source.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
+
+
+def grid_2d(n_workgroups: int, max_per_dim: int = 65535) -> tuple[int, int, int]:
+    """Workgroup counts (x, y, z) covering n_workgroups with every count <= max_per_dim.
+
+    x * y * z >= n with little waste; kernels compute ``wid.x + wid.y * nwg.x
+    (+ wid.z * nwg.x * nwg.y)`` and skip ids >= n.
+    """
+    if n_workgroups < 0:
+        raise ValueError(f"negative workgroup count {n_workgroups}")
+    if n_workgroups <= max_per_dim:
+        return (n_workgroups, 1, 1)
+    if n_workgroups > max_per_dim**3:
+        raise ValueError(f"{n_workgroups} workgroups exceed {max_per_dim}^3")
+    z = -(-n_workgroups // (max_per_dim * max_per_dim))
+    per_z = -(-n_workgroups // z)
+    y = -(-per_z // max_per_dim)
+    x = -(-per_z // y)
+    return (x, y, z)
+
+
+def _size_class(nbytes: int) -> int:
+    """Round a byte size up to a pool class: >= 256, four classes per power of two (<= 25% waste)."""
+    if nbytes <= 256:
+        return 256
+    step = 1 << ((nbytes - 1).bit_length() - 3)  # a quarter of the power of two below
+    return -(-nbytes // step) * step
+
+
+def _round4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+# Binding declarations: `@group(g) @binding(b) var<storage, read_write> name` (either order).
+_BINDING_RE = re.compile(
+    r"@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*"
+    r"var\s*<\s*(storage|uniform)\s*(?:,\s*(read_write|read)\s*)?>"
+)
+
+
+def _parse_bindings(wgsl: str) -> tuple[tuple[bool, ...], bool] | None:
+    """(writable flag per storage binding, has uniform) if the WGSL follows the host's
+    binding convention, else None (then the pipeline uses layout 'auto')."""
+    code = re.sub(r"//[^\n]*", "", wgsl)
+    found: dict[int, tuple[str, str]] = {}
+    for m in _BINDING_RE.finditer(code):
+        attrs = {m.group(1): int(m.group(2)), m.group(3): int(m.group(4))}
+        if set(attrs) != {"group", "binding"} or attrs["group"] != 0:
+            return None
+        found[attrs["binding"]] = (m.group(5), m.group(6) or "read")
+    if sorted(found) != list(range(len(found))):
+        return None
+    kinds = [found[i] for i in range(len(found))]
+    has_uniform = bool(kinds) and kinds[-1][0] == "uniform"
+    storage = kinds[:-1] if has_uniform else kinds
+    if any(k != "storage" for k, _ in storage):
+        return None
+    return tuple(mode == "read_write" for _, mode in storage), has_uniform
+
+
+class _Buffer:
+    __slots__ = ("capacity", "generation", "gpu", "nbytes")
+
+    def __init__(self, gpu, nbytes: int, capacity: int, generation: int):
+        self.gpu = gpu
+        self.nbytes = nbytes
+        self.capacity = capacity
+        self.generation = generation
+
+
+class _Pipeline:
+    __slots__ = (
+        "entry",
+        "generation",
+        "gpu",
+        "has_uniform",
+        "layout_key",
+        "wgsl",
+        "writable",
+    )
+
+    def __init__(self, wgsl: str, entry: str, parsed):
+        self.wgsl = wgsl
+        self.entry = entry
+        self.writable, self.has_uniform = parsed if parsed else ((), False)
+        # Pipelines with the same binding signature share one bind group layout, so bind groups
+        # are shared too; None means layout 'auto' (bind groups are then per pipeline).
+        self.layout_key = (self.writable, self.has_uniform) if parsed else None
+        self.gpu = None
+        self.generation = -1
+
+
+class WgpuHost:
+    """A WebGPU device over wgpu-py with handle-based buffers, cached pipelines and batched dispatch.
+
+    adapter_limits: request the adapter's full limits instead of the WebGPU spec defaults.
+    limits: extra limits to request (names like "max-buffer-size"), applied last.
+    pool_bytes: how many bytes of released buffers to keep for reuse.
+    """
+
+    def __init__(
+        self,
+        *,
+        adapter_limits: bool = False,
+        limits: dict[str, int] | None = None,
+        power_preference: str = "high-performance",
+        pool_bytes: int = _DEFAULT_POOL_BYTES,
+    ):
+        import wgpu  # lazy: importing pyjax must not need wgpu
+
+        self._wgpu = wgpu
+        self._usage_storage = (
+            wgpu.BufferUsage.STORAGE
+            | wgpu.BufferUsage.COPY_SRC
+            | wgpu.BufferUsage.COPY_DST
+        )
+        self._usage_staging = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+        self._usage_uniform = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+        self._gpu_errors = (wgpu.GPUError, wgpu.GPUPipelineError)
+        self._want_adapter_limits = adapter_limits
+        self._extra_limits = dict(limits or {})
+        self._power_preference = power_preference
+        self.pool_bytes = pool_bytes
+        self._buffers: dict[int, _Buffer] = {}
+        self._pipelines: list[_Pipeline] = []
+        self._pipeline_ids: dict[tuple[str, str], int] = {}
+        self._next_buffer = 1
+        self.generation = -1  # bumped for every (re)created device
+        self.stats = {
+            "buffers_created": 0,
+            "pool_hits": 0,
+            "pipelines_compiled": 0,
+            "submits": 0,
+            "dispatches": 0,
+            "device_losses": 0,
+        }
+        self._open_device()
+
+    # ---- device -------------------------------------------------------------------------
+
+    def _open_device(self) -> None:
+        wgpu = self._wgpu
+        adapter = wgpu.gpu.request_adapter_sync(power_preference=self._power_preference)
+        if adapter is None:
+            raise HostError("no WebGPU adapter available")
+        alimits = adapter.limits
+        if self._want_adapter_limits:
+            required = dict(alimits)
+        else:
+            required = {}
+            for name, value in WEBGPU_DEFAULT_LIMITS.items():
+                if name in alimits:
+                    # Never ask for more than the adapter has ("min-" limits: smaller is more).
+                    have = alimits[name]
+                    required[name] = (
+                        max(value, have)
+                        if name.startswith("min-")
+                        else min(value, have)
+                    )
+        required.update(self._extra_limits)
+        features = [f for f in ("shader-f16",) if f in adapter.features]
+        self._device = adapter.request_device_sync(
+            required_features=features, required_limits=required
+        )
+        self._queue = self._device.queue
+        self.adapter_info: dict = dict(adapter.info)
+        self.limits: dict[str, int] = dict(self._device.limits)
+        self.features: frozenset[str] = frozenset(self._device.features)
+        self.has_f16: bool = "shader-f16" in self.features
+        self._max_binding = min(
+            self.limits["max-storage-buffer-binding-size"],
+            self.limits["max-buffer-size"],
+        )
+        self._max_wg = self.limits["max-compute-workgroups-per-dimension"]
+        self._ualign = self.limits["min-uniform-buffer-offset-alignment"]
+        self._lost = False
+        self.generation += 1
+        self._pool: dict[int, list] = {}
+        self._pool_used = 0
+        self._staging_pool: dict[int, list] = {}
+        self._ubuf = None
+        self._ubuf_size = 0
+        self._ubuf_gen = 0
+        self._bgls: dict = {}
+        self._bind_groups: dict = {}
+
+    def _ensure_device(self) -> None:
+        if self._lost:
+            self.stats["device_losses"] += 1
+            self._buffers.clear()  # their memory went with the device
+            self._open_device()
+
+    def _translate(self, err: Exception, what: str) -> HostError:
+        """Map a wgpu exception to the host's error types (device loss sets up re-creation)."""
+        msg = str(err)
+        if "lost" in msg.lower():
+            self._lost = True
+            return DeviceLostError(
+                f"{what}: the GPU device was lost; a new one will be created "
+                f"on the next call and existing buffers are gone.\n{msg}"
+            )
+        if isinstance(err, MemoryError):
+            return GPUOutOfMemoryError(f"{what}: {msg}")
+        return HostError(f"{what}: {msg}")
+
+    def sync(self) -> None:
+        """Block until all submitted GPU work has finished."""
+        self._ensure_device()
+        # on_submitted_work_done is broken in wgpu-py 0.32 (wgpu-py#834); poll instead.
+        try:
+            poll = getattr(self._device, "_poll_wait", None)
+            if poll is not None:
+                poll()
+            else:  # pragma: no cover - other wgpu-py versions
+                self._queue.on_submitted_work_done_sync()
+        except self._gpu_errors as e:
+            raise self._translate(e, "sync") from e
+
+    def destroy(self) -> None:
+        """Free every GPU resource of this host; the host is unusable afterwards."""
+        self._buffers.clear()
+        self._pool.clear()
+        self._staging_pool.clear()
+        self._bind_groups.clear()
+        self._device.destroy()
+
+    # ---- buffers ------------------------------------------------------------------------
+
+    def create_buffer(self, nbytes: int) -> int:
+        """Allocate a storage buffer of nbytes (contents undefined) and return its handle.
+
+        Buffers come from a pool keyed by size class; the binding covers exactly
+        round_up(nbytes, 4) bytes, so ``arrayLength`` sees the requested size, not the class.
+        """
+        self._ensure_device()
+        if nbytes < 0:
+            raise ValueError(f"negative buffer size {nbytes}")
+        if nbytes > self._max_binding:
+            raise GPUOutOfMemoryError(
+                f"buffer of {nbytes} bytes exceeds the device limit of {self._max_binding} bytes "
+                "(max-storage-buffer-binding-size / max-buffer-size; WgpuHost(adapter_limits=True) "
+                "raises them where the adapter allows)"
+            )
+        cap = _size_class(nbytes)
+        if cap > self._max_binding:
+            cap = max(4, _round4(nbytes))
+        free = self._pool.get(cap)
+        if free:
+            gpu = free.pop()
+            self._pool_used -= cap
+            self.stats["pool_hits"] += 1
+        else:
+            gpu = self._alloc(cap, self._usage_storage, "create_buffer")
+            self.stats["buffers_created"] += 1
+        h = self._next_buffer
+        self._next_buffer += 1
+        self._buffers[h] = _Buffer(gpu, nbytes, cap, self.generation)
+        return h
+
+    def _alloc(self, size: int, usage, what: str):
+        try:
+            return self._device.create_buffer(size=size, usage=usage)
+        except self._gpu_errors as e:
+            err = self._translate(e, what)
+            if not isinstance(err, GPUOutOfMemoryError):
+                raise err from e
+        # Out of memory: give the pooled buffers back and try once more.
+        self.trim_pool()
+        try:
+            return self._device.create_buffer(size=size, usage=usage)
+        except self._gpu_errors as e:
+            raise self._translate(e, what) from e
+
+    def _buf(self, h: int) -> _Buffer:
+        self._ensure_device()
+        try:
+            return self._buffers[h]
+        except KeyError:
+            raise KeyError(
+                f"unknown or released buffer handle {h} (buffers do not survive "
+                "device loss)"
+            ) from None
+
+    def release_buffer(self, h: int) -> None:
+        """Return a buffer to the pool. Work already submitted keeps using it safely: WebGPU
+        orders later writes to the reused buffer after that work on the queue."""
+        buf = self._buffers.pop(h, None)
+        if buf is None or buf.generation != self.generation or self._lost:
+            return
+        if self._pool_used + buf.capacity <= self.pool_bytes:
+            self._pool.setdefault(buf.capacity, []).append(buf.gpu)
+            self._pool_used += buf.capacity
+        else:
+            self._drop_gpu_buffer(buf.gpu)
+
+    def _drop_gpu_buffer(self, gpu) -> None:
+        # Cached bind groups may reference it; rebuilding them is cheap.
+        self._bind_groups.clear()
+        gpu.destroy()
+
+    def trim_pool(self) -> None:
+        """Destroy every pooled (released) buffer and staging buffer."""
+        for bufs in list(self._pool.values()) + list(self._staging_pool.values()):
+            for gpu in bufs:
+                self._drop_gpu_buffer(gpu)
+        self._pool.clear()
+        self._staging_pool.clear()
+        self._pool_used = 0
+
+    def buffer_size(self, h: int) -> int:
+        """The size in bytes a buffer was created with."""
+        return self._buf(h).nbytes
+
+    def write(self, h: int, data, offset: int = 0) -> None:
+        """Copy bytes (any C-contiguous buffer-protocol object) into buffer h at offset."""
+        buf = self._buf(h)
+        mv = memoryview(data).cast("B")
+        n = mv.nbytes
+        if offset < 0 or offset + n > buf.nbytes:
+            raise ValueError(
+                f"write of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}"
+            )
+        if n == 0:
+            return
+        start, end = offset & ~3, _round4(offset + n)
+        try:
+            if start == offset and end == offset + n:
+                self._queue.write_buffer(buf.gpu, offset, mv)
+            elif start == offset and offset + n == buf.nbytes:
+                # Tail of the buffer: pad into the slack past nbytes.
+                self._queue.write_buffer(
+                    buf.gpu, offset, bytes(mv) + bytes(end - offset - n)
+                )
+            else:
+                # Unaligned middle: read-modify-write the covering 4-byte words.
+                span = bytearray(self._read_span(buf, start, end - start))
+                span[offset - start : offset - start + n] = mv
+                self._queue.write_buffer(buf.gpu, start, span)
+        except self._gpu_errors as e:
+            raise self._translate(e, "write") from e
+
+    def copy(
+        self,
+        src: int,
+        dst: int,
+        nbytes: int | None = None,
+        src_offset: int = 0,
+        dst_offset: int = 0,
+    ) -> None:
+        """Copy bytes between buffers on the GPU (offsets and size multiples of 4)."""
+        s, d = self._buf(src), self._buf(dst)
+        n = s.nbytes - src_offset if nbytes is None else nbytes
+        if src_offset % 4 or dst_offset % 4:
+            raise ValueError("copy offsets must be multiples of 4")
+        if src_offset + n > s.nbytes or dst_offset + n > d.nbytes:
+            raise ValueError("copy range exceeds a buffer")
+        if n == 0:
+            return
+        try:
+            enc = self._device.create_command_encoder()
+            enc.copy_buffer_to_buffer(s.gpu, src_offset, d.gpu, dst_offset, _round4(n))
+            self._queue.submit([enc.finish()])
+        except self._gpu_errors as e:
+            raise self._translate(e, "copy") from e
+        self.stats["submits"] += 1
+
+    def _range(self, buf: _Buffer, nbytes: int | None, offset: int) -> int:
+        n = buf.nbytes - offset if nbytes is None else nbytes
+        if offset < 0 or n < 0 or offset + n > buf.nbytes:
+            raise ValueError(
+                f"read of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}"
+            )
+        return n
+
+    def _stage(self, buf: _Buffer, start: int, size: int):
+        """Copy [start, start+size) into a pooled staging buffer (submitted; not yet mapped)."""
+        cls = _size_class(size)
+        free = self._staging_pool.get(cls)
+        st = free.pop() if free else self._alloc(cls, self._usage_staging, "read")
+        enc = self._device.create_command_encoder()
+        enc.copy_buffer_to_buffer(buf.gpu, start, st, 0, size)
+        self._queue.submit([enc.finish()])
+        self.stats["submits"] += 1
+        return st, cls
+
+    def _unstage(self, st, cls: int, size: int, skip: int, n: int) -> bytes:
+        out = bytes(st.read_mapped(0, size, copy=False)[skip : skip + n])
+        st.unmap()
+        self._staging_pool.setdefault(cls, []).append(st)
+        return out
+
+    def _read_span(self, buf: _Buffer, start: int, size: int) -> bytes:
+        st, cls = self._stage(buf, start, size)
+        st.map_sync(self._wgpu.MapMode.READ, 0, size)
+        return self._unstage(st, cls, size, 0, size)
+
+    def read(self, h: int, nbytes: int | None = None, offset: int = 0) -> bytes:
+        """Wait for pending work, then return nbytes (default: to the end) from offset."""
+        buf = self._buf(h)
+        n = self._range(buf, nbytes, offset)
+        if n == 0:
+            return b""
+        start, end = offset & ~3, _round4(offset + n)
+        try:
+            st, cls = self._stage(buf, start, end - start)
+            st.map_sync(self._wgpu.MapMode.READ, 0, end - start)
+            return self._unstage(st, cls, end - start, offset - start, n)
+        except self._gpu_errors as e:
+            raise self._translate(e, "read") from e
+
+    async def read_async(
+        self, h: int, nbytes: int | None = None, offset: int = 0
+    ) -> bytes:
+        """Awaitable ``read``: the browser host can only read back asynchronously."""
+        buf = self._buf(h)
+        n = self._range(buf, nbytes, offset)
+        if n == 0:
+            return b""
+        start, end = offset & ~3, _round4(offset + n)
+        try:
+            st, cls = self._stage(buf, start, end - start)
+            await st.map_async(self._wgpu.MapMode.READ, 0, end - start)
+            return self._unstage(st, cls, end - start, offset - start, n)
+        except self._gpu_errors as e:
+            raise self._translate(e, "read_async") from e
+
+    # ---- pipelines ----------------------------------------------------------------------
+
+    def pipeline(self, wgsl: str, entry: str = "main") -> int:
+        """Compile a compute pipeline (cached by WGSL text and entry) and return its handle.
+
+        Raises WGSLCompileError with the numbered source if the shader does not validate.
+        Handles stay valid across device loss (the pipeline is rebuilt on the new device).
+        """
+        key = (wgsl, entry)
+        p = self._pipeline_ids.get(key)
+        if p is not None:
+            return p
+        self._ensure_device()
+        pipe = _Pipeline(wgsl, entry, _parse_bindings(wgsl))
+        self._build(pipe)
+        self._pipelines.append(pipe)
+        p = self._pipeline_ids[key] = len(self._pipelines) - 1
+        return p
+
+    def pipeline_bindings(self, p: int) -> tuple[tuple[bool, ...], bool]:
+        """(writable flag per storage binding, has uniform) of pipeline p; ((), False) if the
+        WGSL does not follow the binding convention (layout 'auto')."""
+        pipe = self._pipelines[p]
+        return pipe.writable, pipe.has_uniform
+
+    def _layout(self, key):
+        bgl = self._bgls.get(key)
+        if bgl is None:
+            writable, has_uniform = key
+            compute = self._wgpu.ShaderStage.COMPUTE
+            entries = [
+                {
+                    "binding": i,
+                    "visibility": compute,
+                    "buffer": {"type": "storage" if w else "read-only-storage"},
+                }
+                for i, w in enumerate(writable)
+            ]
+            if has_uniform:
+                entries.append(
+                    {
+                        "binding": len(writable),
+                        "visibility": compute,
+                        "buffer": {"type": "uniform", "has_dynamic_offset": True},
+                    }
+                )
+            group = self._device.create_bind_group_layout(entries=entries)
+            layout = self._device.create_pipeline_layout(bind_group_layouts=[group])
+            bgl = self._bgls[key] = (group, layout)
+        return bgl
+
+    def _build(self, pipe: _Pipeline) -> None:
+        if os.environ.get("PYJAX_DEBUG") == "1":
+            print(
+                f"[pyjax wgpu] compiling pipeline (entry {pipe.entry!r}):\n{number_lines(pipe.wgsl)}"
+            )
+        dev = self._device
+        try:
+            module = dev.create_shader_module(code=pipe.wgsl)
+            layout = self._layout(pipe.layout_key)[1] if pipe.layout_key else "auto"
+            pipe.gpu = dev.create_compute_pipeline(
+                layout=layout, compute={"module": module, "entry_point": pipe.entry}
+            )
+        except self._gpu_errors as e:
+            err = self._translate(e, "pipeline")
+            if isinstance(err, DeviceLostError):
+                raise err from e
+            raise WGSLCompileError(str(e), pipe.wgsl, pipe.entry) from e
+        pipe.generation = self.generation
+        self.stats["pipelines_compiled"] += 1
+
+    # ---- dispatch -----------------------------------------------------------------------
+
+    def _uniform_buffer(self, size: int):
+        if size > self._ubuf_size:
+            if self._ubuf is not None:
+                self._ubuf.destroy()
+            cap = max(4096, 1 << (size - 1).bit_length())
+            self._ubuf = self._alloc(cap, self._usage_uniform, "dispatch")
+            self._ubuf_size = cap
+            self._ubuf_gen += 1
+        return self._ubuf
+
+    def _bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], usize: int):
+        key = (
+            pipe.layout_key,
+            tuple(id(b.gpu) for b in bufs),
+            tuple(b.nbytes for b in bufs),
+            usize,
+            self._ubuf_gen,
+        )
+        bg = self._bind_groups.get(key)
+        if bg is not None:
+            return bg
+        entries = [
+            {
+                "binding": i,
+                "resource": {
+                    "buffer": b.gpu,
+                    "offset": 0,
+                    "size": max(4, _round4(b.nbytes)),
+                },
+            }
+            for i, b in enumerate(bufs)
+        ]
+        if usize:
+            entries.append(
+                {
+                    "binding": len(bufs),
+                    "resource": {"buffer": self._ubuf, "offset": 0, "size": usize},
+                }
+            )
+        group = self._layout(pipe.layout_key)[0]
+        if len(self._bind_groups) >= _BIND_GROUP_CACHE:
+            self._bind_groups.clear()
+        bg = self._bind_groups[key] = self._device.create_bind_group(
+            layout=group, entries=entries
+        )
+        return bg
+
+    def _auto_bind_group(
+        self, pipe: _Pipeline, bufs: list[_Buffer], uoff: int, usize: int
+    ):
+        # Fallback for WGSL outside the binding convention: layout 'auto' drops bindings the
+        # shader does not use, so such shaders must use every binding they declare.
+        entries = [
+            {
+                "binding": i,
+                "resource": {
+                    "buffer": b.gpu,
+                    "offset": 0,
+                    "size": max(4, _round4(b.nbytes)),
+                },
+            }
+            for i, b in enumerate(bufs)
+        ]
+        if usize:
+            entries.append(
+                {
+                    "binding": len(bufs),
+                    "resource": {"buffer": self._ubuf, "offset": uoff, "size": usize},
+                }
+            )
+        return self._device.create_bind_group(
+            layout=pipe.gpu.get_bind_group_layout(0), entries=entries
+        )
+
+    def _grid(self, grid) -> tuple[int, int, int]:
+        if isinstance(grid, int):
+            return grid_2d(grid, self._max_wg)
+        x, y, z = (tuple(grid) + (1, 1))[:3]
+        if max(x, y, z) > self._max_wg:
+            raise ValueError(
+                f"workgroup counts {(x, y, z)} exceed max-compute-workgroups-per-"
+                f"dimension {self._max_wg}; pass an int count or use grid_2d()"
+            )
+        return x, y, z
+
+    def dispatch(self, steps: Sequence[Step | tuple]) -> None:
+        """Record all steps in one command encoder (one compute pass) and submit once.
+
+        Each step is Step(pipeline, buffers, uniforms, grid) or the same 4-tuple. The uniform
+        bytes of all steps go into one uniform buffer with one write, each at an offset aligned
+        to min-uniform-buffer-offset-alignment and bound through a dynamic offset. WebGPU
+        orders the steps: a step sees the writes of the steps before it.
+        """
+        self._ensure_device()
+        steps = [s if isinstance(s, Step) else Step(*s) for s in steps]
+        if not steps:
+            return
+        pipes, bufsets, grids, uoffs, usizes = [], [], [], [], []
+        blob = bytearray()
+        for s in steps:
+            pipe = self._pipelines[s.pipeline]
+            if pipe.generation != self.generation:
+                self._build(pipe)
+            bufs = [self._buf(h) for h in s.buffers]
+            if pipe.layout_key is not None:
+                if len(bufs) != len(pipe.writable):
+                    raise ValueError(
+                        f"pipeline {s.pipeline} binds {len(pipe.writable)} storage "
+                        f"buffers, step gives {len(bufs)}"
+                    )
+                if (s.uniforms is not None) != pipe.has_uniform:
+                    raise ValueError(
+                        f"pipeline {s.pipeline} "
+                        f"{'needs' if pipe.has_uniform else 'has no'} uniforms"
+                    )
+                for h, b, w in zip(s.buffers, bufs, pipe.writable):
+                    if w and sum(o is b for o in bufs) > 1:
+                        # WebGPU rejects a writable binding aliased with another binding.
+                        raise ValueError(
+                            f"buffer {h} is bound read_write and also bound again "
+                            "in the same step"
+                        )
+            uoff = usize = 0
+            if s.uniforms is not None:
+                data = bytes(memoryview(s.uniforms).cast("B"))
+                usize = max(16, -(-len(data) // 16) * 16)
+                uoff = -(-len(blob) // self._ualign) * self._ualign
+                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            pipes.append(pipe)
+            bufsets.append(bufs)
+            grids.append(self._grid(s.grid))
+            uoffs.append(uoff)
+            usizes.append(usize)
+        try:
+            if blob:
+                self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
+            enc = self._device.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            for pipe, bufs, grid, uoff, usize in zip(
+                pipes, bufsets, grids, uoffs, usizes
+            ):
+                cpass.set_pipeline(pipe.gpu)
+                if pipe.layout_key is not None:
+                    bg = self._bind_group(pipe, bufs, usize)
+                    cpass.set_bind_group(0, bg, [uoff] if usize else [])
+                else:
+                    cpass.set_bind_group(
+                        0, self._auto_bind_group(pipe, bufs, uoff, usize)
+                    )
+                cpass.dispatch_workgroups(*grid)
+            cpass.end()
+            self._queue.submit([enc.finish()])
+        except self._gpu_errors as e:
+            raise self._translate(e, "dispatch") from e
+        self.stats["submits"] += 1
+        self.stats["dispatches"] += len(steps)
+
+    def max_workgroups(self) -> int:
+        """max-compute-workgroups-per-dimension of the device (65535 by default)."""
+        return self._max_wg
+
+    def __repr__(self) -> str:
+        desc = self.adapter_info.get("device") or self.adapter_info.get(
+            "description", "?"
+        )
+        return f"WgpuHost({desc!r}, {self.adapter_info.get('backend_type', '?')}, f16={self.has_f16})"

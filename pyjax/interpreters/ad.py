@@ -1,0 +1,279 @@
+"""Automatic differentiation: forward mode (JVPTrace) and reverse mode (a tape, VJPTrace).
+
+Forward mode carries (primal, tangent) pairs. Reverse mode records, for every primitive
+applied to a value that depends on the inputs, a backward function; `vjp` then walks the
+records in reverse. Primals are computed eagerly by the next trace down, so Python control
+flow on primal values works under grad exactly as in JAX, and under jit everything is staged.
+Tangents/cotangents may be `Zero` (symbolic zero) to skip work.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pyjax.core import core
+from pyjax.core.core import ShapedArray, Trace, Tracer, bind, get_aval, new_main
+
+jvp_rules: dict = {}
+vjp_rules: dict = {}
+
+
+class Zero:
+    """A symbolic zero tangent/cotangent with a known aval."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+
+def zeros_like_aval(aval: ShapedArray):
+    from pyjax.lax import lax
+
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def instantiate(t, aval=None):
+    if type(t) is Zero:
+        return zeros_like_aval(t.aval)
+    return t
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """Integer and bool values have float0 tangents in JAX; we use a Zero of the same aval."""
+    return aval
+
+
+def add_tangents(a, b):
+    if type(a) is Zero:
+        return b
+    if type(b) is Zero:
+        return a
+    return bind(_add_any_p, a, b)
+
+
+_add_any_p = core.Primitive("add_any")
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val):
+        return JVPTracer(self, val, Zero(get_aval(val)))
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(type(t) is Zero for t in tangents):
+            outs = bind(primitive, *primals, **params)
+            if primitive.multiple_results:
+                return [JVPTracer(self, o, Zero(get_aval(o))) for o in outs]
+            return JVPTracer(self, outs, Zero(get_aval(outs)))
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")
+        primal_out, tangent_out = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
+        return JVPTracer(self, primal_out, tangent_out)
+
+
+def jvp_flat(f: Callable, primals: list, tangents: list) -> tuple[list, list]:
+    with new_main(JVPTrace) as main:
+        trace = JVPTrace(main)
+        tracers_in = [JVPTracer(trace, x, t) for x, t in zip(primals, tangents)]
+        outs = f(*tracers_in)
+        tracers_out = [trace.full_raise(o) for o in outs]
+        primals_out = [t.primal for t in tracers_out]
+        tangents_out = [t.tangent for t in tracers_out]
+    return primals_out, tangents_out
+
+
+# --- reverse mode (tape) --------------------------------------------------------------------
+
+
+class _Node:
+    """One recorded primitive application: parents are (node, output_index) or None."""
+
+    __slots__ = ("backward", "parents", "out_avals", "order", "multi")
+
+    def __init__(self, backward, parents, out_avals, order, multi=False):
+        self.backward = backward
+        self.parents = parents
+        self.out_avals = out_avals
+        self.order = order
+        self.multi = multi
+
+
+class VJPTracer(Tracer):
+    __slots__ = ("primal", "ref")  # ref: (node, output index) or None when independent of inputs
+
+    def __init__(self, trace, primal, ref):
+        self._trace = trace
+        self.primal = primal
+        self.ref = ref
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+
+class _Tape:
+    __slots__ = ("count",)
+
+    def __init__(self):
+        self.count = 0
+
+
+class VJPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val):
+        return VJPTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        primals = [t.primal for t in tracers]
+        refs = [t.ref for t in tracers]
+        if all(r is None for r in refs):
+            outs = bind(primitive, *primals, **params)
+            if primitive.multiple_results:
+                return [VJPTracer(self, o, None) for o in outs]
+            return VJPTracer(self, outs, None)
+        rule = vjp_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(f"Reverse-mode differentiation rule for '{primitive.name}' not implemented")
+        needs = [r is not None for r in refs]
+        outs, backward = rule(primals, needs, **params)
+        multi = primitive.multiple_results
+        out_list = outs if multi else [outs]
+        tape = self.main.global_data
+        tape.count += 1
+        n = _Node(backward, refs, [get_aval(o) for o in out_list], tape.count, multi)
+        if multi:
+            return [VJPTracer(self, o, (n, i)) for i, o in enumerate(out_list)]
+        return VJPTracer(self, outs, (n, 0))
+
+
+def backward_pass(out_refs: list, cts: list, in_refs: list) -> list:
+    """Propagate output cotangents back to the inputs' refs; returns input cotangents."""
+    ct_env: dict = {}  # node -> list of cotangents per output
+    nodes: dict = {}
+    for ref, ct in zip(out_refs, cts):
+        if ref is None or type(ct) is Zero:
+            continue
+        node, i = ref
+        slot = ct_env.setdefault(node, [None] * len(node.out_avals))
+        slot[i] = ct if slot[i] is None else add_tangents(slot[i], ct)
+        nodes[node] = True
+    # Visit nodes in reverse creation order; collect parents as we go.
+    import heapq
+
+    heap = [(-n.order, id(n), n) for n in nodes]
+    heapq.heapify(heap)
+    seen = set(id(n) for n in nodes)
+    while heap:
+        _, _, node = heapq.heappop(heap)
+        if node.backward is None:  # an input leaf
+            continue
+        slots = ct_env.pop(node)
+        cts_out = [Zero(a) if c is None else c for c, a in zip(slots, node.out_avals)]
+        cts_in = node.backward(cts_out if node.multi else cts_out[0])
+        for parent, ct in zip(node.parents, cts_in):
+            if parent is None or ct is None or type(ct) is Zero:
+                continue
+            pnode, pi = parent
+            slot = ct_env.setdefault(pnode, [None] * len(pnode.out_avals))
+            slot[pi] = ct if slot[pi] is None else add_tangents(slot[pi], ct)
+            if id(pnode) not in seen:
+                seen.add(id(pnode))
+                heapq.heappush(heap, (-pnode.order, id(pnode), pnode))
+    out = []
+    for ref in in_refs:
+        node, _ = ref
+        slot = ct_env.get(node)
+        ct = slot[0] if slot else None
+        out.append(Zero(node.out_avals[0]) if ct is None else ct)
+    return out
+
+
+def vjp_flat(f: Callable, primals: list):
+    """Run f with a tape; returns (outputs, backward(cts) -> input cotangents, aux).
+
+    f returns (list of outputs, aux)."""
+    tape = _Tape()
+    with new_main(VJPTrace, tape) as main:
+        trace = VJPTrace(main)
+        in_refs = []
+        tracers_in = []
+        for x in primals:
+            tape.count += 1
+            leaf = _Node(None, [], [get_aval(x)], tape.count)
+            in_refs.append((leaf, 0))
+            tracers_in.append(VJPTracer(trace, x, (leaf, 0)))
+        outs, aux = f(*tracers_in)
+        tracers_out = [trace.full_raise(o) for o in outs]
+        primals_out = [t.primal for t in tracers_out]
+        out_refs = [t.ref for t in tracers_out]
+        aux = _lower_aux(aux, main)
+
+    def backward(cts):
+        return backward_pass(out_refs, cts, in_refs)
+
+    return primals_out, backward, aux
+
+
+def _lower_aux(aux, main):
+    from pyjax.core.pytree import tree_map
+
+    def low(x):
+        if isinstance(x, VJPTracer) and x._trace.main is main:
+            return x.primal
+        return x
+
+    return tree_map(low, aux)
+
+
+def defjvp_unary(prim, deriv: Callable) -> None:
+    """Register jvp and vjp rules for f(x) with f'(x) = deriv(x, f(x))."""
+
+    def jvp(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        y = bind(prim, x, **params)
+        return y, bind(_mul_p(), t, deriv(x, y, **params))
+
+    def vjp(primals, needs, **params):
+        (x,) = primals
+        y = bind(prim, x, **params)
+        return y, lambda ct: [bind(_mul_p(), ct, deriv(x, y, **params))]
+
+    jvp_rules[prim] = jvp
+    vjp_rules[prim] = vjp
+
+
+def _mul_p():
+    from pyjax.lax.lax import mul_p
+
+    return mul_p

@@ -1,0 +1,57 @@
+"""pyjax.numpy: JAX's numpy API."""
+
+from pyjax import runtime as _runtime  # noqa: F401  (installs the executor)
+from pyjax.core.dtypes import (  # noqa: F401
+    bfloat16,
+    bool_type as bool_,
+    complexfloating,
+    dtype as _dtype_fn,
+    finfo,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    integer,
+    issubdtype,
+    number,
+    promote_types,
+    signedinteger,
+    unsignedinteger,
+)
+from pyjax.core import dtypes as _dtypes
+from pyjax.numpy._core import *  # noqa: F401,F403
+from pyjax.numpy._core import ndarray, sum, max, min, all, any, abs, round, pow  # noqa: F401
+from pyjax.numpy import _methods
+
+float16 = _dtypes.SCALAR_TYPES["float16"]
+float32 = _dtypes.SCALAR_TYPES["float32"]
+float64 = _dtypes.SCALAR_TYPES["float64"]
+int8 = _dtypes.SCALAR_TYPES["int8"]
+int16 = _dtypes.SCALAR_TYPES["int16"]
+int32 = _dtypes.SCALAR_TYPES["int32"]
+int64 = _dtypes.SCALAR_TYPES["int64"]
+uint8 = _dtypes.SCALAR_TYPES["uint8"]
+uint16 = _dtypes.SCALAR_TYPES["uint16"]
+uint32 = _dtypes.SCALAR_TYPES["uint32"]
+uint64 = _dtypes.SCALAR_TYPES["uint64"]
+bfloat16 = _dtypes.SCALAR_TYPES["bfloat16"]
+float_ = float64
+int_ = int64
+uint = uint64
+single, double, half = float32, float64, float16
+bool = bool_  # noqa: A001
+
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+euler_gamma = 0.5772156649015329
+newaxis = None
+
+
+def dtype(spec):
+    """jnp.dtype(spec): the canonical pyjax dtype object."""
+    return _dtype_fn(spec)
+
+
+_methods.install()

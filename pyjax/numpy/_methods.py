@@ -1,0 +1,148 @@
+"""Operators and methods shared by concrete Arrays and tracers (installed on both classes)."""
+
+from __future__ import annotations
+
+import builtins
+
+from pyjax.core import dtypes
+from pyjax.core.core import Tracer
+from pyjax.lax import lax
+from pyjax.numpy import _core as jnp
+from pyjax.runtime.array import Array
+
+_NOT_IMPLEMENTED_TYPES = (str, bytes, dict, set)
+
+
+def _defer(fn, swap=False):
+    def op(self, other):
+        if isinstance(other, _NOT_IMPLEMENTED_TYPES) or (isinstance(other, (list, tuple))):
+            return NotImplemented
+        if hasattr(other, "__jax_array__"):
+            other = other.__jax_array__()
+        return fn(other, self) if swap else fn(self, other)
+
+    return op
+
+
+def _matmul(a, b):
+    return jnp.matmul(a, b)
+
+
+def _getitem(self, idx):
+    from pyjax.numpy._indexing import getitem
+
+    return getitem(self, idx)
+
+
+def _astype(self, dtype, copy=False, device=None):
+    return lax.convert_element_type(self, dtype)
+
+
+def _reshape(self, *shape, order="C"):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return jnp.reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+        axes = axes[0]
+    return jnp.transpose(self, axes or None)
+
+
+def _sort(self, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    from pyjax.numpy._sorting import sort
+
+    return sort(self, axis=axis, stable=stable, descending=descending)
+
+
+def _argsort(self, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    from pyjax.numpy._sorting import argsort
+
+    return argsort(self, axis=axis, stable=stable, descending=descending)
+
+
+def _at(self):
+    from pyjax.numpy._indexing import _IndexUpdateHelper
+
+    return _IndexUpdateHelper(self)
+
+
+def _round(self, decimals=0):
+    return jnp.round(self, decimals)
+
+
+def _neg_check(self):
+    if dtypes.dtype(self.dtype).kind == "b":
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator "
+                        "or the logical_not function instead.")
+    return jnp.negative(self)
+
+
+def _view(self, dtype=None, type=None):
+    if dtype is None:
+        return self
+    return lax.bitcast_convert_type(self, dtype)
+
+
+def _clip(self, min=None, max=None):
+    return jnp.clip(self, min, max)
+
+
+METHODS = {
+    "__add__": _defer(jnp.add), "__radd__": _defer(jnp.add, True),
+    "__sub__": _defer(jnp.subtract), "__rsub__": _defer(jnp.subtract, True),
+    "__mul__": _defer(jnp.multiply), "__rmul__": _defer(jnp.multiply, True),
+    "__truediv__": _defer(jnp.true_divide), "__rtruediv__": _defer(jnp.true_divide, True),
+    "__floordiv__": _defer(jnp.floor_divide), "__rfloordiv__": _defer(jnp.floor_divide, True),
+    "__mod__": _defer(jnp.remainder), "__rmod__": _defer(jnp.remainder, True),
+    "__divmod__": _defer(jnp.divmod), "__rdivmod__": _defer(jnp.divmod, True),
+    "__pow__": _defer(jnp.power), "__rpow__": _defer(jnp.power, True),
+    "__matmul__": _defer(_matmul), "__rmatmul__": _defer(_matmul, True),
+    "__and__": _defer(jnp.bitwise_and), "__rand__": _defer(jnp.bitwise_and, True),
+    "__or__": _defer(jnp.bitwise_or), "__ror__": _defer(jnp.bitwise_or, True),
+    "__xor__": _defer(jnp.bitwise_xor), "__rxor__": _defer(jnp.bitwise_xor, True),
+    "__lshift__": _defer(jnp.left_shift), "__rlshift__": _defer(jnp.left_shift, True),
+    "__rshift__": _defer(jnp.right_shift), "__rrshift__": _defer(jnp.right_shift, True),
+    "__lt__": _defer(jnp.less), "__le__": _defer(jnp.less_equal), "__gt__": _defer(jnp.greater),
+    "__ge__": _defer(jnp.greater_equal), "__eq__": _defer(jnp.equal), "__ne__": _defer(jnp.not_equal),
+    "__neg__": _neg_check, "__pos__": jnp.positive, "__abs__": jnp.absolute, "__invert__": jnp.bitwise_not,
+    "__getitem__": _getitem,
+    "sum": jnp.sum, "mean": jnp.mean, "max": jnp.max, "min": jnp.min, "prod": jnp.prod, "var": jnp.var,
+    "std": jnp.std, "argmax": jnp.argmax, "argmin": jnp.argmin, "all": jnp.all, "any": jnp.any,
+    "cumsum": jnp.cumsum, "cumprod": jnp.cumprod, "reshape": _reshape, "transpose": _transpose,
+    "astype": _astype, "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze, "clip": _clip,
+    "round": _round, "sort": _sort, "argsort": _argsort, "swapaxes": jnp.swapaxes, "dot": jnp.dot,
+    "diagonal": jnp.diagonal, "trace": jnp.trace, "ptp": jnp.ptp, "repeat": jnp.repeat, "view": _view,
+    "conj": lambda self: self, "conjugate": lambda self: self,
+}
+
+PROPERTIES = {
+    "T": lambda self: jnp.transpose(self),
+    "mT": lambda self: jnp.swapaxes(self, -1, -2),
+    "at": _at,
+    "real": lambda self: self,
+    "imag": lambda self: jnp.zeros_like(self),
+    "flat": lambda self: jnp.ravel(self),
+}
+
+
+def install() -> None:
+    for cls in (Array, Tracer):
+        for name, fn in METHODS.items():
+            setattr(cls, name, fn)
+        for name, fn in PROPERTIES.items():
+            setattr(cls, name, property(fn))
+    Array.__hash__ = _unhashable
+    Tracer.__hash__ = _unhashable_tracer
+
+
+def _unhashable(self):
+    raise TypeError("unhashable type: 'ArrayImpl'")
+
+
+def _unhashable_tracer(self):
+    raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+
+builtins = builtins

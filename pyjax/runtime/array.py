@@ -1,0 +1,278 @@
+"""The concrete Array: a device buffer read through a ShapeTracker, or a host scalar.
+
+Memory is automatic: a Buffer frees its backend slot when the last Array (or pending
+program) referencing it is garbage-collected. Movement ops share the Buffer with a new view.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from pyjax.compiler.views import ShapeTracker
+from pyjax.core import core, dtypes
+from pyjax.core.core import ShapedArray
+
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
+
+
+class Buffer:
+    __slots__ = ("backend", "slot", "nbytes", "__weakref__")
+
+    def __init__(self, backend, nbytes: int):
+        self.backend = backend
+        self.nbytes = nbytes
+        self.slot = backend.malloc(max(nbytes, 1))
+
+    def __del__(self):
+        try:
+            self.backend.free(self.slot)
+        except Exception:  # interpreter shutdown: the backend may already be gone
+            pass
+
+
+_FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
+        "int16": "h", "uint16": "H", "int64": "q", "uint64": "Q", "bool": "?"}
+
+
+class Array:
+    """A pyjax array. Operators and methods are installed by pyjax.numpy."""
+
+    __slots__ = ("aval", "_buf", "_tracker", "_device", "_host", "_committed", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, aval: ShapedArray, buf: Buffer | None, tracker: ShapeTracker | None, device, host=None):
+        self.aval = aval
+        self._buf = buf
+        self._tracker = tracker
+        self._device = device
+        self._host = host  # Python scalar for not-yet-uploaded scalars
+        self._committed = False
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: math.prod(self.aval.shape))
+    weak_type = property(lambda self: self.aval.weak_type)
+    nbytes = property(lambda self: self.size * self.aval.dtype.itemsize)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+
+    @property
+    def device(self):
+        return self._device
+
+    def devices(self) -> set:
+        return {self._device}
+
+    @property
+    def sharding(self):
+        return SingleDeviceSharding(self._device)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    # --- host transfer -------------------------------------------------------------------
+    def _ensure_buffer(self) -> None:
+        if self._buf is None:
+            backend = self._device.backend
+            d = self.aval.dtype
+            buf = Buffer(backend, d.itemsize)
+            backend.write(buf.slot, _pack_scalar(self._host, d))
+            self._buf, self._tracker = buf, ShapeTracker.contiguous(())
+            if self.aval.shape:
+                self._tracker = self._tracker.reshape((1,) * len(self.aval.shape)).expand(self.aval.shape)
+
+    def _contiguous_bytes(self) -> bytes:
+        """The array's elements in C order, as raw bytes."""
+        from pyjax.runtime import execute
+
+        if self._buf is None:
+            return _pack_scalar(self._host, self.aval.dtype) * self.size
+        arr = self
+        if not (self._tracker.is_contiguous and self._buf.nbytes == self.nbytes):
+            arr = execute.materialize(self)
+        backend = arr._buf.backend
+        backend.synchronize()
+        return backend.read(arr._buf.slot, self.nbytes)
+
+    async def _contiguous_bytes_async(self) -> bytes:
+        from pyjax.runtime import execute
+
+        arr = self
+        if self._buf is None:
+            return _pack_scalar(self._host, self.aval.dtype) * self.size
+        if not (self._tracker.is_contiguous and self._buf.nbytes == self.nbytes):
+            arr = execute.materialize(self)
+        return await arr._buf.backend.read_async(arr._buf.slot, self.nbytes)
+
+    def _numpy(self):
+        d = self.aval.dtype
+        if self._host is not None and self._buf is None:
+            return np.full(self.aval.shape, self._host, dtype=np.dtype(d.name))
+        raw = self._contiguous_bytes()
+        return np.frombuffer(raw, dtype=np.dtype(d.name)).reshape(self.aval.shape).copy()
+
+    def _flat_list(self) -> list:
+        d = self.aval.dtype
+        if self._host is not None and self._buf is None:
+            v = _py_scalar(self._host, d)
+            return [v] * self.size
+        raw = self._contiguous_bytes()
+        vals = list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw)) if self.size else []
+        return vals
+
+    def tolist(self):
+        if np is not None:
+            return self._numpy().tolist()
+        return _nest(self._flat_list(), self.aval.shape)
+
+    def item(self, *args):
+        if args:
+            return self[args if len(args) > 1 else args[0]].item()
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self._flat_list()[0]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __float__(self):
+        return float(self._scalar_value("float"))
+
+    def __int__(self):
+        return int(self._scalar_value("int"))
+
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"The truth value of an array with more than one element is ambiguous. "
+                             f"Use a.any() or a.all()")
+        return bool(self._flat_list()[0])
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iub" or self.size != 1 or self.ndim:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._flat_list()[0])
+
+    def _scalar_value(self, what: str):
+        if self.size != 1:
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+        return self._flat_list()[0]
+
+    def block_until_ready(self):
+        if self._buf is not None:
+            self._buf.backend.synchronize()
+        return self
+
+    async def block_until_ready_async(self):
+        if self._buf is not None:
+            await self._buf.backend.read_async(self._buf.slot, 0)
+        return self
+
+    def copy_to_host_async(self):
+        return None
+
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    is_fully_addressable = True
+
+    def __repr__(self):
+        from pyjax.runtime.printing import array_repr
+
+        return array_repr(self)
+
+    def __str__(self):
+        from pyjax.runtime.printing import array_str
+
+        return array_str(self)
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array'")
+
+    def __reduce__(self):
+        from pyjax.numpy import asarray
+
+        return (asarray, (self.tolist(), self.dtype.name))
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __setitem__(self, key, value):
+        raise TypeError("'Array' object does not support item assignment. JAX arrays are immutable. "
+                        "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
+                        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._numpy().__dlpack__(*args, **kwargs)
+
+
+class SingleDeviceSharding:
+    def __init__(self, device):
+        self.device = device
+        self.device_set = {device}
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self.device!r})"
+
+
+def _nest(flat: list, shape: tuple):
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _py_scalar(v, d):
+    if d.kind == "b":
+        return bool(v)
+    if d.kind in "iu":
+        return int(v)
+    return struct.unpack(_FMT[d.name], _pack_scalar(v, d))[0]
+
+
+def _pack_scalar(v, d) -> bytes:
+    fmt = _FMT[d.name]
+    if d.kind in "iu":
+        v = int(v)
+        bits = d.bits
+        v &= (1 << bits) - 1
+        if d.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+    elif d.kind == "b":
+        v = bool(v)
+    else:
+        v = float(v)
+        if d.itemsize == 4 and math.isfinite(v) and abs(v) > 3.4028234663852886e38:
+            v = math.copysign(math.inf, v) if abs(v) >= 3.4028235677973366e38 else math.copysign(3.4028234663852886e38, v)
+        if d.itemsize == 2:
+            try:
+                return struct.pack("<e", v)
+            except OverflowError:
+                return struct.pack("<e", math.copysign(math.inf, v))
+    return struct.pack("<" + fmt, v)
+
+
+def _array_aval(x: Array) -> ShapedArray:
+    return x.aval
+
+
+core.pytype_aval_mappings[Array] = _array_aval
+dtypes = dtypes

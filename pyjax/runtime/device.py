@@ -1,0 +1,141 @@
+"""Devices and backends: which backend runs an array's work, chosen lazily by platform name."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+
+from pyjax.core.config import config
+
+KNOWN_PLATFORMS = ("webgpu", "wasm", "cpu")
+
+
+class Device:
+    """One device of a backend (each backend has exactly one device, id 0)."""
+
+    __slots__ = ("platform", "id", "_backend")
+
+    def __init__(self, platform: str):
+        self.platform = platform
+        self.id = 0
+        self._backend = None
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            self._backend = _create_backend(self.platform)
+        return self._backend
+
+    device_kind = property(lambda self: self.platform)
+    process_index = 0
+
+    def __repr__(self):
+        return {"cpu": "CpuDevice", "wasm": "WasmDevice", "webgpu": "WebGPUDevice"}[self.platform] + "(id=0)"
+
+    def __str__(self):
+        return f"{self.platform}:0"
+
+
+_devices: dict[str, Device] = {}
+_unavailable: dict[str, str] = {}
+_default_stack: list[Device] = []
+
+
+def _create_backend(platform: str):
+    if platform == "cpu":
+        from pyjax.backends.cpu import CpuBackend
+
+        return CpuBackend()
+    if platform == "wasm":
+        from pyjax.backends.wasm import WasmBackend  # noqa: F401  (added by the wasm backend)
+
+        return WasmBackend()
+    if platform == "webgpu":
+        from pyjax.backends.webgpu import WebGPUBackend  # noqa: F401
+
+        return WebGPUBackend()
+    raise RuntimeError(f"Unknown backend {platform!r}; known platforms: {', '.join(KNOWN_PLATFORMS)}")
+
+
+def _available(platform: str) -> bool:
+    """Can this platform's backend be created here? (tried once, remembered)."""
+    if platform in _devices:
+        return True
+    if platform in _unavailable:
+        return False
+    if platform not in KNOWN_PLATFORMS:
+        raise RuntimeError(f"Unknown backend {platform!r}; known platforms: {', '.join(KNOWN_PLATFORMS)}")
+    dev = Device(platform)
+    try:
+        dev.backend  # noqa: B018 - creating it is the availability check
+    except Exception as e:  # a missing host package or adapter makes the platform unavailable
+        _unavailable[platform] = f"{type(e).__name__}: {e}"
+        return False
+    _devices[platform] = dev
+    return True
+
+
+def _platform_list() -> list[str]:
+    names = [p.strip() for p in (config.jax_platforms or "").split(",") if p.strip()]
+    return names or ["cpu"]
+
+
+def get_device(platform: str) -> Device:
+    if not _available(platform):
+        reason = _unavailable.get(platform, "")
+        raise RuntimeError(f"Backend '{platform}' failed to initialize: {reason}. "
+                           f"Available backends are {[p for p in KNOWN_PLATFORMS if p in _devices]}")
+    return _devices[platform]
+
+
+def default_device() -> Device:
+    if _default_stack:
+        return _default_stack[-1]
+    for name in _platform_list():
+        if _available(name):
+            return _devices[name]
+        if len(_platform_list()) == 1:
+            get_device(name)  # raises with the reason
+    warnings.warn(f"No requested platform is available ({_platform_list()}); falling back to cpu.", stacklevel=2)
+    return get_device("cpu")
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    """pyjax.devices(): the devices of a backend (default: the default backend)."""
+    if backend is None:
+        return [default_device()]
+    return [get_device(backend)]
+
+
+def local_devices(process_index=None, backend=None) -> list[Device]:
+    return devices(backend)
+
+
+def device_count(backend=None) -> int:
+    return len(devices(backend))
+
+
+def default_backend() -> str:
+    return default_device().platform
+
+
+@contextlib.contextmanager
+def default_device_ctx(device):
+    """with pyjax.default_device(pyjax.devices('cpu')[0]): ..."""
+    if isinstance(device, str):
+        device = get_device(device)
+    _default_stack.append(device)
+    try:
+        yield device
+    finally:
+        _default_stack.pop()
+
+
+def _on_config(name, value):
+    if name == "jax_platforms":
+        _unavailable.clear()
+
+
+config.on_update(_on_config)
+sys = sys

@@ -1,0 +1,285 @@
+"""Running primitives and jaxprs on devices.
+
+Eagerly, each primitive is compiled as a one-equation jaxpr into a Program (cached by
+primitive, params, input avals and views), so movement ops become views and everything else
+a kernel. Under jit, the whole jaxpr is compiled once per (backend, input views). Programs run
+by allocating each step's outputs and dispatching; temporaries die after their last use.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from pyjax.compiler import lowering
+from pyjax.compiler.lowering import constant, source_load
+from pyjax.compiler.partition import HostStep, KernelStep, Partitioner, Program, RoutineStep, compile_jaxpr
+from pyjax.compiler.views import ShapeTracker
+from pyjax.core import core, dtypes
+from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from pyjax.runtime.array import Array, Buffer
+from pyjax.runtime.device import default_device
+
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
+
+DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
+
+_eager_cache: dict = {}
+_materialize_cache: dict = {}
+
+
+def make_scalar(value, dtype, weak: bool) -> Array:
+    return Array(ShapedArray((), dtype, weak), None, None, default_device(), host=value)
+
+
+def _to_array(x, device) -> Array:
+    if type(x) is Array:
+        return x
+    if isinstance(x, (bool, int, float)):
+        return make_scalar(x, dtypes.python_scalar_dtype(x), type(x) is not bool)
+    if np is not None and isinstance(x, (np.ndarray, np.generic)):
+        return from_numpy(np.asarray(x), device)
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+def _device_of(args):
+    dev = None
+    for a in args:
+        if type(a) is Array:
+            if a._committed:
+                return a._device
+            if dev is None and a._buf is not None:
+                dev = a._device
+    return dev or default_device()
+
+
+def _on_device(a: Array, device) -> Array:
+    if a._device is device:
+        return a
+    if a._buf is None:
+        return Array(a.aval, None, None, device, host=a._host)
+    return transfer(a, device)
+
+
+def execute(prim, args, params):
+    """Eager impl of every lax primitive (installed as core.executor)."""
+    device = _device_of(args)
+    arrays = [_on_device(_to_array(a, device), device) for a in args]
+    for a in arrays:
+        if a._buf is None:
+            a._ensure_buffer()
+    try:
+        key = (prim, tuple(params.items()), tuple((a.aval, a._tracker) for a in arrays), device.platform)
+        hash(key)
+    except TypeError:
+        key = None
+    plan = _eager_cache.get(key) if key is not None else None
+    if plan is None:
+        plan = _compile_eqn(prim, arrays, params, device)
+        if key is not None:
+            _eager_cache[key] = plan
+    program, out_avals = plan
+    outs = run_program(program, device, [a._buf for a in arrays], out_avals)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _compile_eqn(prim, arrays, params, device):
+    avals = [a.aval for a in arrays]
+    out = prim.abstract_eval(*avals, **params)
+    out_avals = out if prim.multiple_results else [out]
+    in_vars = [Var(a) for a in avals]
+    out_vars = [Var(a) for a in out_avals]
+    jaxpr = Jaxpr(in_vars, [JaxprEqn(prim, in_vars, params, out_vars)], out_vars)
+    specs = [(a.aval.dtype, a._tracker) for a in arrays]
+    program = compile_jaxpr(jaxpr, specs, _scalar_literal)
+    _prepare(program, device.backend)
+    return program, out_avals
+
+
+def _scalar_literal(val, aval) -> lowering.Lazy:
+    if isinstance(val, (bool, int, float)):
+        return constant(val, aval.dtype, aval.shape)
+    if type(val) is Array and val._buf is None:
+        return constant(val._host, aval.dtype, aval.shape)
+    raise AssertionError("array literal without an input slot")
+
+
+def _prepare(program: Program, backend) -> None:
+    for s in program.steps:
+        if isinstance(s, KernelStep):
+            s.exe = backend.prepare_kernel(s.kernel)
+            if DEBUG:
+                print(f"[pyjax] {backend.name} {s.kernel!r}")
+        elif isinstance(s, RoutineStep):
+            s.exe = backend.prepare_routine(s.routine)
+
+
+def run_program(program: Program, device, in_bufs: list, out_avals: list) -> list:
+    backend = device.backend
+    env = list(in_bufs) + [None] * 8
+    need = program.n_inputs + len(program.steps) * 4 + 8
+    if len(env) < need:
+        env.extend([None] * (need - len(env)))
+    frees = program.frees
+    for i, step in enumerate(program.steps):
+        t0 = time.perf_counter() if DEBUG else 0.0
+        if type(step) is KernelStep:
+            out = Buffer(backend, step.nbytes)
+            backend.dispatch(step.exe, [env[s].slot for s in step.srcs], [out.slot])
+            _put(env, step.out, out)
+        elif type(step) is RoutineStep:
+            outs = [Buffer(backend, n) for n in step.nbytes]
+            backend.dispatch(step.exe, [env[s].slot for s in step.srcs], [o.slot for o in outs])
+            for o, b in zip(step.outs, outs):
+                _put(env, o, b)
+        else:
+            _run_host(step, env, device)
+        if DEBUG:
+            backend.synchronize()
+            print(f"[pyjax] step {i}: {(time.perf_counter() - t0) * 1e3:.3f} ms")
+        for f in frees[i]:
+            env[f] = None
+    results = []
+    for o, aval in zip(program.outputs, out_avals):
+        if o[0] == "const":
+            results.append(Array(aval, None, None, device, host=o[1]))
+        else:
+            _, src, tr = o
+            results.append(Array(aval, env[src], tr, device))
+    return results
+
+
+def _put(env, i, v):
+    if i >= len(env):
+        env.extend([None] * (i + 1 - len(env)))
+    env[i] = v
+
+
+def _run_host(step: HostStep, env, device) -> None:
+    from pyjax.runtime import control
+
+    ins = [Array(ShapedArray(tr.shape, _dtype_of(step.eqn, k)), env[s], tr, device)
+           for k, (s, tr) in enumerate(zip(step.srcs, step.src_trackers))]
+    outs = control.run(step.eqn, ins)
+    for o, arr in zip(step.outs, outs):
+        arr = arr if type(arr) is Array else _to_array(arr, device)
+        arr = _on_device(arr, device)
+        if arr._buf is None:
+            arr._ensure_buffer()
+        if not arr._tracker.is_contiguous or arr._buf.nbytes != arr.nbytes:
+            arr = materialize(arr)
+        _put(env, o, arr._buf)
+
+
+def _dtype_of(eqn, k):
+    x = eqn.inputs[k]
+    return x.aval.dtype
+
+
+def materialize(arr: Array) -> Array:
+    """A contiguous copy of arr (used when a view must become a plain buffer)."""
+    if arr._buf is None:
+        arr._ensure_buffer()
+    key = (arr.aval.dtype, arr._tracker, arr._device.platform)
+    prog = _materialize_cache.get(key)
+    if prog is None:
+        part = Partitioner(1)
+        m = part.materialize(source_load(0, arr._tracker, arr.aval.dtype))
+        prog = Program(1, part.steps, [("buf",) + m.expr.arg], [[] for _ in part.steps])
+        _prepare(prog, arr._device.backend)
+        _materialize_cache[key] = prog
+    return run_program(prog, arr._device, [arr._buf], [arr.aval])[0]
+
+
+# --- jit ---------------------------------------------------------------------------------------
+
+
+def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
+    """Compile (once per backend and input views) and run a closed jaxpr on concrete args."""
+    device = _device_of(args)
+    arrays = [_on_device(_to_array(a, device), device) for a in args]
+    for a in arrays:
+        if a._buf is None:
+            a._ensure_buffer()
+    lits = _array_literals(jaxpr)
+    key = (device.platform, tuple(a._tracker for a in arrays), tuple(a.aval for a in arrays))
+    cache = jaxpr._cache
+    entry = cache.get(key)
+    if entry is None:
+        n = len(arrays)
+        lit_index = {id(v): n + k for k, v in enumerate(lits)}
+        for v in lits:
+            if v._device is not device:
+                raise ValueError("jit: a captured constant lives on another device")
+
+        def literal_fn(val, aval):
+            if type(val) is Array and val._buf is not None:
+                return source_load(lit_index[id(val)], val._tracker, aval.dtype)
+            return _scalar_literal(val, aval)
+
+        specs = [(a.aval.dtype, a._tracker) for a in arrays] + [(v.aval.dtype, v._tracker) for v in lits]
+        program = compile_jaxpr(jaxpr, specs, literal_fn)
+        _prepare(program, device.backend)
+        if DEBUG:
+            print(f"[pyjax] compiled {program!r}")
+        entry = cache[key] = program
+    return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+
+
+def _array_literals(jaxpr: Jaxpr) -> list:
+    """Arrays with device buffers captured as Literals (nested pjit included)."""
+    out = jaxpr._cache.get("lits")
+    if out is not None:
+        return out
+    out, seen = [], set()
+
+    def visit(j):
+        for e in j.eqns:
+            for x in e.inputs:
+                if type(x) is Literal and type(x.val) is Array and x.val._buf is not None and id(x.val) not in seen:
+                    seen.add(id(x.val))
+                    out.append(x.val)
+            if e.primitive.name == "pjit":
+                visit(e.params["jaxpr"])
+        for x in j.outs:
+            if type(x) is Literal and type(x.val) is Array and x.val._buf is not None and id(x.val) not in seen:
+                seen.add(id(x.val))
+                out.append(x.val)
+
+    visit(jaxpr)
+    jaxpr._cache["lits"] = out
+    return out
+
+
+# --- host data in and out ------------------------------------------------------------------------
+
+
+def from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
+    device = device or default_device()
+    buf = Buffer(device.backend, len(raw))
+    device.backend.write(buf.slot, raw)
+    return Array(aval, buf, ShapeTracker.contiguous(aval.shape), device)
+
+
+def from_numpy(a, device=None, dtype=None, weak: bool = False) -> Array:
+    d = dtypes.canonicalize(a.dtype if dtype is None else dtype)
+    a = np.ascontiguousarray(a, dtype=np.dtype(d.name))
+    return from_bytes(a.tobytes(), ShapedArray(tuple(a.shape), d, weak), device)
+
+
+def transfer(a: Array, device) -> Array:
+    """Copy an array to another device (through the host)."""
+    if a._device is device:
+        return a
+    if a._buf is None:
+        return Array(a.aval, None, None, device, host=a._host)
+    return from_bytes(a._contiguous_bytes(), a.aval, device)
+
+
+core.executor = execute
+core.make_scalar = make_scalar
+math = math
