@@ -43,7 +43,11 @@ SPECIAL = np.array(
     np.float32,
 )  # fmt: skip
 
-_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.uint32): "u32"}
+_TYPES = {
+    np.dtype(np.float32): "f32",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.uint32): "u32",
+}
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +104,11 @@ def rel_err(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         overflow = np.abs(exact) >= 2.0**128 * (1 - 2.0**-25)  # rounds to inf in f32
         e = np.abs(g - exact) / np.maximum(np.abs(exact), TINY)
-        e = np.where(overflow, np.where(np.isinf(g) & (np.sign(g) == np.sign(exact)), 0, np.inf), e)
+        e = np.where(
+            overflow,
+            np.where(np.isinf(g) & (np.sign(g) == np.sign(exact)), 0, np.inf),
+            e,
+        )
         e = np.where(np.isnan(exact), np.where(np.isnan(g), 0, np.inf), e)
         e = np.where(np.isinf(exact) & ~overflow, np.where(g == exact, 0, np.inf), e)
     return e
@@ -108,7 +116,11 @@ def rel_err(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 def random_floats(n: int, seed: int) -> np.ndarray:
     """Finite f32 values with uniformly random bit patterns: every binade, both signs."""
-    bits = np.random.default_rng(seed).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    bits = (
+        np.random.default_rng(seed)
+        .integers(0, 2**32, n, dtype=np.uint64)
+        .astype(np.uint32)
+    )
     x = bits.view(np.float32)
     return x[np.isfinite(x)]
 
@@ -156,15 +168,21 @@ MEASURED: dict[str, float] = {}
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_accuracy(host, name):
     ref, extra = UNARY[name]
-    x = np.concatenate([random_floats(300000, hash(name) % 1000), SPECIAL, logsym(1e-8, 100), extra])
+    x = np.concatenate(
+        [random_floats(300000, sum(map(ord, name))), SPECIAL, logsym(1e-8, 100), extra]
+    )
     got = run(host, f"pj_{name}(a0)", [x], {name})
     with np.errstate(all="ignore"):
         exact = ref(x.astype(np.float64))
     e = rel_err(got, exact)
     i = int(np.argmax(e))
     MEASURED[name] = float(e[i])
-    print(f"\n{name}: max error {e[i]:.3g} at x={x[i]!r} (got {got[i]!r}, exact {exact[i]!r})")
-    assert e[i] <= TOL, f"{name}({x[i]!r}) = {got[i]!r}, exact {exact[i]!r}, error {e[i]:.3g}"
+    print(
+        f"\n{name}: max error {e[i]:.3g} at x={x[i]!r} (got {got[i]!r}, exact {exact[i]!r})"
+    )
+    assert e[i] <= TOL, (
+        f"{name}({x[i]!r}) = {got[i]!r}, exact {exact[i]!r}, error {e[i]:.3g}"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -180,7 +198,12 @@ def test_unary_special_values_match_numpy(host, name):
         elif w == 0 or np.isinf(w):
             assert g == w and np.signbit(g) == np.signbit(w), (name, xi, g, w)
         else:
-            assert abs(float(g) - float(w)) <= TOL * abs(float(w)) + 1e-44, (name, xi, g, w)
+            assert abs(float(g) - float(w)) <= TOL * abs(float(w)) + 1e-44, (
+                name,
+                xi,
+                g,
+                w,
+            )
 
 
 def _pow_inputs() -> tuple[np.ndarray, np.ndarray]:
@@ -188,22 +211,31 @@ def _pow_inputs() -> tuple[np.ndarray, np.ndarray]:
     n = 300000
     # whole range: x anywhere, y such that |y ln x| <= 90 (results near overflow/underflow)
     x1 = np.exp(rng.uniform(-103, 88, n)).astype(np.float32)
-    y1 = (rng.uniform(-1, 1, n) * 90 / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)).astype(
-        np.float32
-    )
+    y1 = (
+        rng.uniform(-1, 1, n)
+        * 90
+        / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)
+    ).astype(np.float32)
     # x within 2000 ulps of 1 with huge |y|: the case that needs log2(x) in extra precision
     x2 = (1 + rng.integers(-2000, 2000, n) * 2.0**-23).astype(np.float32)
-    y2 = (rng.uniform(-1, 1, n) * 85 / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)).astype(
+    y2 = (
+        rng.uniform(-1, 1, n)
+        * 85
+        / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)
+    ).astype(np.float32)
+    x3 = -np.exp(rng.uniform(-10, 10, n)).astype(
         np.float32
-    )
-    x3 = -np.exp(rng.uniform(-10, 10, n)).astype(np.float32)  # negative base, integer power
+    )  # negative base, integer power
     y3 = np.round(rng.uniform(-30, 30, n)).astype(np.float32)
     x4, y4 = random_floats(n, 12), random_floats(n, 13)
     m = min(len(x4), len(y4))
     sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0,
                    1e-45, 1e30, -1e30, 0.3, 2.5, -2.5], np.float32)  # fmt: skip
     xs, ys = (a.ravel() for a in np.meshgrid(sp, sp))
-    return (np.concatenate([x1, x2, x3, x4[:m], xs]), np.concatenate([y1, y2, y3, y4[:m], ys]))
+    return (
+        np.concatenate([x1, x2, x3, x4[:m], xs]),
+        np.concatenate([y1, y2, y3, y4[:m], ys]),
+    )
 
 
 def test_pow_accuracy_and_specials(host):
@@ -281,7 +313,12 @@ def test_integer_division_matches_jax(host, dtype):
     a, b = _int_operands(dtype)
     ja, jb = jnp.asarray(a), jnp.asarray(b)
     sfx = "i32" if dtype == np.int32 else "u32"
-    cases = {"div": jax.lax.div, "rem": jax.lax.rem, "floordiv": jnp.floor_divide, "mod": jnp.remainder}
+    cases = {
+        "div": jax.lax.div,
+        "rem": jax.lax.rem,
+        "floordiv": jnp.floor_divide,
+        "mod": jnp.remainder,
+    }
     for base, fn in cases.items():
         name = f"{base}_{sfx}"
         got = run(host, f"pj_{name}(a0, a1)", [a, b], {name}, out=dtype)
@@ -311,10 +348,16 @@ def test_threefry2x32_matches_jax(host):
     from jax._src.random.threefry2x32 import threefry2x32_p
 
     rng = np.random.default_rng(41)
-    k0, k1, c0, c1 = (rng.integers(0, 2**32, 100000, dtype=np.uint64).astype(np.uint32) for _ in range(4))
+    k0, k1, c0, c1 = (
+        rng.integers(0, 2**32, 100000, dtype=np.uint64).astype(np.uint32)
+        for _ in range(4)
+    )
     # Random123's known-answer vector first.
     k0[0], k1[0], c0[0], c1[0] = 0x13198A2E, 0x03707344, 0x243F6A88, 0x85A308D3
-    w0, w1 = (np.asarray(v) for v in threefry2x32_p.bind(*(jnp.asarray(v) for v in (k0, k1, c0, c1))))
+    w0, w1 = (
+        np.asarray(v)
+        for v in threefry2x32_p.bind(*(jnp.asarray(v) for v in (k0, k1, c0, c1)))
+    )
     expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
     g0 = run(host, expr + ".x", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
     g1 = run(host, expr + ".y", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
@@ -323,29 +366,23 @@ def test_threefry2x32_matches_jax(host):
 
 
 def test_jax_random_bits_from_threefry(host):
-    """jax.random.bits for a key is threefry2x32(key, iota) split in halves (non-partitionable)."""
+    """jax.random.bits(key, (8,), uint32) rebuilt from pj_threefry2x32, in either of JAX's modes."""
     jax = pytest.importorskip("jax")
+    key = jax.random.PRNGKey(1234)
+    want = np.asarray(jax.random.bits(key, (8,), np.uint32))
+    k = np.asarray(jax.random.key_data(key), np.uint32)
+    expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
     if jax.config.jax_threefry_partitionable:
-        # Partitionable mode hashes (0, i) counters instead; the hash itself is the same.
-        ctr_hi = np.zeros(8, np.uint32)
-        ctr_lo = np.arange(8, dtype=np.uint32)
-        key = jax.random.key_data(jax.random.PRNGKey(1234))
-        want = np.asarray(jax.random.bits(jax.random.PRNGKey(1234), (8,), np.uint32))
-        k = np.asarray(key, np.uint32)
-        args = [np.full(8, k[0], np.uint32), np.full(8, k[1], np.uint32), ctr_hi, ctr_lo]
-        expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
-        hi = run(host, expr + ".x", args, {"threefry2x32"}, out=np.uint32)
-        lo = run(host, expr + ".y", args, {"threefry2x32"}, out=np.uint32)
-        assert np.array_equal(hi ^ lo, want) or np.array_equal(lo, want) or np.array_equal(hi, want)
-    else:  # pragma: no cover - older default
-        key = np.asarray(jax.random.key_data(jax.random.PRNGKey(1234)), np.uint32)
-        want = np.asarray(jax.random.bits(jax.random.PRNGKey(1234), (8,), np.uint32))
-        args = [np.full(4, key[0], np.uint32), np.full(4, key[1], np.uint32),
-                np.arange(4, dtype=np.uint32), np.arange(4, 8, dtype=np.uint32)]  # fmt: skip
-        expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
-        x0 = run(host, expr + ".x", args, {"threefry2x32"}, out=np.uint32)
-        x1 = run(host, expr + ".y", args, {"threefry2x32"}, out=np.uint32)
-        assert np.array_equal(np.concatenate([x0, x1]), want)
+        # Counter i as a 64-bit (hi, lo) pair; the two output words are xor-ed.
+        n, ctr = 8, [np.zeros(8, np.uint32), np.arange(8, dtype=np.uint32)]
+    else:  # pragma: no cover - the pre-0.5 default
+        # threefry_2x32(key, iota(8)): counters are the two halves of iota, outputs concatenated.
+        n, ctr = 4, [np.arange(4, dtype=np.uint32), np.arange(4, 8, dtype=np.uint32)]
+    args = [np.full(n, k[0], np.uint32), np.full(n, k[1], np.uint32), *ctr]
+    x0 = run(host, expr + ".x", args, {"threefry2x32"}, out=np.uint32)
+    x1 = run(host, expr + ".y", args, {"threefry2x32"}, out=np.uint32)
+    got = x0 ^ x1 if jax.config.jax_threefry_partitionable else np.concatenate([x0, x1])
+    assert np.array_equal(got, want)
 
 
 # ---- static checks: no GPU needed -------------------------------------------------------
@@ -353,7 +390,7 @@ def test_jax_random_bits_from_threefry(host):
 
 def test_helpers_for_resolves_dependencies_in_order():
     src = wm.helpers_for({"tanh"})
-    names = re.findall(r"^fn (pj_\w+)", src, re.M)
+    names = re.findall(r"^fn (pj_\w+)", src, re.MULTILINE)
     assert names[-1] == "pj_tanh" and "pj_expm1" in names and "pj_exp" in names
     assert len(names) == len(set(names))
     assert names.index("pj_expm1_kernel") < names.index("pj_expm1")
@@ -367,7 +404,7 @@ def test_helpers_for_resolves_dependencies_in_order():
 def test_every_helper_declares_what_it_calls(name):
     """Each helper's dependency closure defines every pj_ function it references."""
     src = wm.helpers_for({name})
-    defined = set(re.findall(r"^fn (pj_\w+)", src, re.M))
+    defined = set(re.findall(r"^fn (pj_\w+)", src, re.MULTILINE))
     called = set(re.findall(r"\b(pj_\w+)\s*\(", src))
     assert called <= defined, called - defined
     assert f"pj_{name}" in defined
@@ -406,7 +443,9 @@ def test_two_over_pi_table_and_constants():
     for w in wm._TWO_OVER_PI_WORDS:
         table = (table << 32) | w
     assert table == _two_over_pi_bits(32 * len(wm._TWO_OVER_PI_WORDS))
-    assert wm._CW1 + wm._CW2 + wm._CW3 + wm._CW4 == pytest.approx(math.pi / 2, rel=1e-16)
+    assert wm._CW1 + wm._CW2 + wm._CW3 + wm._CW4 == pytest.approx(
+        math.pi / 2, rel=1e-16
+    )
     assert wm._LN2_HI + wm._LN2_LO == pytest.approx(math.log(2), rel=1e-15)
 
 

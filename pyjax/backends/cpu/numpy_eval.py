@@ -354,10 +354,16 @@ def run_kernel(k: Kernel, ins: list):
 # --- routines --------------------------------------------------------------------------------
 
 
+# Extra routines register here: name -> fn(routine, input arrays shaped per in_avals) -> outputs.
+ROUTINES: dict = {}
+
+
 def run_routine(r: Routine, ins: list) -> list:
     p = r.p
-    ins = [a.reshape(av.shape) for a, av in zip(ins, r.in_avals)]
+    ins = [a[: math.prod(av.shape)].reshape(av.shape) for a, av in zip(ins, r.in_avals)]
     name = r.name
+    if name in ROUTINES:
+        return ROUTINES[name](r, ins)
     if name == "sort":
         keys = ins[: p["num_keys"]]
         if ins[0].ndim == 0 or ins[0].shape[-1] <= 1:
@@ -440,3 +446,9 @@ def _solve(t, b, lower):
         s = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
         x[..., i, :] = s / t[..., i, i][..., None]
     return x
+
+
+from pyjax.backends.cpu import routines_indexing, routines_linalg  # noqa: E402
+
+routines_indexing.register_numpy(ROUTINES)
+routines_linalg.register_numpy(ROUTINES)
