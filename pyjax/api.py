@@ -14,6 +14,8 @@ from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unfla
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.runtime.array import Array
+from pyjax.runtime.execute import run_jaxpr
 
 # --- pjit: jit as a primitive carrying its jaxpr ---------------------------------------------------
 
@@ -21,8 +23,6 @@ pjit_p = core.MultiPrimitive("pjit")
 
 
 def _pjit_impl(*args, jaxpr, name):
-    from pyjax.runtime.execute import run_jaxpr
-
     return run_jaxpr(jaxpr, list(args))
 
 
@@ -225,6 +225,18 @@ class _Jitted:
         return jaxpr, consts, out_tree_box[0]
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums:
+            # Fast path: flat positional arrays, nothing being traced -> cached program.
+            ok = core.dynamic_trace is None
+            for a in args:
+                if type(a) is not Array:
+                    ok = False
+                    break
+            if ok:
+                entry = self.cache.get(tuple(a.aval for a in args))
+                if entry is not None:
+                    outs = run_jaxpr(entry[0], list(args))
+                    return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
         static, static_kw, dyn_args, dyn_kw = self._split(args, kwargs)
         flat, in_tree = tree_flatten((dyn_args, dyn_kw))
         flat = [x if type(x).__name__ == "Array" or isinstance(x, Tracer) else _to_jax(x) for x in flat]
@@ -239,10 +251,13 @@ class _Jitted:
             has_tracer_consts = any(isinstance(c, Tracer) for c in consts)
             if not has_tracer_consts:
                 jaxpr, consts = staging.close_over_consts(jaxpr, consts), []
-            entry = (jaxpr, consts, out_tree, has_tracer_consts)
+            single_leaf = out_tree.num_leaves == 1 and out_tree.node_type is None
+            entry = (jaxpr, consts, out_tree, has_tracer_consts, not single_leaf)
             if not has_tracer_consts:
                 self.cache[key] = entry
-        jaxpr, consts, out_tree, _ = entry
+                if not kwargs and not self.static_argnums and all(type(a) is Array for a in args):
+                    self.cache[tuple(avals)] = entry
+        jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
         outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
         return tree_unflatten(out_tree, outs)
 

@@ -49,8 +49,11 @@ class Program:
     frees: after step i, the ids whose last use it was.
     """
 
-    def __init__(self, n_inputs, steps, outputs, frees):
+    def __init__(self, n_inputs, steps, outputs, frees, n_ids=None):
         self.n_inputs, self.steps, self.outputs, self.frees = n_inputs, steps, outputs, frees
+        ids = [n_inputs] + [s.out + 1 for s in steps if isinstance(s, KernelStep)]
+        ids += [max(s.outs) + 1 for s in steps if not isinstance(s, KernelStep) and s.outs]
+        self.n_ids = max(ids) if n_ids is None else n_ids
 
     def __repr__(self):
         lines = [f"Program({self.n_inputs} inputs)"]

@@ -20,13 +20,20 @@ import hashlib
 import os
 from typing import Any
 
-__all__ = ["WasmFunction", "WasmInstance", "WasmTrap", "WasmtimeHost", "PAGE_SIZE", "MAX_PAGES"]
+__all__ = [
+    "MAX_PAGES",
+    "PAGE_SIZE",
+    "WasmFunction",
+    "WasmInstance",
+    "WasmTrap",
+    "WasmtimeHost",
+]
 
 PAGE_SIZE = 65536
 MAX_PAGES = 65536  # 4 GiB, the memory32 limit
 SUPPORTED_WASMTIME = ">=50,<51"
 
-# raw value slots: wasmtime_val_raw_t is a 16-byte union; offsets of each scalar inside a slot
+# wasmtime_val_raw_t is a 16-byte union; arguments and results share one array of them
 _SLOT = 16
 _FAST_KINDS = ("i32", "i64", "f32", "f64")
 
@@ -46,7 +53,7 @@ def _valtype_name(t: Any) -> str:
 class WasmFunction:
     """A callable exported Wasm function. Calls use the unchecked fast path when available."""
 
-    def __init__(self, host: "WasmtimeHost", func: Any, name: str, fast: bool = True):
+    def __init__(self, host: WasmtimeHost, func: Any, name: str, fast: bool = True):
         self.host, self.func, self.name = host, func, name
         ty = func.type(host.store)
         self.params = tuple(_valtype_name(t) for t in ty.params)
@@ -58,6 +65,11 @@ class WasmFunction:
     @property
     def is_fast(self) -> bool:
         return self._call != self._slow_call
+
+    @property
+    def unchecked(self):
+        """The raw call (no argument-count check): for a dispatch loop that already knows."""
+        return self._call
 
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self.params):
@@ -93,7 +105,12 @@ class WasmFunction:
             return None
         # void* args avoid ctypes' per-call pointer type checks; ctypes still releases the GIL
         proto = ctypes.CFUNCTYPE(
-            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_void_p,
         )
         cfunc = proto(addr)
         n = max(len(self.params), len(self.results), 1)
@@ -110,7 +127,11 @@ class WasmFunction:
         getters = [(views[t], stride[t] * i) for i, t in enumerate(self.results)]
         trap = ctypes.c_void_p()
         trap_addr, buf_addr = ctypes.addressof(trap), ctypes.addressof(buf)
-        name, store, func = self.name, self.host.store, self.func  # keep alive with the closure
+        name, store, func = (
+            self.name,
+            self.host.store,
+            self.func,
+        )  # keep alive with the closure
 
         def fail(err: int | None) -> None:
             import wasmtime
@@ -143,7 +164,7 @@ class WasmFunction:
 class WasmInstance:
     """An instantiated module: exported functions by name."""
 
-    def __init__(self, host: "WasmtimeHost", instance: Any, key: str):
+    def __init__(self, host: WasmtimeHost, instance: Any, key: str):
         self.host, self.instance, self.key = host, instance, key
         self._exports = instance.exports(host.store)
         self._funcs: dict[str, WasmFunction] = {}

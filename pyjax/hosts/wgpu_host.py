@@ -160,6 +160,9 @@ def _round4(n: int) -> int:
     return (n + 3) & ~3
 
 
+# wgpu-native's wording when the device is gone ("Parent device is lost", "Device lost").
+_LOST_RE = re.compile(r"\bdevice (?:is |was )?lost\b", re.IGNORECASE)
+
 # Binding declarations: `@group(g) @binding(b) var<storage, read_write> name` (either order).
 _BINDING_RE = re.compile(
     r"@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*"
@@ -238,11 +241,7 @@ class WgpuHost:
         import wgpu  # lazy: importing pyjax must not need wgpu
 
         self._wgpu = wgpu
-        self._usage_storage = (
-            wgpu.BufferUsage.STORAGE
-            | wgpu.BufferUsage.COPY_SRC
-            | wgpu.BufferUsage.COPY_DST
-        )
+        self._usage_storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._usage_staging = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
         self._usage_uniform = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
         self._gpu_errors = (wgpu.GPUError, wgpu.GPUPipelineError)
@@ -255,6 +254,7 @@ class WgpuHost:
         self._pipeline_ids: dict[tuple[str, str], int] = {}
         self._next_buffer = 1
         self.generation = -1  # bumped for every (re)created device
+        self._closed = False
         self.stats = {
             "buffers_created": 0,
             "pool_hits": 0,
@@ -281,16 +281,10 @@ class WgpuHost:
                 if name in alimits:
                     # Never ask for more than the adapter has ("min-" limits: smaller is more).
                     have = alimits[name]
-                    required[name] = (
-                        max(value, have)
-                        if name.startswith("min-")
-                        else min(value, have)
-                    )
+                    required[name] = max(value, have) if name.startswith("min-") else min(value, have)
         required.update(self._extra_limits)
         features = [f for f in ("shader-f16",) if f in adapter.features]
-        self._device = adapter.request_device_sync(
-            required_features=features, required_limits=required
-        )
+        self._device = adapter.request_device_sync(required_features=features, required_limits=required)
         self._queue = self._device.queue
         self.adapter_info: dict = dict(adapter.info)
         self.limits: dict[str, int] = dict(self._device.limits)
@@ -314,6 +308,8 @@ class WgpuHost:
         self._bind_groups: dict = {}
 
     def _ensure_device(self) -> None:
+        if self._closed:
+            raise HostError("this WgpuHost was destroyed")
         if self._lost:
             self.stats["device_losses"] += 1
             self._buffers.clear()  # their memory went with the device
@@ -322,7 +318,7 @@ class WgpuHost:
     def _translate(self, err: Exception, what: str) -> HostError:
         """Map a wgpu exception to the host's error types (device loss sets up re-creation)."""
         msg = str(err)
-        if "lost" in msg.lower():
+        if _LOST_RE.search(msg):
             self._lost = True
             return DeviceLostError(
                 f"{what}: the GPU device was lost; a new one will be created "
@@ -351,6 +347,7 @@ class WgpuHost:
         self._pool.clear()
         self._staging_pool.clear()
         self._bind_groups.clear()
+        self._closed = True
         self._device.destroy()
 
     # ---- buffers ------------------------------------------------------------------------
@@ -405,10 +402,7 @@ class WgpuHost:
         try:
             return self._buffers[h]
         except KeyError:
-            raise KeyError(
-                f"unknown or released buffer handle {h} (buffers do not survive "
-                "device loss)"
-            ) from None
+            raise KeyError(f"unknown or released buffer handle {h} (buffers do not survive device loss)") from None
 
     def release_buffer(self, h: int) -> None:
         """Return a buffer to the pool. Work already submitted keeps using it safely: WebGPU
@@ -446,9 +440,7 @@ class WgpuHost:
         mv = memoryview(data).cast("B")
         n = mv.nbytes
         if offset < 0 or offset + n > buf.nbytes:
-            raise ValueError(
-                f"write of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}"
-            )
+            raise ValueError(f"write of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}")
         if n == 0:
             return
         start, end = offset & ~3, _round4(offset + n)
@@ -457,9 +449,7 @@ class WgpuHost:
                 self._queue.write_buffer(buf.gpu, offset, mv)
             elif start == offset and offset + n == buf.nbytes:
                 # Tail of the buffer: pad into the slack past nbytes.
-                self._queue.write_buffer(
-                    buf.gpu, offset, bytes(mv) + bytes(end - offset - n)
-                )
+                self._queue.write_buffer(buf.gpu, offset, bytes(mv) + bytes(end - offset - n))
             else:
                 # Unaligned middle: read-modify-write the covering 4-byte words.
                 span = bytearray(self._read_span(buf, start, end - start))
@@ -476,11 +466,16 @@ class WgpuHost:
         src_offset: int = 0,
         dst_offset: int = 0,
     ) -> None:
-        """Copy bytes between buffers on the GPU (offsets and size multiples of 4)."""
+        """Copy bytes between buffers on the GPU, ordered after earlier dispatches.
+
+        Offsets must be multiples of 4, and so must nbytes unless the copy runs to the end of
+        both buffers (WebGPU copies whole 4-byte words).
+        """
         s, d = self._buf(src), self._buf(dst)
         n = s.nbytes - src_offset if nbytes is None else nbytes
-        if src_offset % 4 or dst_offset % 4:
-            raise ValueError("copy offsets must be multiples of 4")
+        tail = src_offset + n == s.nbytes and dst_offset + n == d.nbytes
+        if src_offset % 4 or dst_offset % 4 or (n % 4 and not tail):
+            raise ValueError("copy offsets and size must be multiples of 4")
         if src_offset + n > s.nbytes or dst_offset + n > d.nbytes:
             raise ValueError("copy range exceeds a buffer")
         if n == 0:
@@ -496,9 +491,7 @@ class WgpuHost:
     def _range(self, buf: _Buffer, nbytes: int | None, offset: int) -> int:
         n = buf.nbytes - offset if nbytes is None else nbytes
         if offset < 0 or n < 0 or offset + n > buf.nbytes:
-            raise ValueError(
-                f"read of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}"
-            )
+            raise ValueError(f"read of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}")
         return n
 
     def _stage(self, buf: _Buffer, start: int, size: int):
@@ -537,9 +530,7 @@ class WgpuHost:
         except self._gpu_errors as e:
             raise self._translate(e, "read") from e
 
-    async def read_async(
-        self, h: int, nbytes: int | None = None, offset: int = 0
-    ) -> bytes:
+    async def read_async(self, h: int, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Awaitable ``read``: the browser host can only read back asynchronously."""
         buf = self._buf(h)
         n = self._range(buf, nbytes, offset)
@@ -555,18 +546,31 @@ class WgpuHost:
 
     # ---- pipelines ----------------------------------------------------------------------
 
-    def pipeline(self, wgsl: str, entry: str = "main") -> int:
+    def pipeline(
+        self,
+        wgsl: str,
+        entry: str = "main",
+        writable: Sequence[bool] | None = None,
+        has_uniform: bool = False,
+    ) -> int:
         """Compile a compute pipeline (cached by WGSL text and entry) and return its handle.
 
-        Raises WGSLCompileError with the numbered source if the shader does not validate.
-        Handles stay valid across device loss (the pipeline is rebuilt on the new device).
+        The bind group layout is explicit: taken from ``writable`` (one flag per storage
+        binding) and ``has_uniform`` when given, else parsed from the WGSL declarations; WGSL
+        outside the binding convention gets layout 'auto'. Raises WGSLCompileError with the
+        numbered source if the shader does not validate. Handles stay valid across device loss
+        (the pipeline is rebuilt on the new device).
         """
         key = (wgsl, entry)
         p = self._pipeline_ids.get(key)
         if p is not None:
             return p
         self._ensure_device()
-        pipe = _Pipeline(wgsl, entry, _parse_bindings(wgsl))
+        if writable is not None:
+            parsed = (tuple(bool(w) for w in writable), bool(has_uniform))
+        else:
+            parsed = _parse_bindings(wgsl)
+        pipe = _Pipeline(wgsl, entry, parsed)
         self._build(pipe)
         self._pipelines.append(pipe)
         p = self._pipeline_ids[key] = len(self._pipelines) - 1
@@ -606,16 +610,12 @@ class WgpuHost:
 
     def _build(self, pipe: _Pipeline) -> None:
         if os.environ.get("PYJAX_DEBUG") == "1":
-            print(
-                f"[pyjax wgpu] compiling pipeline (entry {pipe.entry!r}):\n{number_lines(pipe.wgsl)}"
-            )
+            print(f"[pyjax wgpu] compiling pipeline (entry {pipe.entry!r}):\n{number_lines(pipe.wgsl)}")
         dev = self._device
         try:
             module = dev.create_shader_module(code=pipe.wgsl)
             layout = self._layout(pipe.layout_key)[1] if pipe.layout_key else "auto"
-            pipe.gpu = dev.create_compute_pipeline(
-                layout=layout, compute={"module": module, "entry_point": pipe.entry}
-            )
+            pipe.gpu = dev.create_compute_pipeline(layout=layout, compute={"module": module, "entry_point": pipe.entry})
         except self._gpu_errors as e:
             err = self._translate(e, "pipeline")
             if isinstance(err, DeviceLostError):
@@ -634,6 +634,7 @@ class WgpuHost:
             self._ubuf = self._alloc(cap, self._usage_uniform, "dispatch")
             self._ubuf_size = cap
             self._ubuf_gen += 1
+            self._bind_groups.clear()  # they reference the old uniform buffer
         return self._ubuf
 
     def _bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], usize: int):
@@ -668,14 +669,10 @@ class WgpuHost:
         group = self._layout(pipe.layout_key)[0]
         if len(self._bind_groups) >= _BIND_GROUP_CACHE:
             self._bind_groups.clear()
-        bg = self._bind_groups[key] = self._device.create_bind_group(
-            layout=group, entries=entries
-        )
+        bg = self._bind_groups[key] = self._device.create_bind_group(layout=group, entries=entries)
         return bg
 
-    def _auto_bind_group(
-        self, pipe: _Pipeline, bufs: list[_Buffer], uoff: int, usize: int
-    ):
+    def _auto_bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], uoff: int, usize: int):
         # Fallback for WGSL outside the binding convention: layout 'auto' drops bindings the
         # shader does not use, so such shaders must use every binding they declare.
         entries = [
@@ -696,9 +693,7 @@ class WgpuHost:
                     "resource": {"buffer": self._ubuf, "offset": uoff, "size": usize},
                 }
             )
-        return self._device.create_bind_group(
-            layout=pipe.gpu.get_bind_group_layout(0), entries=entries
-        )
+        return self._device.create_bind_group(layout=pipe.gpu.get_bind_group_layout(0), entries=entries)
 
     def _grid(self, grid) -> tuple[int, int, int]:
         if isinstance(grid, int):
@@ -733,21 +728,14 @@ class WgpuHost:
             if pipe.layout_key is not None:
                 if len(bufs) != len(pipe.writable):
                     raise ValueError(
-                        f"pipeline {s.pipeline} binds {len(pipe.writable)} storage "
-                        f"buffers, step gives {len(bufs)}"
+                        f"pipeline {s.pipeline} binds {len(pipe.writable)} storage buffers, step gives {len(bufs)}"
                     )
                 if (s.uniforms is not None) != pipe.has_uniform:
-                    raise ValueError(
-                        f"pipeline {s.pipeline} "
-                        f"{'needs' if pipe.has_uniform else 'has no'} uniforms"
-                    )
+                    raise ValueError(f"pipeline {s.pipeline} {'needs' if pipe.has_uniform else 'has no'} uniforms")
                 for h, b, w in zip(s.buffers, bufs, pipe.writable):
                     if w and sum(o is b for o in bufs) > 1:
                         # WebGPU rejects a writable binding aliased with another binding.
-                        raise ValueError(
-                            f"buffer {h} is bound read_write and also bound again "
-                            "in the same step"
-                        )
+                        raise ValueError(f"buffer {h} is bound read_write and also bound again in the same step")
             uoff = usize = 0
             if s.uniforms is not None:
                 data = bytes(memoryview(s.uniforms).cast("B"))
@@ -764,17 +752,13 @@ class WgpuHost:
                 self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
             enc = self._device.create_command_encoder()
             cpass = enc.begin_compute_pass()
-            for pipe, bufs, grid, uoff, usize in zip(
-                pipes, bufsets, grids, uoffs, usizes
-            ):
+            for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
                 cpass.set_pipeline(pipe.gpu)
                 if pipe.layout_key is not None:
                     bg = self._bind_group(pipe, bufs, usize)
                     cpass.set_bind_group(0, bg, [uoff] if usize else [])
                 else:
-                    cpass.set_bind_group(
-                        0, self._auto_bind_group(pipe, bufs, uoff, usize)
-                    )
+                    cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
                 cpass.dispatch_workgroups(*grid)
             cpass.end()
             self._queue.submit([enc.finish()])
@@ -788,7 +772,5 @@ class WgpuHost:
         return self._max_wg
 
     def __repr__(self) -> str:
-        desc = self.adapter_info.get("device") or self.adapter_info.get(
-            "description", "?"
-        )
+        desc = self.adapter_info.get("device") or self.adapter_info.get("description", "?")
         return f"WgpuHost({desc!r}, {self.adapter_info.get('backend_type', '?')}, f16={self.has_f16})"

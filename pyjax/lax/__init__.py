@@ -2,3 +2,4 @@
 
 from pyjax.lax.lax import *  # noqa: F401,F403
 from pyjax.lax.lax import abs, max, min, pow, round  # noqa: F401
+from pyjax.lax.sorting import sort, sort_key_val, top_k, sort_p  # noqa: F401

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Sequence
-
 from pyjax.core import core, dtypes
 from pyjax.core.core import Primitive, ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
@@ -236,10 +234,6 @@ def reciprocal(x):
     return integer_pow(x, -1)
 
 
-def tan_(x):
-    return tan(x)
-
-
 def _zeros(x):
     return full(_aval(x).shape, 0, _aval(x).dtype)
 
@@ -306,10 +300,6 @@ def _fix_ipow():
 
 
 _fix_ipow()
-
-
-def _unbroadcast_ct(ct, aval):
-    return ct  # binary lax ops have equal shapes; jnp handles broadcasting explicitly
 
 
 def _binary_ad(p, dx, dy):
@@ -1293,35 +1283,34 @@ ad.vjp_rules[cumsum_p] = lambda primals, needs, axis, reverse: (
 
 
 def _cumprod_grad_fn(x, axis, reverse, t):
-    # jvp of cumprod via the exclusive-product trick: sum_j<=i t_j * prod_{k<=i, k!=j} x_k
-    # computed as cumsum(t / x) * cumprod(x) where x != 0; for exactness with zeros we fall back
-    # to a quadratic formulation along the (usually short) axis.
+    """Tangent of cumprod: dy_i = sum_{j<=i} t_j * y_{j-1} * prod_{j<k<=i} x_k (exact with zeros)."""
     xa = _aval(x)
     n = xa.shape[axis]
+    last = xa.ndim - 1
     xs = moveaxis_lax(x, axis, -1)
     ts = moveaxis_lax(t, axis, -1)
     if reverse:
-        xs, ts = rev(xs, (xa.ndim - 1,)), rev(ts, (xa.ndim - 1,))
-    # M[..., i, j] = prod_{k<=i, k != j} x_k for j <= i else 0
-    bshape = xa_shape = tuple(_aval(xs).shape[:-1])
-    xi = broadcast_in_dim(xs, xa_shape + (n, n), tuple(range(len(bshape))) + (len(bshape) + 1,))
-    row = broadcasted_iota(dtypes.int32, xa_shape + (n, n), len(bshape))
-    col = broadcasted_iota(dtypes.int32, xa_shape + (n, n), len(bshape) + 1)
-    # factors[..., j, k] = x_k if k != j and k <= i; compute per (i, j) requires 3 axes; use logs-free
-    # approach: P[i, j] = prod_{k<=i, k!=j} x_k = prod over k of where(k<=i and k!=j, x_k, 1)
-    k = broadcasted_iota(dtypes.int32, xa_shape + (n, n, n), len(bshape) + 2)
-    ii = broadcasted_iota(dtypes.int32, xa_shape + (n, n, n), len(bshape))
-    jj = broadcasted_iota(dtypes.int32, xa_shape + (n, n, n), len(bshape) + 1)
-    xk = broadcast_in_dim(xs, xa_shape + (n, n, n), tuple(range(len(bshape))) + (len(bshape) + 2,))
-    use = bitwise_and(le(k, ii), ne(k, jj))
-    P = reduce_prod(select(use, xk, full_like(xk, 1)), (len(bshape) + 2,))
-    P = select(le(col, row), P, full_like(P, 0))
-    del xi
-    out = reduce_sum(mul(P, broadcast_in_dim(ts, xa_shape + (n, n), tuple(range(len(bshape))) + (len(bshape) + 1,))),
-                     (len(bshape) + 1,))
+        xs, ts = rev(xs, (last,)), rev(ts, (last,))
+    lead = tuple(_aval(xs).shape[:-1])
+    nl = len(lead)
+    sq = lead + (n, n)  # axes (..., j, i)
+    jj = broadcasted_iota(dtypes.int32, sq, nl)
+    ii = broadcasted_iota(dtypes.int32, sq, nl + 1)
+    xi = broadcast_in_dim(xs, sq, tuple(range(nl)) + (nl + 1,))
+    between = cumprod(select(gt(ii, jj), xi, full_like(xi, 1)), nl + 1)
+    between = select(ge(ii, jj), between, full_like(between, 0))
+    y = cumprod(xs, last)
+    one = full(lead + (1,), 1, xa.dtype)
+    y_prev = concatenate([one, slice(y, (0,) * xs_ndim(xs), lead + (n - 1,))], last) if n > 1 else one
+    w = broadcast_in_dim(mul(ts, y_prev), sq, tuple(range(nl)) + (nl,))
+    out = reduce_sum(mul(between, w), (nl,))
     if reverse:
-        out = rev(out, (xa.ndim - 1,))
+        out = rev(out, (last,))
     return moveaxis_lax(out, -1, axis)
+
+
+def xs_ndim(x):
+    return _aval(x).ndim
 
 
 def moveaxis_lax(x, src, dst):
@@ -1354,14 +1343,6 @@ ad.vjp_rules[cumprod_p] = _cumprod_vjp
 
 def _cumext_ad(p):
     # cummax/cummin: gradient flows to the position that produced each running extreme.
-    def pick(x, z, axis):
-        xa = _aval(x)
-        n = xa.shape[axis]
-        idx = broadcasted_iota(dtypes.int32, xa.shape, axis)
-        hit = select(eq(x, z), idx, full_like(idx, -1))
-        src = cummax(hit, axis, p.params_reverse) if False else None
-        return idx, hit, n
-
     def jvp(primals, tangents, axis, reverse):
         (x,), (t,) = primals, tangents
         z = bind(p, x, axis=axis, reverse=reverse)
@@ -1460,30 +1441,6 @@ def dot(x, y, precision=None, preferred_element_type=None):
     if xa.ndim > 2 or ya.ndim > 2 or xa.ndim == 0 or ya.ndim == 0:
         raise TypeError(f"dot requires 1-D or 2-D operands, got shapes {xa.shape} and {ya.shape}")
     return dot_general(x, y, (((xa.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
-
-
-def _ranges_like(*xs):
-    start = 0
-    for x in xs:
-        yield tuple(range(start, start + len(x)))
-        start += len(x)
-
-
-def _dot_transpose_lhs(ct, xa, ya, dimension_numbers, preferred_element_type):
-    (xc, yc), (xb, yb) = dimension_numbers
-    x_ndim, y_ndim = xa.ndim, ya.ndim
-    x_kept = [i for i in range(x_ndim) if i not in xc and i not in xb]
-    y_kept = [i for i in range(y_ndim) if i not in yc and i not in yb]
-    ans_batch, ans_x, ans_y = _ranges_like(xb, x_kept, y_kept)
-    dims = ((ans_y, y_kept), (ans_batch, yb))
-    x_contract_sorted_by_y = [c for _, c in sorted(zip(yc, xc))]
-    out_axes = list(xb) + x_kept + x_contract_sorted_by_y
-    # argsort out_axes
-    inv = [0] * len(out_axes)
-    for i, a in enumerate(out_axes):
-        inv[a] = i
-    y_ = y_placeholder = None  # noqa: F841
-    return dims, inv
 
 
 def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_type):
@@ -1618,9 +1575,4 @@ def threefry2x32(k0, k1, x0, x1):
     return threefry2x32_p.bind(k0, k1, x0, x1)
 
 
-def _shape_checks_for_batch_threefry(vals, dims, size):
-    return vals
-
-
 __all__ = [n for n in dir() if not n.startswith("_")]
-Sequence = Sequence

@@ -425,7 +425,7 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 
 def log2(x, /):
     (x,) = _promote("log2", x, to_float=True)
-    return lax.div(lax.log(x), lax.log(lax.full((), 2.0, x.dtype)) if False else lax.mul(lax.log(x), 1.0 / math.log(2.0)))
+    return lax.mul(lax.log(x), 1.0 / math.log(2.0))
 
 
 def log10(x, /):
@@ -659,7 +659,7 @@ def floor_divide(x1, x2, /):
         r = lax.rem(x1, x2)
         fix_ = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
         return lax.select(fix_, lax.sub(q, 1), q)
-    return lax.floor(lax.div(x1, x2)) if True else None
+    return lax.floor(lax.div(x1, x2))
 
 
 def remainder(x1, x2, /):
@@ -1584,19 +1584,17 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def diag(v, k=0):
+    """1-D input: a matrix with v on diagonal k; 2-D input: its k-th diagonal."""
     v = v if _is_array(v) else asarray(v)
     if v.ndim == 1:
         n = v.shape[0] + builtins.abs(k)
         r = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
         c = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
-        vpad = pad(v, (builtins.max(-k, 0), builtins.max(k, 0)) if False else [(0, builtins.abs(k))])
-        src = broadcast_to(vpad, (n, n))
+        # Row i holds v[i] when k >= 0 (column i + k); column j holds v[j] when k < 0.
         if k >= 0:
-            vals = transpose(broadcast_to(reshape(pad(v, [(0, k)]), (n, 1)), (n, n)))
             vals = broadcast_to(reshape(pad(v, [(0, k)]), (n, 1)), (n, n))
         else:
-            vals = broadcast_to(reshape(pad(v, [(-k, 0)]), (n, 1)), (n, n))
-        del src
+            vals = broadcast_to(reshape(pad(v, [(0, -k)]), (1, n)), (n, n))
         return where(lax.eq(lax.add(r, k), c), vals, zeros((n, n), v.dtype))
     if v.ndim == 2:
         return diagonal(v, k)

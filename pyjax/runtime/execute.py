@@ -120,10 +120,8 @@ def _prepare(program: Program, backend) -> None:
 
 def run_program(program: Program, device, in_bufs: list, out_avals: list) -> list:
     backend = device.backend
-    env = list(in_bufs) + [None] * 8
-    need = program.n_inputs + len(program.steps) * 4 + 8
-    if len(env) < need:
-        env.extend([None] * (need - len(env)))
+    env = list(in_bufs)
+    env.extend([None] * (program.n_ids - len(env)))
     frees = program.frees
     for i, step in enumerate(program.steps):
         t0 = time.perf_counter() if DEBUG else 0.0
@@ -201,12 +199,17 @@ def materialize(arr: Array) -> Array:
 def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     """Compile (once per backend and input views) and run a closed jaxpr on concrete args."""
     device = _device_of(args)
-    arrays = [_on_device(_to_array(a, device), device) for a in args]
-    for a in arrays:
+    arrays = []
+    for a in args:
+        if type(a) is not Array or a._device is not device:
+            a = _on_device(_to_array(a, device), device)
         if a._buf is None:
             a._ensure_buffer()
-    lits = _array_literals(jaxpr)
-    key = (device.platform, tuple(a._tracker for a in arrays), tuple(a.aval for a in arrays))
+        arrays.append(a)
+    lits = jaxpr._cache.get("lits")
+    if lits is None:
+        lits = _array_literals(jaxpr)
+    key = (device, tuple([a._tracker for a in arrays]))
     cache = jaxpr._cache
     entry = cache.get(key)
     if entry is None:
@@ -267,8 +270,9 @@ def from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
 
 def from_numpy(a, device=None, dtype=None, weak: bool = False) -> Array:
     d = dtypes.canonicalize(a.dtype if dtype is None else dtype)
+    shape = tuple(np.shape(a))  # ascontiguousarray turns 0-d arrays into 1-d ones
     a = np.ascontiguousarray(a, dtype=np.dtype(d.name))
-    return from_bytes(a.tobytes(), ShapedArray(tuple(a.shape), d, weak), device)
+    return from_bytes(a.tobytes(), ShapedArray(shape, d, weak), device)
 
 
 def transfer(a: Array, device) -> Array:

@@ -1,5 +1,6 @@
 """Linear-memory allocator: alignment, reuse, coalescing, growth, exhaustion."""
 
+import itertools
 import random
 
 import pytest
@@ -47,7 +48,7 @@ def test_alignment_nonzero_and_no_overlap():
         assert a.size_of(p) >= n
         spans.append((p, p + a.size_of(p)))
     spans.sort()
-    assert all(e <= s for (_, e), (s, _) in zip(spans, spans[1:]))
+    assert all(e <= s for (_, e), (s, _) in itertools.pairwise(spans))
     a.check()
 
 
@@ -77,7 +78,7 @@ def test_growth_uses_callback():
 
 
 def test_exhaustion_raises_memoryerror_and_stays_usable():
-    a, mem = _alloc(1, max_pages=8)
+    a, _ = _alloc(1, max_pages=8)
     keep = a.malloc(4 * PAGE)
     with pytest.raises(WasmOutOfMemory) as e:
         a.malloc(8 * PAGE)
@@ -91,7 +92,7 @@ def test_exhaustion_raises_memoryerror_and_stays_usable():
 
 
 def test_failing_grow_callback():
-    a, mem = _alloc(1, fail=True)
+    a, _ = _alloc(1, fail=True)
     with pytest.raises(WasmOutOfMemory):
         a.malloc(2 * PAGE)
     a.check()
@@ -106,7 +107,7 @@ def test_no_grow_callback():
 
 
 def test_up_to_4gib():
-    a, mem = _alloc(1)
+    a, _ = _alloc(1)
     p = a.malloc(3 << 30)
     assert p + (3 << 30) <= 1 << 32
     with pytest.raises(WasmOutOfMemory):
@@ -132,7 +133,7 @@ def test_double_free_and_bad_pointer():
 
 def test_random_stress():
     rng = random.Random(0)
-    a, mem = _alloc(1)
+    a, _ = _alloc(1)
     live = {}
     for step in range(20000):
         if live and rng.random() < 0.48:
@@ -147,7 +148,7 @@ def test_random_stress():
         if step % 2000 == 0:
             a.check()
     spans = sorted((p, p + a.size_of(p)) for p in live)
-    assert all(e <= s for (_, e), (s, _) in zip(spans, spans[1:]))
+    assert all(e <= s for (_, e), (s, _) in itertools.pairwise(spans))
     for p in list(live):
         a.free(p)
     a.check()

@@ -4,18 +4,7 @@ import struct
 
 import pytest
 
-from pyjax.backends.wasm.encoder import (
-    F32,
-    F64,
-    I32,
-    I64,
-    OPS,
-    V128,
-    Module,
-    WasmValidationError,
-    sleb128,
-    uleb128,
-)
+from pyjax.backends.wasm.encoder import F32, F64, I32, I64, OPS, V128, Module, WasmValidationError, sleb128, uleb128
 
 wasmtime = pytest.importorskip("wasmtime")
 
@@ -97,15 +86,14 @@ def _add_loop_module():
     f = m.function("add", [I32, I32, I32, I32], [], export=True)
     a, b, c, n = 0, 1, 2, 3
     i = f.local(I32)
-    with f.block():
-        with f.loop():
-            f.local_get(i).local_get(n).i32_ge_u().br_if(1)
-            f.local_get(c).local_get(i).i32_const(2).i32_shl().i32_add()
-            f.local_get(a).local_get(i).i32_const(2).i32_shl().i32_add().f32_load()
-            f.local_get(b).local_get(i).i32_const(2).i32_shl().i32_add().f32_load()
-            f.f32_add().f32_store()
-            f.local_get(i).i32_const(1).i32_add().local_set(i)
-            f.br(0)
+    with f.block(), f.loop():
+        f.local_get(i).local_get(n).i32_ge_u().br_if(1)
+        f.local_get(c).local_get(i).i32_const(2).i32_shl().i32_add()
+        f.local_get(a).local_get(i).i32_const(2).i32_shl().i32_add().f32_load()
+        f.local_get(b).local_get(i).i32_const(2).i32_shl().i32_add().f32_load()
+        f.f32_add().f32_store()
+        f.local_get(i).i32_const(1).i32_add().local_set(i)
+        f.br(0)
     return m
 
 
@@ -209,12 +197,11 @@ def test_modules_run():
     fac = m.function("fac", [I64], [I64], export=True)
     acc = fac.local(I64)
     fac.i64_const(1).local_set(acc)
-    with fac.block():
-        with fac.loop():
-            fac.local_get(0).i64_const(1).i64_le_s().br_if(1)
-            fac.local_get(acc).local_get(0).i64_mul().local_set(acc)
-            fac.local_get(0).i64_const(1).i64_sub().local_set(0)
-            fac.br(0)
+    with fac.block(), fac.loop():
+        fac.local_get(0).i64_const(1).i64_le_s().br_if(1)
+        fac.local_get(acc).local_get(0).i64_mul().local_set(acc)
+        fac.local_get(0).i64_const(1).i64_sub().local_set(0)
+        fac.br(0)
     fac.local_get(acc)
     mv = m.function("divmod", [I32, I32], [I32, I32], export=True)
     mv.local_get(0).local_get(1).i32_div_u().local_get(0).local_get(1).i32_rem_u()

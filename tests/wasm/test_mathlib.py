@@ -5,16 +5,11 @@ import math
 import pytest
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, Module
-from pyjax.backends.wasm.mathlib import (
-    BINARY,
-    MATH_FUNCTIONS,
-    _ERFC_CHEB,
-    add_math_helpers,
-)
+from pyjax.backends.wasm.mathlib import _ERFC_CHEB, BINARY, MATH_FUNCTIONS, add_math_helpers
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("wasmtime")
-from pyjax.hosts.wasmtime_host import WasmtimeHost  # noqa: E402
+from pyjax.hosts.wasmtime_host import WasmtimeHost
 
 F32_TOL = 2e-6  # the contract for float32 helpers
 F64_TOL = {"pow": 1e-13}  # pow's error grows with |y log x|; others ~1e-15
@@ -29,17 +24,16 @@ def _map_module(dtype):
     for name in MATH_FUNCTIONS:
         f = m.function("map_" + name, [I32] * 4, [], export=True)
         a, b, o, n, i = 0, 1, 2, 3, f.local(I32)
-        with f.block():
-            with f.loop():
-                f.local_get(i).local_get(n).i32_ge_u().br_if(1)
-                f.local_get(o).local_get(a).op(t + ".load")
-                if name in BINARY:
-                    f.local_get(b).op(t + ".load")
-                f.call(idx[name]).op(t + ".store")
-                for p in (a, b, o):
-                    f.local_get(p).i32_const(size).i32_add().local_set(p)
-                f.local_get(i).i32_const(1).i32_add().local_set(i)
-                f.br(0)
+        with f.block(), f.loop():
+            f.local_get(i).local_get(n).i32_ge_u().br_if(1)
+            f.local_get(o).local_get(a).op(t + ".load")
+            if name in BINARY:
+                f.local_get(b).op(t + ".load")
+            f.call(idx[name]).op(t + ".store")
+            for p in (a, b, o):
+                f.local_get(p).i32_const(size).i32_add().local_set(p)
+            f.local_get(i).i32_const(1).i32_add().local_set(i)
+            f.br(0)
     return m.to_bytes()
 
 
@@ -212,7 +206,7 @@ def test_special_values_match_numpy_exactly(host, kernels, dtype):
                     assert g == r and np.signbit(g) == np.signbit(r), (name, xv, g, r)
         assert list(run(host, kernels, "exp", np.array([1000, -1000], dtype))) == [np.inf, 0.0]
         assert list(run(host, kernels, "tanh", np.array([50, -50, 1e30], dtype))) == [1, -1, 1]
-        assert list(run(host, kernels, "log", np.array([0, -1], dtype)))[0] == -np.inf
+        assert run(host, kernels, "log", np.array([0], dtype))[0] == -np.inf
         assert np.isnan(run(host, kernels, "log", np.array([-1], dtype))[0])
         assert list(run(host, kernels, "erf", np.array([np.inf, -np.inf], dtype))) == [1, -1]
         assert list(run(host, kernels, "erfc", np.array([np.inf, -np.inf], dtype))) == [0, 2]

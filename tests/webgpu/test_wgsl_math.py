@@ -68,8 +68,7 @@ def run(host, expr: str, inputs: list[np.ndarray], helpers: set[str], out=np.flo
     n = inputs[0].size
     k = len(inputs)
     decls = "".join(
-        f"@group(0) @binding({i}) var<storage, read> in{i}: array<{_TYPES[a.dtype]}>;\n"
-        for i, a in enumerate(inputs)
+        f"@group(0) @binding({i}) var<storage, read> in{i}: array<{_TYPES[a.dtype]}>;\n" for i, a in enumerate(inputs)
     )
     loads = "".join(f"  let a{i} = in{i}[i];\n" for i in range(k))
     src = (
@@ -116,11 +115,7 @@ def rel_err(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 def random_floats(n: int, seed: int) -> np.ndarray:
     """Finite f32 values with uniformly random bit patterns: every binade, both signs."""
-    bits = (
-        np.random.default_rng(seed)
-        .integers(0, 2**32, n, dtype=np.uint64)
-        .astype(np.uint32)
-    )
+    bits = np.random.default_rng(seed).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
     x = bits.view(np.float32)
     return x[np.isfinite(x)]
 
@@ -168,21 +163,15 @@ MEASURED: dict[str, float] = {}
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_accuracy(host, name):
     ref, extra = UNARY[name]
-    x = np.concatenate(
-        [random_floats(300000, sum(map(ord, name))), SPECIAL, logsym(1e-8, 100), extra]
-    )
+    x = np.concatenate([random_floats(300000, sum(map(ord, name))), SPECIAL, logsym(1e-8, 100), extra])
     got = run(host, f"pj_{name}(a0)", [x], {name})
     with np.errstate(all="ignore"):
         exact = ref(x.astype(np.float64))
     e = rel_err(got, exact)
     i = int(np.argmax(e))
     MEASURED[name] = float(e[i])
-    print(
-        f"\n{name}: max error {e[i]:.3g} at x={x[i]!r} (got {got[i]!r}, exact {exact[i]!r})"
-    )
-    assert e[i] <= TOL, (
-        f"{name}({x[i]!r}) = {got[i]!r}, exact {exact[i]!r}, error {e[i]:.3g}"
-    )
+    print(f"\n{name}: max error {e[i]:.3g} at x={x[i]!r} (got {got[i]!r}, exact {exact[i]!r})")
+    assert e[i] <= TOL, f"{name}({x[i]!r}) = {got[i]!r}, exact {exact[i]!r}, error {e[i]:.3g}"
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -211,21 +200,11 @@ def _pow_inputs() -> tuple[np.ndarray, np.ndarray]:
     n = 300000
     # whole range: x anywhere, y such that |y ln x| <= 90 (results near overflow/underflow)
     x1 = np.exp(rng.uniform(-103, 88, n)).astype(np.float32)
-    y1 = (
-        rng.uniform(-1, 1, n)
-        * 90
-        / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)
-    ).astype(np.float32)
+    y1 = (rng.uniform(-1, 1, n) * 90 / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)).astype(np.float32)
     # x within 2000 ulps of 1 with huge |y|: the case that needs log2(x) in extra precision
     x2 = (1 + rng.integers(-2000, 2000, n) * 2.0**-23).astype(np.float32)
-    y2 = (
-        rng.uniform(-1, 1, n)
-        * 85
-        / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)
-    ).astype(np.float32)
-    x3 = -np.exp(rng.uniform(-10, 10, n)).astype(
-        np.float32
-    )  # negative base, integer power
+    y2 = (rng.uniform(-1, 1, n) * 85 / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)).astype(np.float32)
+    x3 = -np.exp(rng.uniform(-10, 10, n)).astype(np.float32)  # negative base, integer power
     y3 = np.round(rng.uniform(-30, 30, n)).astype(np.float32)
     x4, y4 = random_floats(n, 12), random_floats(n, 13)
     m = min(len(x4), len(y4))
@@ -348,16 +327,10 @@ def test_threefry2x32_matches_jax(host):
     from jax._src.random.threefry2x32 import threefry2x32_p
 
     rng = np.random.default_rng(41)
-    k0, k1, c0, c1 = (
-        rng.integers(0, 2**32, 100000, dtype=np.uint64).astype(np.uint32)
-        for _ in range(4)
-    )
+    k0, k1, c0, c1 = (rng.integers(0, 2**32, 100000, dtype=np.uint64).astype(np.uint32) for _ in range(4))
     # Random123's known-answer vector first.
     k0[0], k1[0], c0[0], c1[0] = 0x13198A2E, 0x03707344, 0x243F6A88, 0x85A308D3
-    w0, w1 = (
-        np.asarray(v)
-        for v in threefry2x32_p.bind(*(jnp.asarray(v) for v in (k0, k1, c0, c1)))
-    )
+    w0, w1 = (np.asarray(v) for v in threefry2x32_p.bind(*(jnp.asarray(v) for v in (k0, k1, c0, c1))))
     expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
     g0 = run(host, expr + ".x", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
     g1 = run(host, expr + ".y", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
@@ -443,9 +416,7 @@ def test_two_over_pi_table_and_constants():
     for w in wm._TWO_OVER_PI_WORDS:
         table = (table << 32) | w
     assert table == _two_over_pi_bits(32 * len(wm._TWO_OVER_PI_WORDS))
-    assert wm._CW1 + wm._CW2 + wm._CW3 + wm._CW4 == pytest.approx(
-        math.pi / 2, rel=1e-16
-    )
+    assert wm._CW1 + wm._CW2 + wm._CW3 + wm._CW4 == pytest.approx(math.pi / 2, rel=1e-16)
     assert wm._LN2_HI + wm._LN2_LO == pytest.approx(math.log(2), rel=1e-15)
 
 

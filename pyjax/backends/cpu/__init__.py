@@ -67,16 +67,18 @@ class CpuBackend(Backend):
 
     # --- compute ---
     def compile_kernel(self, kernel: Kernel):
-        return ("k", kernel)
+        if self.use_numpy:
+            return ("k", kernel, self._ev.KernelExe(kernel))
+        return ("k", kernel, None)
 
     def compile_routine(self, routine: Routine):
-        return ("r", routine)
+        return ("r", routine, None)
 
     def dispatch(self, exe, in_slots: list, out_slots: list) -> None:
-        kind, ir_obj = exe
+        kind, ir_obj, fn = exe
         if kind == "k":
             ins = [self._typed(s, d) for s, d in zip(in_slots, ir_obj.in_dtypes)]
-            outs = [self._ev.run_kernel(ir_obj, ins)]
+            outs = [fn(ins) if fn is not None else self._ev.run_kernel(ir_obj, ins)]
             out_dtypes = [ir_obj.out_dtype]
         else:
             ins = [self._typed(s, a.dtype) for s, a in zip(in_slots, ir_obj.in_avals)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Routine
@@ -201,83 +200,156 @@ def _cast(a, to):
     return a.astype(t)
 
 
-class Evaluator:
-    """Evaluates one kernel's nodes over an iteration shape, with given input arrays."""
+class Plan:
+    """A node DAG compiled to a list of closures over a value table, for one iteration shape.
 
-    def __init__(self, shape, ins, acc=None):
+    Index arithmetic of views depends only on the shape, so it is precomputed once here; at
+    run time loads are strided numpy views (or one fancy-index) of the input buffers.
+    """
+
+    def __init__(self, root, shape: tuple):
         self.shape = shape
-        self.ins = ins
-        self.acc = acc
         self.nd = len(shape)
-        self.memo = {}
+        self.slot: dict = {}
+        self.init: list = []
+        self.steps: list = []
+        for n in ir.walk(root):
+            self._add(n)
+        self.out = self.slot[root]
 
-    def idx(self, k):
-        s = [1] * self.nd
-        s[k] = self.shape[k]
-        return np.arange(self.shape[k], dtype=np.int64).reshape(s)
+    def _const(self, value):
+        self.init.append(value)
+        return len(self.init) - 1
 
-    def ev(self, n):
-        m = self.memo.get(n)
-        if m is not None:
-            return m
-        op = n.op
-        if op == "const":
-            r = np.array(n.arg, dtype=np_dtype(n.dtype)).reshape((1,) * self.nd)
-        elif op == "idx":
-            r = self.idx(n.arg)
-        elif op == "acc":
-            r = self.acc
-        elif op == "load":
-            r = self.load(*n.arg)
-        elif op == "gather":
-            off = self.ev(n.srcs[0])
-            buf = self.ins[n.arg]
-            r = buf[np.clip(off, 0, max(buf.size - 1, 0)).astype(np.int64)]
-        elif op == "cast":
-            r = _cast(self.ev(n.srcs[0]), n.dtype)
-        elif op == "bitcast":
-            r = np.ascontiguousarray(self.ev(n.srcs[0])).view(np_dtype(n.dtype))
-        elif op == "where":
-            c, a, b = (self.ev(s) for s in n.srcs)
-            r = np.where(c, a, b)
-        elif op in ir.UNARY_OPS:
-            with np.errstate(all="ignore"):
-                r = UNARY[op](self.ev(n.srcs[0]))
-        else:
-            with np.errstate(all="ignore"):
-                r = _binary(op, self.ev(n.srcs[0]), self.ev(n.srcs[1]))
+    def _step(self, fn):
+        k = self._const(None)
+        self.steps.append((k, fn))
+        return k
+
+    def _bcast(self, r):
         r = np.asarray(r)
-        if r.dtype != np_dtype(n.dtype):
-            r = r.astype(np_dtype(n.dtype))
-        if r.ndim < self.nd:
-            r = r.reshape((1,) * (self.nd - r.ndim) + r.shape)
-        self.memo[n] = r
-        return r
+        return r.reshape((1,) * (self.nd - r.ndim) + r.shape) if r.ndim < self.nd else r
 
-    def load(self, i, tr):
-        buf = self.ins[i]
+    def _add(self, n):
+        op, slot = n.op, self.slot
+        nd, dt = self.nd, np_dtype(n.dtype)
+        if op == "const":
+            k = self._const(np.array(n.arg, dtype=dt).reshape((1,) * nd))
+        elif op == "idx":
+            s = [1] * nd
+            s[n.arg] = self.shape[n.arg]
+            k = self._const(np.arange(self.shape[n.arg], dtype=np.int64).reshape(s))
+        elif op == "acc":
+            k = self._step(lambda ins, v, acc: acc)
+        elif op == "load":
+            k = self._step(self._loader(*n.arg, dt))
+        elif op == "gather":
+            o, i = slot[n.srcs[0]], n.arg
+
+            def gather(ins, v, acc, o=o, i=i):
+                buf = ins[i]
+                return buf[np.clip(v[o], 0, max(buf.size - 1, 0)).astype(np.int64)]
+
+            k = self._step(gather)
+        else:
+            a = [slot[x] for x in n.srcs]
+            if op == "cast":
+                to = n.dtype
+                fn = lambda ins, v, acc, a0=a[0], to=to: _cast(v[a0], to)  # noqa: E731
+            elif op == "bitcast":
+                fn = lambda ins, v, acc, a0=a[0], dt=dt: np.ascontiguousarray(v[a0]).view(dt)  # noqa: E731
+            elif op == "where":
+                fn = lambda ins, v, acc, a=a: np.where(v[a[0]], v[a[1]], v[a[2]])  # noqa: E731
+            elif op in ir.UNARY_OPS:
+                f = UNARY[op]
+                fn = lambda ins, v, acc, f=f, a0=a[0]: f(v[a0])  # noqa: E731
+            else:
+                fn = lambda ins, v, acc, op=op, a=a: _binary(op, v[a[0]], v[a[1]])  # noqa: E731
+
+            def step(ins, v, acc, fn=fn, dt=dt, bc=self._bcast):
+                r = fn(ins, v, acc)
+                if type(r) is not np.ndarray or r.dtype != dt:
+                    r = np.asarray(r).astype(dt, copy=False)
+                return bc(r)
+
+            k = self._step(step)
+        slot[n] = k
+
+    def _loader(self, i, tr, dt):
         nd_tr = len(tr.shape)
+        pad = (1,) * (self.nd - nd_tr)
         if tr.single_strided:
             v = tr.views[0]
-            shape = tuple(1 if st == 0 else s for s, st in zip(v.shape, v.strides))
+            shape = tuple(1 if st == 0 else sz for sz, st in zip(v.shape, v.strides)) + pad
             if 0 in v.shape:
-                shape = v.shape
-            item = buf.itemsize
-            base = buf[v.offset:] if v.offset < buf.size else buf[:0]
-            r = as_strided(base, shape, tuple(st * item for st in v.strides), writeable=False)
+                shape = v.shape + pad
+            item = dt.itemsize
+            strides = tuple(st * item for st in v.strides) + (0,) * len(pad)
+            off = v.offset * item
+            if tr.is_contiguous and not pad and 0 not in v.shape:
+                n = tr.size
+                return lambda ins, vals, acc: ins[i][:n].reshape(shape)
+
+            def load(ins, vals, acc):
+                buf = ins[i]
+                if buf.size == 0:
+                    return np.zeros(shape, dt)
+                return np.ndarray(shape, dt, buffer=buf, offset=off, strides=strides)
+
+            return load
+        index = tuple(ir.idx(k) for k in range(nd_tr))
+        with ir.shape_context(tr.shape):
+            off, valid = ir.view_index(tr, index)
+        sub_off, sub_ok = Plan(off, tr.shape), Plan(valid, tr.shape)
+        o = np.asarray(sub_off.run([], None), dtype=np.int64)
+        ok = np.broadcast_to(sub_ok.run([], None), tr.shape)
+        safe = np.broadcast_to(np.where(ok, o, 0), tr.shape).reshape(tr.shape + pad)
+        okp = ok.reshape(tr.shape + pad)
+        zero = np.zeros((), dt)
+
+        def gather_load(ins, vals, acc):
+            buf = ins[i]
+            if buf.size == 0:
+                return np.zeros(safe.shape, dt)
+            return np.where(okp, buf[np.minimum(safe, buf.size - 1)], zero)
+
+        return gather_load
+
+    def run(self, ins, acc=None):
+        v = list(self.init)
+        with np.errstate(all="ignore"):
+            for k, fn in self.steps:
+                v[k] = fn(ins, v, acc)
+        return v[self.out]
+
+
+class KernelExe:
+    """A Kernel prepared for numpy: plans for body and epilogue."""
+
+    def __init__(self, k: Kernel):
+        self.k = k
+        self.epi = Plan(k.epilogue, k.out_shape if k.reduce_op else k.shape)
+        self.body = Plan(k.body, k.shape) if k.reduce_op else None
+        self.einsum = (k.reduce_op == "sum" and k.body.op == "mul" and k.body.dtype.kind == "f"
+                       and 0 not in k.shape)
+        if self.einsum:
+            self.factors = [Plan(s, k.shape) for s in k.body.srcs]
+
+    def __call__(self, ins):
+        k = self.k
+        if self.body is None:
+            out = self.epi.run(ins)
+            if out.shape != k.shape:
+                out = np.broadcast_to(out, k.shape)
+            return np.ascontiguousarray(out).reshape(-1)
+        if self.einsum:
+            acc = _einsum_sum([f.run(ins) for f in self.factors], k.shape, k.reduce_axes)
         else:
-            index = tuple(ir.idx(k) for k in range(nd_tr))
-            with ir.shape_context(tr.shape):
-                off, valid = ir.view_index(tr, index)
-            sub = Evaluator(tr.shape, self.ins)
-            o = sub.ev(off).astype(np.int64)
-            ok = sub.ev(valid)
-            safe = np.where(ok, o, 0)
-            vals = buf[np.clip(safe, 0, max(buf.size - 1, 0))] if buf.size else np.zeros(safe.shape, buf.dtype)
-            r = np.where(ok, vals, np.zeros((), buf.dtype))
-        if nd_tr < self.nd:
-            r = r.reshape(r.shape + (1,) * (self.nd - nd_tr))
-        return r
+            acc = _reduce(k.reduce_op, self.body.run(ins), k.reduce_axes, k.shape)
+        out = self.epi.run(ins, np.asarray(acc))
+        if out.shape != k.out_shape:
+            out = np.broadcast_to(out, k.out_shape)
+        return np.ascontiguousarray(out).reshape(-1)
 
 
 def _reduce(op, body, axes, shape):
@@ -305,9 +377,9 @@ def _reduce(op, body, axes, shape):
     raise NotImplementedError(op)
 
 
-def _einsum_sum(ev: Evaluator, body, shape, axes):
+def _einsum_sum(factors, shape, axes):
     """sum over axes of a*b via einsum, skipping broadcast (size-1) axes of each factor."""
-    a, b = (ev.ev(s) for s in body.srcs)
+    a, b = factors
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     if len(shape) > len(letters):
         return None
@@ -334,21 +406,7 @@ def _einsum_sum(ev: Evaluator, body, shape, axes):
 
 def run_kernel(k: Kernel, ins: list):
     """Evaluate kernel k on typed 1-D input arrays; returns the flat output array."""
-    if k.reduce_op is None:
-        ev = Evaluator(k.shape, ins)
-        out = np.broadcast_to(ev.ev(k.epilogue), k.shape)
-        return np.ascontiguousarray(out).reshape(-1)
-    ev = Evaluator(k.shape, ins)
-    body = k.body
-    acc = None
-    if k.reduce_op == "sum" and body.op == "mul" and body.dtype.kind == "f" and 0 not in k.shape:
-        acc = _einsum_sum(ev, body, k.shape, k.reduce_axes)
-    if acc is None:
-        acc = _reduce(k.reduce_op, ev.ev(body), k.reduce_axes, k.shape)
-    out_shape = k.out_shape
-    ev2 = Evaluator(out_shape, ins, acc=np.asarray(acc))
-    out = np.broadcast_to(ev2.ev(k.epilogue), out_shape)
-    return np.ascontiguousarray(out).reshape(-1)
+    return KernelExe(k)(ins)
 
 
 # --- routines --------------------------------------------------------------------------------

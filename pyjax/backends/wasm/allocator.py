@@ -10,7 +10,8 @@ raises `WasmOutOfMemory` (a MemoryError) when that fails; it stays usable afterw
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Allocator", "WasmOutOfMemory", "size_class"]
 
@@ -57,12 +58,7 @@ class Allocator:
     """
 
     def __init__(
-        self,
-        size: int,
-        *,
-        base: int = ALIGN,
-        grow: Callable[[int], Any] | None = None,
-        max_size: int = MAX_MEMORY,
+        self, size: int, *, base: int = ALIGN, grow: Callable[[int], Any] | None = None, max_size: int = MAX_MEMORY
     ):
         self.base = (base + ALIGN - 1) // ALIGN * ALIGN
         self.end = size - size % ALIGN
@@ -146,7 +142,11 @@ class Allocator:
         return start
 
     def free(self, ptr: int) -> None:
-        """Release a block from `malloc`; merges it with free neighbours."""
+        """Release a block from `malloc`.
+
+        Small blocks are kept per size for quick reuse (up to 16 MiB); the others merge with
+        their free neighbours at once.
+        """
         size = self._used.pop(ptr, None)
         if size is None:
             raise ValueError(f"free of pointer {ptr} that is not allocated (double free?)")

@@ -15,15 +15,16 @@ and constants have hand-written methods because their typing depends on their im
 from __future__ import annotations
 
 import struct
-from typing import Iterable, Sequence, Union
+from collections.abc import Iterable, Sequence
+from typing import Self
 
 __all__ = [
-    "I32",
-    "I64",
     "F32",
     "F64",
-    "V128",
+    "I32",
+    "I64",
     "OPS",
+    "V128",
     "Function",
     "Module",
     "Op",
@@ -35,9 +36,6 @@ __all__ = [
 I32, I64, F32, F64, V128 = "i32", "i64", "f32", "f64", "v128"
 VALTYPE_CODES = {I32: 0x7F, I64: 0x7E, F32: 0x7D, F64: 0x7C, V128: 0x7B}
 PAGE_SIZE = 65536
-
-BlockType = Union[None, str, tuple]  # None | valtype | (params, results)
-FuncRef = Union[int, "Function"]
 
 
 class WasmValidationError(ValueError):
@@ -114,7 +112,7 @@ class Op:
     "atomic" (memarg whose alignment must be natural).
     """
 
-    __slots__ = ("name", "code", "ins", "outs", "imm", "align", "lanes")
+    __slots__ = ("align", "code", "imm", "ins", "lanes", "name", "outs")
 
     def __init__(self, name, code, ins, outs, imm=None, align=0, lanes=0):
         self.name, self.code, self.ins, self.outs = name, code, ins, outs
@@ -132,7 +130,15 @@ def _code(prefix: int | None, code: int) -> bytes:
     return bytes([code]) if prefix is None else bytes([prefix]) + uleb128(code)
 
 
-def _ops(code: int, sig: str, names: str, prefix: int | None = None, imm=None, align=0, lanes=0):
+def _ops(
+    code: int,
+    sig: str,
+    names: str,
+    prefix: int | None = None,
+    imm=None,
+    align=0,
+    lanes=0,
+):
     """Register consecutive opcodes from `code`; '-' in `names` skips a reserved opcode.
 
     sig is "<operands>_<results>" with one letter per type: i=i32 I=i64 f=f32 F=f64 v=v128.
@@ -148,9 +154,17 @@ def _ops(code: int, sig: str, names: str, prefix: int | None = None, imm=None, a
 
 # parametric, plain numeric (0x45..0xC4)
 _ops(0x45, "i_i", "i32.eqz")
-_ops(0x46, "ii_i", "i32.eq i32.ne i32.lt_s i32.lt_u i32.gt_s i32.gt_u i32.le_s i32.le_u i32.ge_s i32.ge_u")
+_ops(
+    0x46,
+    "ii_i",
+    "i32.eq i32.ne i32.lt_s i32.lt_u i32.gt_s i32.gt_u i32.le_s i32.le_u i32.ge_s i32.ge_u",
+)
 _ops(0x50, "I_i", "i64.eqz")
-_ops(0x51, "II_i", "i64.eq i64.ne i64.lt_s i64.lt_u i64.gt_s i64.gt_u i64.le_s i64.le_u i64.ge_s i64.ge_u")
+_ops(
+    0x51,
+    "II_i",
+    "i64.eq i64.ne i64.lt_s i64.lt_u i64.gt_s i64.gt_u i64.le_s i64.le_u i64.ge_s i64.ge_u",
+)
 _ops(0x5B, "ff_i", "f32.eq f32.ne f32.lt f32.gt f32.le f32.ge")
 _ops(0x61, "FF_i", "f64.eq f64.ne f64.lt f64.gt f64.le f64.ge")
 _IBIN = "add sub mul div_s div_u rem_s rem_u and or xor shl shr_s shr_u rotl rotr"
@@ -158,7 +172,10 @@ _ops(0x67, "i_i", "i32.clz i32.ctz i32.popcnt")
 _ops(0x6A, "ii_i", " ".join("i32." + n for n in _IBIN.split()))
 _ops(0x79, "I_I", "i64.clz i64.ctz i64.popcnt")
 _ops(0x7C, "II_I", " ".join("i64." + n for n in _IBIN.split()))
-_FUN, _FBIN = "abs neg ceil floor trunc nearest sqrt", "add sub mul div min max copysign"
+_FUN, _FBIN = (
+    "abs neg ceil floor trunc nearest sqrt",
+    "add sub mul div min max copysign",
+)
 _ops(0x8B, "f_f", " ".join("f32." + n for n in _FUN.split()))
 _ops(0x92, "ff_f", " ".join("f32." + n for n in _FBIN.split()))
 _ops(0x99, "F_F", " ".join("f64." + n for n in _FUN.split()))
@@ -170,7 +187,7 @@ def _convs(code: int, names: str, prefix: int | None = None):
     for name in names.split():
         if name != "-":
             out, rest = name.split(".")
-            src = [p for p in rest.split("_") if p in VALTYPE_CODES][0]
+            src = next(p for p in rest.split("_") if p in VALTYPE_CODES)
             OPS[name] = Op(name, _code(prefix, code), (src,), (out,))
         code += 1
 
@@ -216,7 +233,14 @@ OPS["memory.fill"] = Op("memory.fill", b"\xfc\x0b\x00", (I32, I32, I32), ())
 # fixed-width SIMD (0xFD prefix, LEB128 sub-opcode)
 _V = 0xFD
 _ops(0, "i_v", "v128.load", _V, "mem", 4)
-_ops(1, "i_v", "v128.load8x8_s v128.load8x8_u v128.load16x4_s v128.load16x4_u", _V, "mem", 3)
+_ops(
+    1,
+    "i_v",
+    "v128.load8x8_s v128.load8x8_u v128.load16x4_s v128.load16x4_u",
+    _V,
+    "mem",
+    3,
+)
 _ops(5, "i_v", "v128.load32x2_s v128.load32x2_u", _V, "mem", 3)
 for _i, _n in enumerate(["v128.load8_splat", "v128.load16_splat", "v128.load32_splat", "v128.load64_splat"]):
     _ops(7 + _i, "i_v", _n, _V, "mem", _i)
@@ -253,12 +277,22 @@ for _i, _w in enumerate([8, 16, 32, 64]):
     _ops(88 + _i, "iv_", f"v128.store{_w}_lane", _V, "memlane", _i, 128 // _w)
 _ops(92, "i_v", "v128.load32_zero", _V, "mem", 2)
 _ops(93, "i_v", "v128.load64_zero", _V, "mem", 3)
-_ops(94, "v_v", "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt", _V)
+_ops(
+    94,
+    "v_v",
+    "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt",
+    _V,
+)
 _ops(99, "v_i", "i8x16.all_true i8x16.bitmask", _V)
 _ops(101, "vv_v", "i8x16.narrow_i16x8_s i8x16.narrow_i16x8_u", _V)
 _ops(103, "v_v", "f32x4.ceil f32x4.floor f32x4.trunc f32x4.nearest", _V)
 _ops(107, "vi_v", "i8x16.shl i8x16.shr_s i8x16.shr_u", _V)
-_ops(110, "vv_v", "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u", _V)
+_ops(
+    110,
+    "vv_v",
+    "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u",
+    _V,
+)
 _ops(116, "v_v", "f64x2.ceil f64x2.floor", _V)
 _ops(118, "vv_v", "i8x16.min_s i8x16.min_u i8x16.max_s i8x16.max_u", _V)
 _ops(122, "v_v", "f64x2.trunc", _V)
@@ -280,7 +314,12 @@ _ops(
     _V,
 )
 _ops(139, "vi_v", "i16x8.shl i16x8.shr_s i16x8.shr_u", _V)
-_ops(142, "vv_v", "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u", _V)
+_ops(
+    142,
+    "vv_v",
+    "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u",
+    _V,
+)
 _ops(148, "v_v", "f64x2.nearest", _V)
 _ops(
     149,
@@ -324,9 +363,19 @@ _ops(
     _V,
 )
 _ops(224, "v_v", "f32x4.abs f32x4.neg - f32x4.sqrt", _V)
-_ops(228, "vv_v", "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax", _V)
+_ops(
+    228,
+    "vv_v",
+    "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax",
+    _V,
+)
 _ops(236, "v_v", "f64x2.abs f64x2.neg - f64x2.sqrt", _V)
-_ops(240, "vv_v", "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax", _V)
+_ops(
+    240,
+    "vv_v",
+    "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax",
+    _V,
+)
 _ops(
     248,
     "v_v",
@@ -351,7 +400,12 @@ _ops(
     "i8x16.relaxed_laneselect i16x8.relaxed_laneselect i32x4.relaxed_laneselect i64x2.relaxed_laneselect",
     _V,
 )
-_ops(0x10D, "vv_v", "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max", _V)
+_ops(
+    0x10D,
+    "vv_v",
+    "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max",
+    _V,
+)
 _ops(0x111, "vv_v", "i16x8.relaxed_q15mulr_s i16x8.relaxed_dot_i8x16_i7x16_s", _V)
 _ops(0x113, "vvv_v", "i32x4.relaxed_dot_i8x16_i7x16_add_s", _V)
 
@@ -374,7 +428,7 @@ _ops(0x48, "iii_i", "i32.atomic.rmw.cmpxchg", _A, "atomic", 2)
 
 
 class _Frame:
-    __slots__ = ("kind", "params", "results", "height", "unreachable")
+    __slots__ = ("height", "kind", "params", "results", "unreachable")
 
     def __init__(self, kind, params, results, height):
         self.kind, self.params, self.results = kind, tuple(params), tuple(results)
@@ -393,7 +447,7 @@ class Function:
     `if_` also work as context managers (`with f.loop(): ...` emits the matching `end`).
     """
 
-    def __init__(self, module: "Module", index: int, name: str, params, results):
+    def __init__(self, module: Module, index: int, name: str, params, results):
         self.module, self.index, self.name = module, index, name
         self.params, self.results = tuple(params), tuple(results)
         self.locals: list[str] = list(self.params)  # params, then declared locals
@@ -427,7 +481,7 @@ class Function:
             raise WasmValidationError(f"function {self.name!r}: {name!r} emitted after the function's final end")
         self._count += 1
         self._current = name
-        self._undo: list[str | None] = []
+        self._undo = []
 
     def _push(self, types: Iterable[str | None]) -> None:
         self._stack.extend(types)
@@ -453,7 +507,7 @@ class Function:
         del self._stack[frame.height :]
         frame.unreachable = True
 
-    def _emit(self, name: str, code: bytes, ins: Sequence[str], outs: Sequence[str]) -> "Function":
+    def _emit(self, name: str, code: bytes, ins: Sequence[str], outs: Sequence[str]) -> Function:
         self._begin(name)
         self._pop_all(ins)
         self._push(outs)
@@ -466,7 +520,7 @@ class Function:
 
     # -- table-driven instructions
 
-    def op(self, name: str, *args: int, offset: int = 0, align: int | None = None) -> "Function":
+    def op(self, name: str, *args: int, offset: int = 0, align: int | None = None) -> Function:
         """Emit the table instruction `name` (e.g. "f32x4.add"); lane ops take the lane as an arg."""
         info = OPS.get(name)
         if info is None:
@@ -496,7 +550,7 @@ class Function:
 
     # -- control
 
-    def _blocktype(self, bt: BlockType) -> tuple[bytes, tuple, tuple]:
+    def _blocktype(self, bt: None | str | tuple) -> tuple[bytes, tuple, tuple]:
         if bt is None:
             return b"\x40", (), ()
         if isinstance(bt, str):
@@ -506,7 +560,7 @@ class Function:
             return self._blocktype(results[0] if results else None)
         return sleb128(self.module.type_index(params, results)), params, results
 
-    def _open(self, kind: str, code: int, bt: BlockType) -> "Function":
+    def _open(self, kind: str, code: int, bt: None | str | tuple) -> Function:
         self._begin(kind)
         enc, params, results = self._blocktype(bt)
         if kind == "if":
@@ -517,19 +571,19 @@ class Function:
         self.code += bytes([code]) + enc
         return self
 
-    def block(self, bt: BlockType = None) -> "Function":
+    def block(self, bt: None | str | tuple = None) -> Function:
         """Open a block; `bt` is None, a result type, or (params, results)."""
         return self._open("block", 0x02, bt)
 
-    def loop(self, bt: BlockType = None) -> "Function":
+    def loop(self, bt: None | str | tuple = None) -> Function:
         """Open a loop (a branch to it jumps back to its start)."""
         return self._open("loop", 0x03, bt)
 
-    def if_(self, bt: BlockType = None) -> "Function":
+    def if_(self, bt: None | str | tuple = None) -> Function:
         """Open an if on the i32 condition at the top of the stack."""
         return self._open("if", 0x04, bt)
 
-    def else_(self) -> "Function":
+    def else_(self) -> Function:
         self._begin("else")
         frame = self._frames[-1]
         if frame.kind != "if":
@@ -542,7 +596,7 @@ class Function:
         self.code.append(0x05)
         return self
 
-    def end(self) -> "Function":
+    def end(self) -> Function:
         """Close the innermost block, loop, if or (when none is open) the function itself."""
         self._begin("end")
         frame = self._frames[-1]
@@ -557,7 +611,7 @@ class Function:
         self.code.append(0x0B)
         return self
 
-    def __enter__(self) -> "Function":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -569,14 +623,14 @@ class Function:
             raise self._error(f"branch depth {depth} out of range (open frames: {len(self._frames)})")
         return self._frames[-1 - depth]
 
-    def br(self, depth: int) -> "Function":
+    def br(self, depth: int) -> Function:
         self._begin("br")
         self._pop_all(self._label(depth).label_types())
         self._set_unreachable()
         self.code += b"\x0c" + uleb128(depth)
         return self
 
-    def br_if(self, depth: int) -> "Function":
+    def br_if(self, depth: int) -> Function:
         self._begin("br_if")
         self._pop(I32)
         types = self._label(depth).label_types()
@@ -585,7 +639,7 @@ class Function:
         self.code += b"\x0d" + uleb128(depth)
         return self
 
-    def br_table(self, depths: Sequence[int], default: int) -> "Function":
+    def br_table(self, depths: Sequence[int], default: int) -> Function:
         self._begin("br_table")
         self._pop(I32)
         types = self._label(default).label_types()
@@ -597,23 +651,23 @@ class Function:
         self.code += b"\x0e" + _vec(uleb128(d) for d in depths) + uleb128(default)
         return self
 
-    def return_(self) -> "Function":
+    def return_(self) -> Function:
         self._begin("return")
         self._pop_all(self.results)
         self._set_unreachable()
         self.code.append(0x0F)
         return self
 
-    def unreachable(self) -> "Function":
+    def unreachable(self) -> Function:
         self._begin("unreachable")
         self._set_unreachable()
         self.code.append(0x00)
         return self
 
-    def nop(self) -> "Function":
+    def nop(self) -> Function:
         return self._emit("nop", b"\x01", (), ())
 
-    def call(self, func: FuncRef) -> "Function":
+    def call(self, func: int | Function) -> Function:
         """Call a function of this module (index or `Function`)."""
         idx = func.index if isinstance(func, Function) else func
         if not 0 <= idx < len(self.module.func_types):
@@ -621,13 +675,13 @@ class Function:
         params, results = self.module.func_types[idx]
         return self._emit("call", b"\x10" + uleb128(idx), params, results)
 
-    def drop(self) -> "Function":
+    def drop(self) -> Function:
         self._begin("drop")
         self._pop()
         self.code.append(0x1A)
         return self
 
-    def select(self, valtype: str | None = None) -> "Function":
+    def select(self, valtype: str | None = None) -> Function:
         """select(a, b, cond) -> cond ? a : b; pass `valtype` for the typed form."""
         self._begin("select")
         self._pop(I32)
@@ -647,19 +701,19 @@ class Function:
             raise self._error(f"local index {idx} out of range ({len(self.locals)} locals)")
         return self.locals[idx]
 
-    def local_get(self, idx: int) -> "Function":
+    def local_get(self, idx: int) -> Function:
         self._begin("local.get")
         self._push([self._local(idx)])
         self.code += b"\x20" + uleb128(idx)
         return self
 
-    def local_set(self, idx: int) -> "Function":
+    def local_set(self, idx: int) -> Function:
         self._begin("local.set")
         self._pop(self._local(idx))
         self.code += b"\x21" + uleb128(idx)
         return self
 
-    def local_tee(self, idx: int) -> "Function":
+    def local_tee(self, idx: int) -> Function:
         self._begin("local.tee")
         t = self._local(idx)
         self._pop(t)
@@ -672,13 +726,13 @@ class Function:
             raise self._error(f"global index {idx} out of range")
         return self.module.globals[idx]
 
-    def global_get(self, idx: int) -> "Function":
+    def global_get(self, idx: int) -> Function:
         self._begin("global.get")
         self._push([self._global(idx)[0]])
         self.code += b"\x23" + uleb128(idx)
         return self
 
-    def global_set(self, idx: int) -> "Function":
+    def global_set(self, idx: int) -> Function:
         self._begin("global.set")
         t, mutable, _ = self._global(idx)
         if not mutable:
@@ -689,32 +743,32 @@ class Function:
 
     # -- constants
 
-    def i32_const(self, v: int) -> "Function":
+    def i32_const(self, v: int) -> Function:
         """Push a 32-bit integer; accepts signed or unsigned values, wraps to two's complement."""
         if not -(2**31) <= v < 2**32:
             raise WasmValidationError(f"function {self.name!r}: i32.const {v} out of range")
         v = v - 2**32 if v >= 2**31 else v
         return self._emit("i32.const", b"\x41" + sleb128(v), (), (I32,))
 
-    def i64_const(self, v: int) -> "Function":
+    def i64_const(self, v: int) -> Function:
         if not -(2**63) <= v < 2**64:
             raise WasmValidationError(f"function {self.name!r}: i64.const {v} out of range")
         v = v - 2**64 if v >= 2**63 else v
         return self._emit("i64.const", b"\x42" + sleb128(v), (), (I64,))
 
-    def f32_const(self, v: float) -> "Function":
+    def f32_const(self, v: float) -> Function:
         return self._emit("f32.const", b"\x43" + struct.pack("<f", v), (), (F32,))
 
-    def f64_const(self, v: float) -> "Function":
+    def f64_const(self, v: float) -> Function:
         return self._emit("f64.const", b"\x44" + struct.pack("<d", v), (), (F64,))
 
-    def v128_const(self, data: bytes) -> "Function":
+    def v128_const(self, data: bytes) -> Function:
         """Push 16 raw bytes (e.g. `struct.pack('<4f', ...)`)."""
         if len(data) != 16:
             raise WasmValidationError(f"function {self.name!r}: v128.const needs 16 bytes, got {len(data)}")
         return self._emit("v128.const", b"\xfd\x0c" + bytes(data), (), (V128,))
 
-    def i8x16_shuffle(self, lanes: Sequence[int]) -> "Function":
+    def i8x16_shuffle(self, lanes: Sequence[int]) -> Function:
         """Pick 16 bytes out of the 32 bytes of two vectors (indices 0..31)."""
         if len(lanes) != 16 or not all(0 <= i < 32 for i in lanes):
             raise WasmValidationError(f"function {self.name!r}: i8x16.shuffle needs 16 lane indices in [0, 32)")
@@ -837,16 +891,16 @@ class Module:
             self.export(name if export is True else export, f)
         return f
 
-    def export(self, name: str, func: FuncRef) -> None:
+    def export(self, name: str, func: int | Function) -> None:
         if name in self.exports:
             raise WasmValidationError(f"duplicate export {name!r}")
         self.exports[name] = (0, func.index if isinstance(func, Function) else func)
 
-    def add_global(self, valtype: str, init: int | float = 0, mutable: bool = True) -> int:
+    def add_global(self, valtype: str, init: float = 0, mutable: bool = True) -> int:
         self.globals.append((valtype, mutable, init))
         return len(self.globals) - 1
 
-    def set_start(self, func: FuncRef) -> None:
+    def set_start(self, func: int | Function) -> None:
         idx = func.index if isinstance(func, Function) else func
         if self.func_types[idx] != ((), ()):
             raise WasmValidationError("the start function must take and return nothing")
@@ -876,12 +930,18 @@ class Module:
         if imports:
             out += _section(2, _vec(imports))
         if self.functions:
-            out += _section(3, _vec(uleb128(self.type_index(f.params, f.results)) for f in self.functions))
+            out += _section(
+                3,
+                _vec(uleb128(self.type_index(f.params, f.results)) for f in self.functions),
+            )
         if self.globals:
             entries = (_valtype(t) + bytes([int(m)]) + self._const_expr(t, v) for t, m, v in self.globals)
             out += _section(6, _vec(entries))
         if self.exports:
-            out += _section(7, _vec(_name(n) + bytes([k]) + uleb128(i) for n, (k, i) in self.exports.items()))
+            out += _section(
+                7,
+                _vec(_name(n) + bytes([k]) + uleb128(i) for n, (k, i) in self.exports.items()),
+            )
         if self.start is not None:
             out += _section(8, uleb128(self.start))
         if self.functions:

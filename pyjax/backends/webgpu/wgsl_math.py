@@ -551,50 +551,57 @@ fn pj_mulwide_u32(a: u32, b: u32) -> vec2<u32> {
 }
 """,
 )
-_words = ", ".join(f"0x{w:08x}u" for w in _TWO_OVER_PI_WORDS)
-# |x| = (q + r / (pi/2)) * pi/2 with q mod 4 and |r| <= ~pi/4, for finite |x| >= 0.
-# Cody-Waite (4-part pi/2) up to 4096; above, Payne-Hanek in integer arithmetic: the 24-bit
-# mantissa times 128 bits of 2/pi picked by the exponent gives x * 2/pi mod 4 to 2^-62.
+_cases = "\n".join(f"    case {i}: {{ return 0x{w:08x}u; }}" for i, w in enumerate(_TWO_OVER_PI_WORDS[:-1]))
+# Word i of 2/pi (a switch, not an array: arrays indexed at run time live in slow local memory).
 _def(
-    "trig_reduce",
-    ("mulwide_u32",),
-    "pj_trig_reduce(ax: f32) -> vec2<f32>  ((r, q), ax >= 0)",
+    "two_over_pi_word",
+    (),
+    "pj_two_over_pi_word(i: i32) -> u32  (bits 32i+1 .. 32i+32 of 2/pi)",
     f"""
-fn pj_trig_reduce(ax: f32) -> vec2<f32> {{
-  if (ax <= 4096.0) {{
-    let k = round(ax * {_f(_TWO_OVER_PI)});
-    let r = (((ax - k * {_f(_CW1)}) - k * {_f(_CW2)}) - k * {_f(_CW3)}) - k * {_f(_CW4)};
-    return vec2<f32>(r, f32(u32(k) & 3u));
+fn pj_two_over_pi_word(i: i32) -> u32 {{
+  switch i {{
+{_cases}
+    default: {{ return 0x{_TWO_OVER_PI_WORDS[-1]:08x}u; }}
   }}
-  var w = array<u32, 8>({_words});
+}}
+""",
+)
+# Payne-Hanek in integer arithmetic for finite ax > 4096: the 24-bit mantissa times the 128 bits
+# of 2/pi that the exponent selects (earlier bits only add multiples of 4) gives ax * 2/pi
+# mod 4 to 2^-62; returns (r, q) as pj_trig_reduce.
+_def(
+    "trig_reduce_big",
+    ("mulwide_u32", "two_over_pi_word"),
+    "pj_trig_reduce_big(ax: f32) -> vec2<f32>  ((r, q), ax finite > 4096)",
+    f"""
+fn pj_trig_reduce_big(ax: f32) -> vec2<f32> {{
   let bits = bitcast<u32>(ax);
   let m = (bits & 0x7fffffu) | 0x800000u;
   let e = i32(bits >> 23u) - 150;
   let j = max(0, (e - 2) >> 5u);
-  // m * (w[j..j+3]) as five 32-bit limbs l[0..4], least significant first; the high half
-  // of each 24x32-bit product is below 2^24, so adding a carry to it cannot overflow.
-  let p3 = pj_mulwide_u32(m, w[j + 3]);
-  let p2 = pj_mulwide_u32(m, w[j + 2]);
-  let p1 = pj_mulwide_u32(m, w[j + 1]);
-  let p0 = pj_mulwide_u32(m, w[j]);
-  var l: array<u32, 5>;
-  l[0] = p3.x;
-  l[1] = p3.y + p2.x;
-  let c1 = select(0u, 1u, l[1] < p2.x);
-  l[2] = (p2.y + c1) + p1.x;
-  let c2 = select(0u, 1u, l[2] < p1.x);
-  l[3] = (p1.y + c2) + p0.x;
-  let c3 = select(0u, 1u, l[3] < p0.x);
-  l[4] = p0.y + c3;
-  // Bits [sh, sh + 63] of the product hold x * 2/pi from the 2^1 place down to 2^-62.
+  // m * words j..j+3 as five 32-bit limbs l0 (least significant) .. l4; the high half of each
+  // 24x32-bit product is below 2^24, so adding a carry to it cannot overflow.
+  let p3 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 3));
+  let p2 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 2));
+  let p1 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 1));
+  let p0 = pj_mulwide_u32(m, pj_two_over_pi_word(j));
+  let l1 = p3.y + p2.x;
+  let l2 = (p2.y + select(0u, 1u, l1 < p2.x)) + p1.x;
+  let l3 = (p1.y + select(0u, 1u, l2 < p1.x)) + p0.x;
+  let l4 = p0.y + select(0u, 1u, l3 < p0.x);
+  // Bits [sh, sh + 63] of the product (sh in [33, 77]) hold ax * 2/pi from the 2^1 place
+  // down to 2^-62: three limbs starting at limb sh / 32 (1 or 2), shifted by sh % 32.
   let sh = u32(66 - e + 32 * j);
-  let wi = sh >> 5u;
+  let first = (sh >> 5u) == 1u;
+  let a = select(l2, l1, first);
+  let b = select(l3, l2, first);
+  let c = select(l4, l3, first);
   let o = sh & 31u;
-  var lo = l[wi];
-  var hi = l[wi + 1u];
+  var lo = a;
+  var hi = b;
   if (o != 0u) {{
-    lo = (lo >> o) | (l[wi + 1u] << (32u - o));
-    hi = (hi >> o) | (l[wi + 2u] << (32u - o));
+    lo = (a >> o) | (b << (32u - o));
+    hi = (b >> o) | (c << (32u - o));
   }}
   // Round to the nearest quadrant: add half a quadrant, then re-center the fraction.
   hi = hi + 0x20000000u;
@@ -606,8 +613,24 @@ fn pj_trig_reduce(ax: f32) -> vec2<f32> {{
     fl = ~fl + 1u;
     fh = ~fh + select(0u, 1u, fl == 0u);
   }}
+  // (fh * 2^32 + fl) * 2^-62 quadrants, then radians.
   let mag = (f32(fh) * 9.313225746154785e-10 + f32(fl) * 2.168404344971009e-19) * {_f(_PIO2_HI)};
   return vec2<f32>(select(mag, -mag, neg), f32(q));
+}}
+""",
+)
+# |x| = (q + r / (pi/2)) * pi/2 with q mod 4 and |r| <= ~pi/4, for finite |x| >= 0: Cody-Waite
+# (4-part pi/2, exact products for k < 4096) up to 4096, Payne-Hanek above.
+_def(
+    "trig_reduce",
+    ("trig_reduce_big",),
+    "pj_trig_reduce(ax: f32) -> vec2<f32>  ((r, q), ax finite >= 0)",
+    f"""
+fn pj_trig_reduce(ax: f32) -> vec2<f32> {{
+  if (ax > 4096.0) {{ return pj_trig_reduce_big(ax); }}
+  let k = round(ax * {_f(_TWO_OVER_PI)});
+  let r = (((ax - k * {_f(_CW1)}) - k * {_f(_CW2)}) - k * {_f(_CW3)}) - k * {_f(_CW4)};
+  return vec2<f32>(r, f32(u32(k) & 3u));
 }}
 """,
 )
@@ -1072,9 +1095,7 @@ def _threefry_code() -> str:
     ]
     for group in range(5):
         for r in rot[group % 2]:
-            lines.append(
-                f"  x0 = x0 + x1; x1 = (x1 << {r}u) | (x1 >> {32 - r}u); x1 = x1 ^ x0;"
-            )
+            lines.append(f"  x0 = x0 + x1; x1 = (x1 << {r}u) | (x1 >> {32 - r}u); x1 = x1 ^ x0;")
         i = group + 1
         lines.append(f"  x0 = x0 + ks[{i % 3}]; x1 = x1 + ks[{(i + 1) % 3}] + {i}u;")
     lines += ["  return vec2<u32>(x0, x1);", "}"]

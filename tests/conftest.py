@@ -1,0 +1,68 @@
+"""Shared pytest setup: the `backend` fixture runs a test once per available pyjax backend.
+
+Which backends: `PYJAX_TEST_BACKENDS` (comma-separated, e.g. `cpu,wasm`) names them
+explicitly; a named backend that cannot be created fails the run instead of being skipped
+silently. Without the variable, `cpu` always runs and `wasm`/`webgpu` join automatically as
+soon as their package exposes a backend class that can be created on this machine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+
+import pyjax
+
+# platform name -> (module, backend class name) that makes the platform testable
+_CANDIDATES = {
+    "cpu": ("pyjax.backends.cpu", "CpuBackend"),
+    "wasm": ("pyjax.backends.wasm", "WasmBackend"),
+    "webgpu": ("pyjax.backends.webgpu", "WebGPUBackend"),
+}
+
+
+def _creatable(name: str) -> tuple[bool, str]:
+    """Can this backend run tests here? (class exported and device created)."""
+    module_name, class_name = _CANDIDATES.get(name, (None, None))
+    if module_name is None:
+        return False, f"unknown backend {name!r}; known: {', '.join(_CANDIDATES)}"
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # a missing host package makes the backend unavailable
+        return False, f"{module_name} does not import: {type(e).__name__}: {e}"
+    if getattr(module, class_name, None) is None:
+        return False, f"{module_name} has no {class_name} yet"
+    try:
+        pyjax.devices(name)
+    except Exception as e:
+        return False, f"{name} device cannot be created: {type(e).__name__}: {e}"
+    return True, ""
+
+
+def _test_backends() -> list[str]:
+    requested = os.environ.get("PYJAX_TEST_BACKENDS", "").strip()
+    if requested:
+        names = [n.strip() for n in requested.split(",") if n.strip()]
+        for n in names:
+            ok, why = _creatable(n)
+            if not ok:
+                raise pytest.UsageError(f"PYJAX_TEST_BACKENDS asks for {n!r}, but {why}")
+        return names
+    return [n for n in _CANDIDATES if n == "cpu" or _creatable(n)[0]]
+
+
+TEST_BACKENDS = _test_backends()
+
+
+def pytest_report_header(config) -> str:
+    return f"pyjax test backends: {', '.join(TEST_BACKENDS)}"
+
+
+@pytest.fixture(params=TEST_BACKENDS)
+def backend(request) -> str:
+    """The platform name under test; that platform's device is the default device meanwhile."""
+    name = request.param
+    with pyjax.default_device(pyjax.devices(name)[0]):
+        yield name
