@@ -27,7 +27,7 @@ from pyjax.api import (  # noqa: F401
     vjp,
     vmap,
 )
-from pyjax.runtime.array import Array  # noqa: F401
+from pyjax._typing import Array  # noqa: F401
 from pyjax.runtime.device import (  # noqa: F401
     default_backend,
     device_count,

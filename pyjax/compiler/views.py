@@ -119,7 +119,10 @@ class View:
         if self.contiguous:
             return View.create(new_shape)
         if self.mask is not None:
-            # Masks survive only reshapes that add or remove size-1 axes.
+            # Masks survive only reshapes that add or remove size-1 axes, and an empty mask on a
+            # size-1 axis (a fully padded view) must not be dropped with that axis.
+            if any(b >= e for (b, e), s in zip(self.mask, self.shape) if s == 1):
+                return None
             old = [(s, st, m) for s, st, m in zip(self.shape, self.strides, self.mask) if s != 1]
             if [s for s in new_shape if s != 1] != [s for s, _, _ in old]:
                 return None
@@ -133,9 +136,6 @@ class View:
                     _, st, m = next(it)
                     strides.append(st)
                     mask.append(m)
-            # size-1 axes that were masked out make the whole view empty-valid; keep it simple
-            if any(m == (0, 0) for s, m in zip(self.shape, self.mask) if s == 1):
-                return None
             return View(new_shape, tuple(strides), self.offset, tuple(mask))
         strides = _reshape_strides(self.shape, self.strides, new_shape)
         return None if strides is None else View(new_shape, strides, self.offset)

@@ -20,14 +20,7 @@ import hashlib
 import os
 from typing import Any
 
-__all__ = [
-    "MAX_PAGES",
-    "PAGE_SIZE",
-    "WasmFunction",
-    "WasmInstance",
-    "WasmTrap",
-    "WasmtimeHost",
-]
+__all__ = ["MAX_PAGES", "PAGE_SIZE", "WasmFunction", "WasmInstance", "WasmTrap", "WasmtimeHost"]
 
 PAGE_SIZE = 65536
 MAX_PAGES = 65536  # 4 GiB, the memory32 limit
@@ -105,12 +98,7 @@ class WasmFunction:
             return None
         # void* args avoid ctypes' per-call pointer type checks; ctypes still releases the GIL
         proto = ctypes.CFUNCTYPE(
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-            ctypes.c_void_p,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p
         )
         cfunc = proto(addr)
         n = max(len(self.params), len(self.results), 1)
@@ -127,11 +115,7 @@ class WasmFunction:
         getters = [(views[t], stride[t] * i) for i, t in enumerate(self.results)]
         trap = ctypes.c_void_p()
         trap_addr, buf_addr = ctypes.addressof(trap), ctypes.addressof(buf)
-        name, store, func = (
-            self.name,
-            self.host.store,
-            self.func,
-        )  # keep alive with the closure
+        name, store, func = (self.name, self.host.store, self.func)  # keep alive with the closure
 
         def fail(err: int | None) -> None:
             import wasmtime

@@ -20,7 +20,8 @@ from pyjax.core.dtypes import (  # noqa: F401
 )
 from pyjax.core import dtypes as _dtypes
 from pyjax.numpy._core import *  # noqa: F401,F403
-from pyjax.numpy._core import ndarray, sum, max, min, all, any, abs, round, pow  # noqa: F401
+from pyjax._typing import Array as ndarray  # noqa: F401
+from pyjax.numpy._core import sum, max, min, all, any, abs, round, pow  # noqa: F401
 from pyjax.numpy import _methods
 
 float16 = _dtypes.SCALAR_TYPES["float16"]

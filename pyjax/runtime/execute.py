@@ -68,6 +68,10 @@ def _on_device(a: Array, device) -> Array:
 def execute(prim, args, params):
     """Eager impl of every lax primitive (installed as core.executor)."""
     device = _device_of(args)
+    if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
+        # A broadcast host scalar stays a host constant: no upload, no kernel.
+        a = args[0]
+        return Array(prim.abstract_eval(a.aval, **params), None, None, a._device, host=a._host)
     arrays = [_on_device(_to_array(a, device), device) for a in args]
     for a in arrays:
         if a._buf is None:

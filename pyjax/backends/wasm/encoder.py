@@ -130,15 +130,7 @@ def _code(prefix: int | None, code: int) -> bytes:
     return bytes([code]) if prefix is None else bytes([prefix]) + uleb128(code)
 
 
-def _ops(
-    code: int,
-    sig: str,
-    names: str,
-    prefix: int | None = None,
-    imm=None,
-    align=0,
-    lanes=0,
-):
+def _ops(code: int, sig: str, names: str, prefix: int | None = None, imm=None, align=0, lanes=0):
     """Register consecutive opcodes from `code`; '-' in `names` skips a reserved opcode.
 
     sig is "<operands>_<results>" with one letter per type: i=i32 I=i64 f=f32 F=f64 v=v128.
@@ -154,17 +146,9 @@ def _ops(
 
 # parametric, plain numeric (0x45..0xC4)
 _ops(0x45, "i_i", "i32.eqz")
-_ops(
-    0x46,
-    "ii_i",
-    "i32.eq i32.ne i32.lt_s i32.lt_u i32.gt_s i32.gt_u i32.le_s i32.le_u i32.ge_s i32.ge_u",
-)
+_ops(0x46, "ii_i", "i32.eq i32.ne i32.lt_s i32.lt_u i32.gt_s i32.gt_u i32.le_s i32.le_u i32.ge_s i32.ge_u")
 _ops(0x50, "I_i", "i64.eqz")
-_ops(
-    0x51,
-    "II_i",
-    "i64.eq i64.ne i64.lt_s i64.lt_u i64.gt_s i64.gt_u i64.le_s i64.le_u i64.ge_s i64.ge_u",
-)
+_ops(0x51, "II_i", "i64.eq i64.ne i64.lt_s i64.lt_u i64.gt_s i64.gt_u i64.le_s i64.le_u i64.ge_s i64.ge_u")
 _ops(0x5B, "ff_i", "f32.eq f32.ne f32.lt f32.gt f32.le f32.ge")
 _ops(0x61, "FF_i", "f64.eq f64.ne f64.lt f64.gt f64.le f64.ge")
 _IBIN = "add sub mul div_s div_u rem_s rem_u and or xor shl shr_s shr_u rotl rotr"
@@ -172,10 +156,7 @@ _ops(0x67, "i_i", "i32.clz i32.ctz i32.popcnt")
 _ops(0x6A, "ii_i", " ".join("i32." + n for n in _IBIN.split()))
 _ops(0x79, "I_I", "i64.clz i64.ctz i64.popcnt")
 _ops(0x7C, "II_I", " ".join("i64." + n for n in _IBIN.split()))
-_FUN, _FBIN = (
-    "abs neg ceil floor trunc nearest sqrt",
-    "add sub mul div min max copysign",
-)
+_FUN, _FBIN = ("abs neg ceil floor trunc nearest sqrt", "add sub mul div min max copysign")
 _ops(0x8B, "f_f", " ".join("f32." + n for n in _FUN.split()))
 _ops(0x92, "ff_f", " ".join("f32." + n for n in _FBIN.split()))
 _ops(0x99, "F_F", " ".join("f64." + n for n in _FUN.split()))
@@ -233,14 +214,7 @@ OPS["memory.fill"] = Op("memory.fill", b"\xfc\x0b\x00", (I32, I32, I32), ())
 # fixed-width SIMD (0xFD prefix, LEB128 sub-opcode)
 _V = 0xFD
 _ops(0, "i_v", "v128.load", _V, "mem", 4)
-_ops(
-    1,
-    "i_v",
-    "v128.load8x8_s v128.load8x8_u v128.load16x4_s v128.load16x4_u",
-    _V,
-    "mem",
-    3,
-)
+_ops(1, "i_v", "v128.load8x8_s v128.load8x8_u v128.load16x4_s v128.load16x4_u", _V, "mem", 3)
 _ops(5, "i_v", "v128.load32x2_s v128.load32x2_u", _V, "mem", 3)
 for _i, _n in enumerate(["v128.load8_splat", "v128.load16_splat", "v128.load32_splat", "v128.load64_splat"]):
     _ops(7 + _i, "i_v", _n, _V, "mem", _i)
@@ -277,22 +251,12 @@ for _i, _w in enumerate([8, 16, 32, 64]):
     _ops(88 + _i, "iv_", f"v128.store{_w}_lane", _V, "memlane", _i, 128 // _w)
 _ops(92, "i_v", "v128.load32_zero", _V, "mem", 2)
 _ops(93, "i_v", "v128.load64_zero", _V, "mem", 3)
-_ops(
-    94,
-    "v_v",
-    "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt",
-    _V,
-)
+_ops(94, "v_v", "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt", _V)
 _ops(99, "v_i", "i8x16.all_true i8x16.bitmask", _V)
 _ops(101, "vv_v", "i8x16.narrow_i16x8_s i8x16.narrow_i16x8_u", _V)
 _ops(103, "v_v", "f32x4.ceil f32x4.floor f32x4.trunc f32x4.nearest", _V)
 _ops(107, "vi_v", "i8x16.shl i8x16.shr_s i8x16.shr_u", _V)
-_ops(
-    110,
-    "vv_v",
-    "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u",
-    _V,
-)
+_ops(110, "vv_v", "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u", _V)
 _ops(116, "v_v", "f64x2.ceil f64x2.floor", _V)
 _ops(118, "vv_v", "i8x16.min_s i8x16.min_u i8x16.max_s i8x16.max_u", _V)
 _ops(122, "v_v", "f64x2.trunc", _V)
@@ -314,12 +278,7 @@ _ops(
     _V,
 )
 _ops(139, "vi_v", "i16x8.shl i16x8.shr_s i16x8.shr_u", _V)
-_ops(
-    142,
-    "vv_v",
-    "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u",
-    _V,
-)
+_ops(142, "vv_v", "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u", _V)
 _ops(148, "v_v", "f64x2.nearest", _V)
 _ops(
     149,
@@ -363,19 +322,9 @@ _ops(
     _V,
 )
 _ops(224, "v_v", "f32x4.abs f32x4.neg - f32x4.sqrt", _V)
-_ops(
-    228,
-    "vv_v",
-    "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax",
-    _V,
-)
+_ops(228, "vv_v", "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax", _V)
 _ops(236, "v_v", "f64x2.abs f64x2.neg - f64x2.sqrt", _V)
-_ops(
-    240,
-    "vv_v",
-    "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax",
-    _V,
-)
+_ops(240, "vv_v", "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax", _V)
 _ops(
     248,
     "v_v",
@@ -400,12 +349,7 @@ _ops(
     "i8x16.relaxed_laneselect i16x8.relaxed_laneselect i32x4.relaxed_laneselect i64x2.relaxed_laneselect",
     _V,
 )
-_ops(
-    0x10D,
-    "vv_v",
-    "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max",
-    _V,
-)
+_ops(0x10D, "vv_v", "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max", _V)
 _ops(0x111, "vv_v", "i16x8.relaxed_q15mulr_s i16x8.relaxed_dot_i8x16_i7x16_s", _V)
 _ops(0x113, "vvv_v", "i32x4.relaxed_dot_i8x16_i7x16_add_s", _V)
 
@@ -876,11 +820,7 @@ class Module:
         return len(self.func_types) - 1
 
     def function(
-        self,
-        name: str,
-        params: Sequence[str] = (),
-        results: Sequence[str] = (),
-        export: bool | str = False,
+        self, name: str, params: Sequence[str] = (), results: Sequence[str] = (), export: bool | str = False
     ) -> Function:
         """Declare a function and return its body builder; `export=True` exports it as `name`."""
         self.type_index(params, results)
@@ -930,18 +870,12 @@ class Module:
         if imports:
             out += _section(2, _vec(imports))
         if self.functions:
-            out += _section(
-                3,
-                _vec(uleb128(self.type_index(f.params, f.results)) for f in self.functions),
-            )
+            out += _section(3, _vec(uleb128(self.type_index(f.params, f.results)) for f in self.functions))
         if self.globals:
             entries = (_valtype(t) + bytes([int(m)]) + self._const_expr(t, v) for t, m, v in self.globals)
             out += _section(6, _vec(entries))
         if self.exports:
-            out += _section(
-                7,
-                _vec(_name(n) + bytes([k]) + uleb128(i) for n, (k, i) in self.exports.items()),
-            )
+            out += _section(7, _vec(_name(n) + bytes([k]) + uleb128(i) for n, (k, i) in self.exports.items()))
         if self.start is not None:
             out += _section(8, uleb128(self.start))
         if self.functions:
