@@ -1,0 +1,247 @@
+// WebGPU manager for pyjax's browser host: buffers and pipelines by integer handle, a whole
+// list of kernel dispatches per call (one command encoder), async readback.
+// Python crosses the FFI once per dispatch batch; data moves as typed-array copies.
+
+const SPEC_DEFAULT_LIMITS = {
+  maxStorageBufferBindingSize: 134217728,
+  maxBufferSize: 268435456,
+  maxComputeWorkgroupStorageSize: 16384,
+  maxComputeInvocationsPerWorkgroup: 256,
+  maxComputeWorkgroupSizeX: 256,
+  maxComputeWorkgroupSizeY: 256,
+  maxComputeWorkgroupSizeZ: 64,
+  maxComputeWorkgroupsPerDimension: 65535,
+  maxStorageBuffersPerShaderStage: 8,
+  maxUniformBufferBindingSize: 65536,
+};
+
+const USAGE_STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST
+const USAGE_UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
+const USAGE_STAGING = 0x01 | 0x08; // MAP_READ | COPY_DST
+
+export class WebGPUManager {
+  constructor() {
+    this.device = null;
+    this.buffers = new Map(); // handle -> {gpu, nbytes}
+    this.pool = new Map(); // size class -> [GPUBuffer]
+    this.nextHandle = 1;
+    this.pipelines = []; // {gpu, writable, hasUniform}
+    this.pipelineIds = new Map(); // wgsl + entry -> handle
+    this.layouts = new Map();
+    this.ubuf = null;
+    this.ubufSize = 0;
+    this.lost = null; // reason string once the device is lost
+    this.pendingError = null;
+    this.stats = { dispatches: 0, submits: 0 };
+  }
+
+  /** Request an adapter and a device with explicit limits; resolves to a description. */
+  async init({ adapterLimits = false } = {}) {
+    if (!("gpu" in navigator)) throw new Error("WebGPU is not available in this browser (navigator.gpu missing)");
+    const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+    if (!adapter) throw new Error("WebGPU: no adapter available");
+    const requiredLimits = {};
+    for (const [k, v] of Object.entries(SPEC_DEFAULT_LIMITS)) {
+      const have = adapter.limits[k];
+      if (have === undefined) continue;
+      requiredLimits[k] = adapterLimits ? have : Math.min(v, have);
+    }
+    const features = [];
+    if (adapter.features.has("shader-f16")) features.push("shader-f16");
+    this.device = await adapter.requestDevice({ requiredLimits, requiredFeatures: features });
+    this.device.lost.then((info) => {
+      this.lost = `${info.reason}: ${info.message}`;
+    });
+    this.device.addEventListener("uncapturederror", (ev) => {
+      this.pendingError = ev.error.message;
+    });
+    this.limits = {};
+    for (const k of Object.keys(SPEC_DEFAULT_LIMITS)) this.limits[k] = this.device.limits[k];
+    this.limits.minUniformBufferOffsetAlignment = this.device.limits.minUniformBufferOffsetAlignment;
+    const info = adapter.info || {};
+    return {
+      hasF16: features.includes("shader-f16"),
+      features: [...adapter.features],
+      limits: this.limits,
+      adapter: `${info.vendor || "?"} ${info.architecture || ""} ${info.description || ""}`.trim(),
+      isFallbackAdapter: !!info.isFallbackAdapter,
+    };
+  }
+
+  _check() {
+    if (this.lost) throw new Error(`DeviceLost: ${this.lost}`);
+    if (this.pendingError) {
+      const e = this.pendingError;
+      this.pendingError = null;
+      throw new Error(`WebGPU error: ${e}`);
+    }
+  }
+
+  static sizeClass(n) {
+    n = Math.max(256, n);
+    const p = 2 ** Math.floor(Math.log2(n));
+    const q = p / 4;
+    return Math.ceil(n / q) * q;
+  }
+
+  createBuffer(nbytes) {
+    this._check();
+    const cls = WebGPUManager.sizeClass(nbytes);
+    const free = this.pool.get(cls);
+    const gpu = free && free.length ? free.pop() : this.device.createBuffer({ size: cls, usage: USAGE_STORAGE });
+    const h = this.nextHandle++;
+    this.buffers.set(h, { gpu, nbytes, cls });
+    return h;
+  }
+
+  releaseBuffer(h) {
+    const b = this.buffers.get(h);
+    if (!b) return;
+    this.buffers.delete(h);
+    if (!this.pool.has(b.cls)) this.pool.set(b.cls, []);
+    this.pool.get(b.cls).push(b.gpu);
+  }
+
+  liveBuffers() {
+    return this.buffers.size;
+  }
+
+  bufferSize(h) {
+    return this.buffers.get(h).nbytes;
+  }
+
+  /** Write bytes (a Uint8Array) at a byte offset; unaligned tails are padded to 4 bytes. */
+  write(h, data, offset = 0) {
+    this._check();
+    const b = this.buffers.get(h);
+    let bytes = data;
+    if (bytes.byteLength % 4 !== 0 || offset % 4 !== 0) {
+      // queue.writeBuffer needs 4-byte alignment: read-modify-write is avoided by padding with zeros
+      const start = offset - (offset % 4);
+      const padded = new Uint8Array(Math.ceil((offset - start + bytes.byteLength) / 4) * 4);
+      padded.set(bytes, offset - start);
+      bytes = padded;
+      offset = start;
+    }
+    this.device.queue.writeBuffer(b.gpu, offset, bytes);
+  }
+
+  copy(src, dst, nbytes, srcOffset = 0, dstOffset = 0) {
+    this._check();
+    const enc = this.device.createCommandEncoder();
+    enc.copyBufferToBuffer(this.buffers.get(src).gpu, srcOffset, this.buffers.get(dst).gpu, dstOffset, Math.ceil(nbytes / 4) * 4);
+    this.device.queue.submit([enc.finish()]);
+  }
+
+  /** Read nbytes at offset through a staging buffer; resolves to a Uint8Array. */
+  async read(h, nbytes, offset = 0) {
+    this._check();
+    const b = this.buffers.get(h);
+    const start = offset - (offset % 4);
+    const size = Math.max(4, Math.ceil((offset - start + nbytes) / 4) * 4);
+    const staging = this.device.createBuffer({ size, usage: USAGE_STAGING });
+    const enc = this.device.createCommandEncoder();
+    enc.copyBufferToBuffer(b.gpu, start, staging, 0, size);
+    this.device.queue.submit([enc.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    const out = new Uint8Array(staging.getMappedRange().slice(offset - start, offset - start + nbytes));
+    staging.unmap();
+    staging.destroy();
+    this._check();
+    return out;
+  }
+
+  /** Wait for all submitted work (a 0-byte readback). */
+  async sync() {
+    await this.device.queue.onSubmittedWorkDone();
+    this._check();
+  }
+
+  _layout(writable, hasUniform) {
+    const key = writable.join(",") + (hasUniform ? "|u" : "");
+    let l = this.layouts.get(key);
+    if (!l) {
+      const entries = writable.map((w, i) => ({
+        binding: i,
+        visibility: GPUShaderStage.COMPUTE,
+        buffer: { type: w ? "storage" : "read-only-storage" },
+      }));
+      if (hasUniform)
+        entries.push({
+          binding: writable.length,
+          visibility: GPUShaderStage.COMPUTE,
+          buffer: { type: "uniform", hasDynamicOffset: true },
+        });
+      const group = this.device.createBindGroupLayout({ entries });
+      l = { group, layout: this.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+      this.layouts.set(key, l);
+    }
+    return l;
+  }
+
+  /** Compile a pipeline (cached by WGSL text and entry). Validation errors reject. */
+  async pipeline(wgsl, entry, writable, hasUniform) {
+    this._check();
+    const key = entry + "\u0000" + wgsl;
+    if (this.pipelineIds.has(key)) return this.pipelineIds.get(key);
+    writable = Array.from(writable, (w) => !!w);
+    const module = this.device.createShaderModule({ code: wgsl });
+    const info = await module.getCompilationInfo();
+    const errors = info.messages.filter((m) => m.type === "error");
+    if (errors.length) {
+      throw new Error("WGSLCompileError: " + errors.map((m) => `line ${m.lineNum}:${m.linePos}: ${m.message}`).join("\n"));
+    }
+    const l = this._layout(writable, hasUniform);
+    this.device.pushErrorScope("validation");
+    const gpu = this.device.createComputePipeline({ layout: l.layout, compute: { module, entryPoint: entry } });
+    const err = await this.device.popErrorScope();
+    if (err) throw new Error("WGSLCompileError: " + err.message);
+    const h = this.pipelines.length;
+    this.pipelines.push({ gpu, writable, hasUniform, group: l.group });
+    this.pipelineIds.set(key, h);
+    return h;
+  }
+
+  /**
+   * Record many dispatches in one encoder and submit once.
+   * steps: Int32Array of records [pipeline, nbuf, buf..., uniformOffset, uniformSize, gx, gy, gz];
+   * uniforms: Uint8Array with every step's uniform data at its (aligned) offset.
+   */
+  dispatch(steps, uniforms) {
+    this._check();
+    if (uniforms && uniforms.byteLength) {
+      if (uniforms.byteLength > this.ubufSize) {
+        if (this.ubuf) this.ubuf.destroy();
+        this.ubufSize = Math.max(4096, 2 ** Math.ceil(Math.log2(uniforms.byteLength)));
+        this.ubuf = this.device.createBuffer({ size: this.ubufSize, usage: USAGE_UNIFORM });
+      }
+      this.device.queue.writeBuffer(this.ubuf, 0, uniforms);
+    }
+    const enc = this.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    let i = 0;
+    let n = 0;
+    while (i < steps.length) {
+      const p = this.pipelines[steps[i]];
+      const nbuf = steps[i + 1];
+      const entries = [];
+      for (let k = 0; k < nbuf; k++) {
+        const b = this.buffers.get(steps[i + 2 + k]);
+        entries.push({ binding: k, resource: { buffer: b.gpu, offset: 0, size: Math.max(4, Math.ceil(b.nbytes / 4) * 4) } });
+      }
+      i += 2 + nbuf;
+      const uoff = steps[i];
+      const usize = steps[i + 1];
+      if (p.hasUniform) entries.push({ binding: nbuf, resource: { buffer: this.ubuf, offset: 0, size: usize } });
+      pass.setPipeline(p.gpu);
+      pass.setBindGroup(0, this.device.createBindGroup({ layout: p.group, entries }), p.hasUniform ? [uoff] : []);
+      pass.dispatchWorkgroups(steps[i + 2], steps[i + 3], steps[i + 4]);
+      i += 5;
+      n++;
+    }
+    pass.end();
+    this.device.queue.submit([enc.finish()]);
+    this.stats.dispatches += n;
+    this.stats.submits += 1;
+  }
+}

@@ -1,0 +1,71 @@
+// Boots Pyodide (self-hosted from the npm `pyodide` package), installs the locally built pyjax
+// wheel, registers the JavaScript shims as the `pyjax_shims` module, and returns an object to
+// run Python. `loadPyjax({worker: true})` does the same inside a module Web Worker and returns
+// a proxy with the same methods, so long computations do not block the page.
+
+import { WasmManager } from "../shims/wasm.mjs";
+import { WebGPUManager } from "../shims/webgpu.mjs";
+
+const here = new URL(".", import.meta.url);
+
+/**
+ * @param {object} opts
+ * @param {string} [opts.indexURL]  Pyodide files (default: ../pyodide/ beside web/, as laid out by `make site`)
+ * @param {string} [opts.wheelURL]  the pyjax wheel (default: ./wheels/pyjax-latest.whl next to the page)
+ * @param {boolean} [opts.worker]   run in a module Web Worker
+ * @param {function} [opts.stdout]  receives printed lines
+ */
+export async function loadPyjax(opts = {}) {
+  if (opts.worker) return loadInWorker(opts);
+  const indexURL = opts.indexURL || new URL("../pyodide/", here).href;
+  const wheelURL = opts.wheelURL || (await defaultWheel(new URL("../wheels/", here)));
+  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  const t0 = performance.now();
+  const pyodide = await loadPyodide({ indexURL, stdout: opts.stdout, stderr: opts.stderr || opts.stdout });
+  const tPyodide = performance.now() - t0;
+  pyodide.registerJsModule("pyjax_shims", { WasmManager, WebGPUManager });
+  await pyodide.loadPackage(wheelURL);
+  const t1 = performance.now();
+  await pyodide.runPythonAsync("import pyjax");
+  const tImport = performance.now() - t1;
+  return {
+    pyodide,
+    timings: { pyodideMs: tPyodide, importMs: tImport },
+    /** Run Python (top-level await allowed); resolves to the value of the last expression. */
+    async run(code) {
+      const r = await pyodide.runPythonAsync(code);
+      return r && typeof r.toJs === "function" ? r.toJs({ dict_converter: Object.fromEntries }) : r;
+    },
+  };
+}
+
+/** The wheel named by wheels/index.json (written by site/build.py). */
+async function defaultWheel(dir) {
+  const index = await (await fetch(new URL("index.json", dir))).json();
+  return new URL(index.pyjax, dir).href;
+}
+
+async function loadInWorker(opts) {
+  const worker = new Worker(new URL("pyjax-worker.mjs", import.meta.url), { type: "module" });
+  let next = 0;
+  const waiting = new Map();
+  worker.onmessage = (ev) => {
+    const { id, ok, value, error, line } = ev.data;
+    if (line !== undefined) {
+      if (opts.stdout) opts.stdout(line);
+      return;
+    }
+    const w = waiting.get(id);
+    waiting.delete(id);
+    ok ? w.resolve(value) : w.reject(new Error(error));
+  };
+  const call = (kind, payload) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, kind, payload });
+    });
+  const { stdout, stderr, worker: _w, ...plain } = opts;
+  const timings = await call("init", plain);
+  return { worker, timings, run: (code) => call("run", code) };
+}
