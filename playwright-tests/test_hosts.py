@@ -1,0 +1,64 @@
+"""The browser hosts (shims + pyjax/hosts/browser.py) on the page's WebAssembly and WebGPU."""
+
+from __future__ import annotations
+
+
+def test_wasm_host_runs_a_module(pyjax_page):
+    out = pyjax_page.run_json("""
+import json
+from pyjax.backends.wasm.encoder import Module, I32, F32
+from pyjax.hosts import wasm_host
+host = wasm_host(pages=2)
+m = Module(memory_min=1)
+f = m.function("scale", params=(I32, I32, F32), results=(), export=True)
+i = f.local(I32)
+f.i32_const(0).local_set(i)
+with f.loop():
+    f.local_get(i).i32_const(4).i32_mul().local_get(0).i32_add()
+    f.local_get(i).i32_const(4).i32_mul().local_get(0).i32_add().f32_load()
+    f.local_get(2).f32_mul().f32_store()
+    f.local_get(i).i32_const(1).i32_add().local_tee(i).local_get(1).i32_lt_s().br_if(0)
+f.finish()
+import struct
+host.write(64, struct.pack("<4f", 1, 2, 3, 4))
+inst = host.load(m.to_bytes())
+inst.function("scale")(64, 4, 2.5)
+json.dumps(list(struct.unpack("<4f", host.read(64, 16))))
+""")
+    assert out == [2.5, 5.0, 7.5, 10.0]
+
+
+def test_webgpu_host_dispatch_and_read(pyjax_page):
+    out = pyjax_page.run_json("""
+import json, struct
+from pyjax.hosts.browser import BrowserWebGPUHost
+host = await BrowserWebGPUHost.create()
+a = host.create_buffer(16); b = host.create_buffer(16)
+host.write(a, struct.pack("<4f", 1, 2, 3, 4))
+src = '''
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < 4u) { y[g.x] = x[g.x] * 2.0 + 1.0; }
+}'''
+p = host.pipeline(src, "main", [False, True], False)
+host.dispatch([(p, [a, b], None, (1, 1, 1))])
+data = await host.read_async(b, 16)
+sync_data = host.read(b, 16)
+json.dumps([list(struct.unpack("<4f", data)), data == sync_data, host.has_f16])
+""")
+    assert out == [[3.0, 5.0, 7.0, 9.0], True, False]
+
+
+def test_wgsl_error_is_reported(pyjax_page):
+    out = pyjax_page.run("""
+from pyjax.hosts.browser import BrowserWebGPUHost
+host = await BrowserWebGPUHost.create()
+try:
+    host.pipeline("fn main( {", "main", [True], False)
+    msg = "no error"
+except Exception as e:
+    msg = type(e).__name__ + ": " + str(e)
+msg
+""")
+    assert out.startswith("WGSLCompileError") and "fn main( {" in out
