@@ -830,6 +830,15 @@ def block_until_ready(x):
     return x
 
 
+async def device_get_async(x):
+    """Await every array leaf of x and return them as nested Python lists (browser-friendly)."""
+    from pyjax.runtime.array import Array as _Concrete
+
+    leaves, tree = tree_flatten(x)
+    out = [await v.tolist_async() if isinstance(v, _Concrete) else v for v in leaves]
+    return tree_unflatten(tree, out)
+
+
 def device_get(x):
     import numpy as np
 

@@ -42,6 +42,10 @@ class Backend:
     def synchronize(self) -> None:
         """Block until all dispatched work is done."""
 
+    async def synchronize_async(self) -> None:
+        """Await all dispatched work (the browser's WebGPU can only wait asynchronously)."""
+        self.synchronize()
+
     # --- compute ---
     def prepare_kernel(self, kernel: Kernel):
         exe = self._kernel_cache.get(kernel)

@@ -69,6 +69,8 @@ class Program:
 
 
 HOST_PRIMITIVES = {"cond", "while", "scan"}
+# Call-like primitives inlined into the enclosing program: name -> the param holding the jaxpr.
+INLINE_CALLS = {"pjit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
 
 
 class Partitioner(lowering.Context):
@@ -162,8 +164,8 @@ def _lower_eqns(part: Partitioner, jaxpr: Jaxpr, env: dict, uses: dict, literal_
     for eqn in jaxpr.eqns:
         ins = [literal_fn(x.val, x.aval) if type(x) is Literal else env[x] for x in eqn.inputs]
         name = eqn.primitive.name
-        if name == "pjit":  # nested jit: inline its jaxpr
-            inner = eqn.params["jaxpr"]
+        if name in INLINE_CALLS:  # nested jit, custom derivatives: inline the jaxpr
+            inner = eqn.params[INLINE_CALLS[name]]
             inner_env = dict(zip(inner.in_binders, ins))
             _count_uses(inner, uses)
             _lower_eqns(part, inner, inner_env, uses, literal_fn)

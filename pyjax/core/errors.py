@@ -55,3 +55,18 @@ class UnexpectedTracerError(JAXTypeError):
 
 class KeyReuseError(RuntimeError):
     pass
+
+
+class JAXIndexError(IndexError):
+    pass
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask index was traced: its True count (the result's shape) is unknown."""
+
+    def __init__(self, aval):
+        super().__init__(
+            f"Array boolean indices must be concrete; got {aval}\n\n"
+            "Boolean indexing needs a concrete mask because the result's shape depends on its values. "
+            "Inside jit use jnp.where(mask, x, fill), or jnp.nonzero(mask, size=...) with a static size."
+        )

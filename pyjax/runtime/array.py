@@ -113,9 +113,9 @@ class Array:
     def _numpy(self):
         d = self.aval.dtype
         if self._host is not None and self._buf is None:
-            return np.full(self.aval.shape, self._host, dtype=np.dtype(d.name))
+            return np.full(self.aval.shape, self._host, dtype=_np_dtype(d))
         raw = self._contiguous_bytes()
-        return np.frombuffer(raw, dtype=np.dtype(d.name)).reshape(self.aval.shape).copy()
+        return np.frombuffer(raw, dtype=_np_dtype(d)).reshape(self.aval.shape).copy()
 
     def _flat_list(self) -> list:
         d = self.aval.dtype
@@ -123,11 +123,14 @@ class Array:
             v = _py_scalar(self._host, d)
             return [v] * self.size
         raw = self._contiguous_bytes()
-        vals = list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw)) if self.size else []
-        return vals
+        if not self.size:
+            return []
+        if d.name == "bfloat16":
+            return _bf16_unpack(raw, self.size)
+        return list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw))
 
     def tolist(self):
-        if np is not None:
+        if np is not None and self.aval.dtype.name != "bfloat16":
             return self._numpy().tolist()
         return _nest(self._flat_list(), self.aval.shape)
 
@@ -173,9 +176,17 @@ class Array:
         return self
 
     async def block_until_ready_async(self):
+        """Await the computation of this array (use in the browser instead of block_until_ready)."""
         if self._buf is not None:
-            await self._buf.backend.read_async(self._buf.slot, 0)
+            await self._buf.backend.synchronize_async()
         return self
+
+    async def tolist_async(self):
+        """Like tolist(), but awaits the device readback (browser WebGPU)."""
+        d = self.aval.dtype
+        raw = await self._contiguous_bytes_async()
+        vals = list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw)) if self.size else []
+        return _nest(vals, self.aval.shape)
 
     def copy_to_host_async(self):
         return None
@@ -231,6 +242,17 @@ class SingleDeviceSharding:
         return f"SingleDeviceSharding(device={self.device!r})"
 
 
+def _np_dtype(d):
+    """numpy dtype for a pyjax dtype; bfloat16 needs ml_dtypes (installed with JAX), as in JAX."""
+    if d.name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("converting a bfloat16 array to numpy needs the ml_dtypes package") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(d.name)
+
+
 def _nest(flat: list, shape: tuple):
     if not shape:
         return flat[0]
@@ -245,10 +267,31 @@ def _py_scalar(v, d):
         return bool(v)
     if d.kind in "iu":
         return int(v)
+    if d.name == "bfloat16":
+        return _bf16_unpack(_pack_scalar(v, d), 1)[0]
     return struct.unpack(_FMT[d.name], _pack_scalar(v, d))[0]
 
 
+def _bf16_bits(v: float) -> int:
+    """bfloat16 bit pattern of a float: float32 bits rounded to nearest even, top 16 bits."""
+    if math.isnan(v):
+        return 0x7FC0
+    try:
+        (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    except OverflowError:  # beyond float32 range
+        return 0xFF80 if v < 0 else 0x7F80
+    bits += 0x7FFF + ((bits >> 16) & 1)
+    return (bits >> 16) & 0xFFFF
+
+
+def _bf16_unpack(raw: bytes, n: int) -> list:
+    halves = struct.unpack(f"<{n}H", raw[: 2 * n])
+    return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
+
+
 def _pack_scalar(v, d) -> bytes:
+    if d.name == "bfloat16":
+        return struct.pack("<H", _bf16_bits(float(v)))
     fmt = _FMT[d.name]
     if d.kind in "iu":
         v = int(v)

@@ -40,6 +40,7 @@ class Device:
 _devices: dict[str, Device] = {}
 _unavailable: dict[str, str] = {}
 _default_stack: list[Device] = []
+_chosen: list[Device] = []  # set by init_async; cleared when jax_platforms changes
 
 
 def _create_backend(platform: str):
@@ -76,9 +77,15 @@ def _available(platform: str) -> bool:
     return True
 
 
+# Without jax_platforms: webgpu once it was initialized (pyjax.init_async), then these.
+DEFAULT_PLATFORMS = ["cpu"]
+
+
 def _platform_list() -> list[str]:
     names = [p.strip() for p in (config.jax_platforms or "").split(",") if p.strip()]
-    return names or ["cpu"]
+    if names:
+        return names
+    return (["webgpu"] if "webgpu" in _devices else []) + DEFAULT_PLATFORMS
 
 
 def get_device(platform: str) -> Device:
@@ -92,6 +99,8 @@ def get_device(platform: str) -> Device:
 def default_device() -> Device:
     if _default_stack:
         return _default_stack[-1]
+    if _chosen:
+        return _chosen[0]
     for name in _platform_list():
         if _available(name):
             return _devices[name]
@@ -132,9 +141,42 @@ def default_device_ctx(device):
         _default_stack.pop()
 
 
+async def init_async(platform: str = "webgpu") -> Device:
+    """Initialize a backend and make it the default device (await it in the browser).
+
+    WebGPU in the browser needs an asynchronous adapter/device request, so call
+    `await pyjax.init_async("webgpu")` before using it. Without an adapter pyjax warns once
+    and falls back to wasm; asking for the webgpu device afterwards raises a clear error.
+    """
+    if platform == "webgpu" and "webgpu" not in _devices:
+        from pyjax import hosts
+
+        if hosts.IN_BROWSER and hosts._webgpu_host is None:
+            from pyjax.hosts.browser import BrowserWebGPUHost
+
+            try:
+                hosts.set_webgpu_host(await BrowserWebGPUHost.create())
+            except Exception as e:  # no navigator.gpu / no adapter: fall back to wasm
+                _unavailable["webgpu"] = f"{type(e).__name__}: {e}"
+                warnings.warn(f"pyjax: WebGPU is unavailable ({e}); using wasm instead.", stacklevel=2)
+                platform = "wasm"
+    dev = get_device(platform)
+    _chosen[:] = [dev]
+    return dev
+
+
 def _on_config(name, value):
     if name == "jax_platforms":
-        _unavailable.clear()
+        _chosen.clear()
+        for k in list(_unavailable):
+            if k != "webgpu" or not _webgpu_failed_in_browser():
+                del _unavailable[k]
+
+
+def _webgpu_failed_in_browser() -> bool:
+    from pyjax import hosts
+
+    return hosts.IN_BROWSER
 
 
 config.on_update(_on_config)

@@ -14,7 +14,15 @@ import time
 
 from pyjax.compiler import lowering
 from pyjax.compiler.lowering import constant, source_load
-from pyjax.compiler.partition import HostStep, KernelStep, Partitioner, Program, RoutineStep, compile_jaxpr
+from pyjax.compiler.partition import (
+    INLINE_CALLS,
+    HostStep,
+    KernelStep,
+    Partitioner,
+    Program,
+    RoutineStep,
+    compile_jaxpr,
+)
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
@@ -250,8 +258,8 @@ def _array_literals(jaxpr: Jaxpr) -> list:
                 if type(x) is Literal and type(x.val) is Array and x.val._buf is not None and id(x.val) not in seen:
                     seen.add(id(x.val))
                     out.append(x.val)
-            if e.primitive.name == "pjit":
-                visit(e.params["jaxpr"])
+            if e.primitive.name in INLINE_CALLS:
+                visit(e.params[INLINE_CALLS[e.primitive.name]])
         for x in j.outs:
             if type(x) is Literal and type(x.val) is Array and x.val._buf is not None and id(x.val) not in seen:
                 seen.add(id(x.val))

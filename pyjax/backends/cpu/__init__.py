@@ -8,6 +8,7 @@ the wasm and webgpu backends, not the fast path.
 from __future__ import annotations
 
 import math
+import struct
 
 from pyjax.backends.base import Backend
 from pyjax.compiler.ir import Kernel, Routine
@@ -110,14 +111,25 @@ _FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": 
 
 def _unpack(buf, dtype) -> list:
     n = len(buf) // dtype.itemsize
-    return list(memoryview(buf)[: n * dtype.itemsize].cast(_FMT[dtype.name]))
+    raw = memoryview(buf)[: n * dtype.itemsize]
+    if dtype.name == "bfloat16":  # the top half of a float32
+        halves = raw.cast("H")
+        return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
+    fmt = _FMT[dtype.name]
+    if fmt == "e":  # memoryview.cast cannot produce half floats
+        return list(struct.unpack(f"<{n}e", raw))
+    return list(raw.cast(fmt))
 
 
 def _pack(vals, dtype) -> bytes:
-    import struct
+    if not vals:
+        return b""
+    if dtype.name == "bfloat16":
+        from pyjax.backends.cpu.python_eval import bf16_bits
 
+        return struct.pack(f"<{len(vals)}H", *[bf16_bits(v) for v in vals])
     fmt = _FMT[dtype.name]
-    return struct.pack(f"<{len(vals)}{fmt}", *vals) if vals else b""
+    return struct.pack(f"<{len(vals)}{fmt}", *vals)
 
 
 math = math

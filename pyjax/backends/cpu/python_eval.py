@@ -32,6 +32,21 @@ def _f16(x: float) -> float:
         return math.copysign(math.inf, x)
 
 
+def bf16_bits(x: float) -> int:
+    """bfloat16 bit pattern nearest to x (round half to even on the float32 bits)."""
+    if x != x:
+        return 0x7FC0
+    try:
+        (b,) = struct.unpack("<I", struct.pack("<f", x))
+    except OverflowError:  # beyond float32: rounds to infinity in bfloat16 too
+        return 0xFF80 if x < 0 else 0x7F80
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _bf16(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<I", bf16_bits(x) << 16))[0]
+
+
 def _wrap(bits: int, signed: bool):
     mask = (1 << bits) - 1
     half = 1 << (bits - 1)
@@ -46,6 +61,8 @@ def _wrap(bits: int, signed: bool):
 def normalizer(d):
     """Function mapping a Python number to the value representable in dtype d."""
     if d.kind == "f":
+        if d.name == "bfloat16":
+            return _bf16
         return {4: _f32, 2: _f16}.get(d.itemsize, float)
     if d.kind in "iu":
         return _wrap(d.bits, d.kind == "i")
@@ -277,7 +294,10 @@ _FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": 
 
 
 def _bitcast(v, frm, to):
-    return struct.unpack(_FMT[to.name], struct.pack(_FMT[frm.name], v))[0]
+    raw = struct.pack("<H", bf16_bits(v)) if frm.name == "bfloat16" else struct.pack("<" + _FMT[frm.name], v)
+    if to.name == "bfloat16":
+        return struct.unpack("<f", struct.pack("<I", struct.unpack("<H", raw)[0] << 16))[0]
+    return struct.unpack("<" + _FMT[to.name], raw)[0]
 
 
 class _Elem:

@@ -1,0 +1,616 @@
+"""User-defined derivatives: `custom_jvp`, `custom_vjp`, and `checkpoint` / `remat`.
+
+A call of a custom-derivative function binds a primitive (`custom_jvp_call` or
+`custom_vjp_call`) whose parameters carry the function traced to a jaxpr plus the user's rules
+as Python callables on flat lists of leaves. Each interpreter then picks what it needs:
+
+- eager evaluation (no trace at all) simply runs the Python function;
+- staging (jit) records the primitive; the partitioner inlines its jaxpr, so the body fuses;
+- forward mode (JVPTrace) calls the custom jvp rule;
+- reverse mode (the tape) calls fwd/bwd for `custom_vjp`; for `custom_jvp` it records the jvp
+  rule (linear in the tangents) on an inner tape at zero tangents and replays that tape
+  backwards, which is the transpose of the rule;
+- vmap batches the jaxpr and wraps the rules in vmap.
+
+Values the function closes over become explicit leading inputs of the primitive (so closures
+over jit or vmap tracers work); the custom rules treat them as constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+from pyjax.core import core
+from pyjax.core.core import Tracer, get_aval
+from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten
+from pyjax.interpreters import ad, batching, staging
+from pyjax.interpreters.ad import Zero
+
+__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "custom_jvp_call_p", "custom_vjp_call_p"]
+
+custom_jvp_call_p = core.MultiPrimitive("custom_jvp_call")
+custom_vjp_call_p = core.MultiPrimitive("custom_vjp_call")
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _to_jax(x):
+    if isinstance(x, Tracer):
+        return x
+    from pyjax.numpy import asarray
+
+    return asarray(x)
+
+
+def _name(f) -> str:
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _resolve_args(fun: Callable, sig, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments become positional ones (custom rules see positional args only)."""
+    if not kwargs:
+        return args
+    if sig is None:
+        raise TypeError(f"keyword arguments are not supported for custom derivative function {_name(fun)}")
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"custom derivative function {_name(fun)} does not accept **kwargs parameters: "
+                        f"got {sorted(bound.kwargs)}")
+    return tuple(bound.args)
+
+
+def _split_nondiff(args: tuple, nondiff_argnums: tuple) -> tuple[list, list]:
+    nondiff = [args[i] for i in nondiff_argnums]
+    diff = [a for i, a in enumerate(args) if i not in nondiff_argnums]
+    return nondiff, diff
+
+
+def _merge(nondiff_argnums: tuple, nondiff: list, diff: Sequence, n: int) -> list:
+    it_n, it_d = iter(nondiff), iter(diff)
+    return [next(it_n) if i in nondiff_argnums else next(it_d) for i in range(n)]
+
+
+def _normalize_argnums(nums, fname: str) -> tuple:
+    nums = (nums,) if isinstance(nums, int) else tuple(nums)
+    for i in nums:
+        if not isinstance(i, int) or i < 0:
+            raise TypeError(f"{fname}: nondiff_argnums must be non-negative integers, got {nums}")
+    return tuple(sorted(set(nums)))
+
+
+def _no_trace_active(leaves: list) -> bool:
+    return core.dynamic_trace is None and not any(isinstance(x, Tracer) for x in leaves)
+
+
+def _trace_body(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr, list]:
+    """Trace flat_fun(*leaves) -> list to a jaxpr whose leading binders are its captured consts."""
+    avals = [get_aval(x) for x in leaves]
+    jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+    return jaxpr, consts
+
+
+def _check_aval(what: str, got, want) -> None:
+    ga = get_aval(got)
+    if ga.shape != want.shape or ga.dtype is not want.dtype:
+        raise TypeError(f"{what} must produce primal and tangent outputs with corresponding shapes and dtypes. "
+                        f"Expected {want.str_short()} (tangent type of {want.str_short()}) but got "
+                        f"{ga.str_short()}.")
+
+
+def _cast_like(x, aval):
+    """Python scalars and weakly typed values from user rules take the expected dtype."""
+    from pyjax.lax import lax
+
+    if not isinstance(x, Tracer) and not hasattr(x, "aval"):
+        x = _to_jax(x)
+    a = get_aval(x)
+    if a.dtype is not aval.dtype and a.weak_type:
+        x = lax.convert_element_type(x, aval.dtype)
+        a = get_aval(x)
+    if a.shape != aval.shape and a.shape == () and a.weak_type:
+        x = lax.broadcast_in_dim(x, aval.shape, ())
+    return x
+
+
+def _zeros_like(x):
+    from pyjax.lax import lax
+
+    a = get_aval(x)
+    return lax.full(a.shape, 0, a.dtype)
+
+
+# --- custom_jvp -------------------------------------------------------------------------------
+
+
+class custom_jvp:
+    """Wrap `fun` so that forward- and reverse-mode autodiff use a user-supplied JVP rule.
+
+    Use `f.defjvp(rule)` with `rule(primals, tangents) -> (primal_out, tangent_out)`, or
+    `f.defjvps(*per_argument_rules)`. With `nondiff_argnums`, those arguments are passed first to
+    the rule and are not differentiated.
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        if not callable(fun):
+            raise TypeError(f"custom_jvp requires a callable, got {fun!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _normalize_argnums(nondiff_argnums, "custom_jvp")
+        self.jvp: Callable | None = None
+        self.symbolic_zeros = False
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Set the JVP rule: jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported by pyjax")
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """Set one rule per argument: jvps[i](tangent_i, primal_out, *primals) -> its tangent contribution."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            contribs = []
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                contribs.append(rule(t, primal_out, *primals))
+            if not contribs:
+                return primal_out, tree_map(_zeros_like, primal_out)
+            total = contribs[0]
+            for c in contribs[1:]:
+                total = tree_map(lambda a, b: a + b, total, c)
+            return primal_out, total
+
+        jvp.__name__ = f"jvps_of_{_name(self.fun)}"
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs) -> Any:
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp.")
+        args = _resolve_args(self.fun, self._sig, args, kwargs)
+        n = len(args)
+        for i in self.nondiff_argnums:
+            if i >= n:
+                raise TypeError(f"custom_jvp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
+                                f"but only {n} positional arguments were given")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        diff = [tree_map(_to_jax, d) for d in diff]
+        leaves, in_tree = tree_flatten(tuple(diff))
+        if _no_trace_active(leaves):
+            return self.fun(*args)
+        out_tree_box = []
+
+        def flat_fun(*xs):
+            d = tree_unflatten(in_tree, list(xs))
+            out = self.fun(*_merge(self.nondiff_argnums, nondiff, d, n))
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return [_to_jax(o) for o in out_leaves]
+
+        jaxpr, consts = _trace_body(flat_fun, leaves)
+        out_tree = out_tree_box[0]
+        out_avals = jaxpr.out_avals
+        rule, fun_name = self.jvp, _name(self.fun)
+        nondiff_argnums = self.nondiff_argnums
+
+        def flat_jvp(primals: list, tangents: list) -> tuple[list, list]:
+            p = tree_unflatten(in_tree, list(primals))
+            t = tree_unflatten(in_tree, list(tangents))
+            res = rule(*nondiff, tuple(p), tuple(t))
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a pair "
+                                f"(list or tuple of length two) representing primal and tangent outputs, "
+                                f"but got {res}.")
+            po, to = res
+            po_leaves, po_tree = tree_flatten(po)
+            to_leaves, to_tree = tree_flatten(to)
+            if po_tree != out_tree:
+                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a primal "
+                                f"output with the same container (pytree) structure as the primal function, "
+                                f"but got {po_tree} and {out_tree} respectively.")
+            if to_tree != po_tree:
+                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce primal and "
+                                f"tangent outputs with equal container (pytree) structures, but got {po_tree} "
+                                f"and {to_tree} respectively.")
+            po_leaves = [_cast_like(x, a) for x, a in zip(po_leaves, out_avals)]
+            to_leaves = [_cast_like(x, a) for x, a in zip(to_leaves, out_avals)]
+            for x, a in zip(po_leaves, out_avals):
+                ga = get_aval(x)
+                if ga.shape != a.shape or ga.dtype is not a.dtype:
+                    raise TypeError(f"Custom JVP rule must produce primal outputs with the same shapes and dtypes "
+                                    f"as the primal function: expected {a.str_short()} but got {ga.str_short()}.")
+            for x, a in zip(to_leaves, out_avals):
+                _check_aval("Custom JVP rule", x, a)
+            return po_leaves, to_leaves
+
+        flat_jvp.__name__ = _name(rule)
+        del nondiff_argnums
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=flat_jvp, num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+def _call_impl(*args, call_jaxpr, **_):
+    return core.eval_jaxpr(call_jaxpr, list(args))
+
+
+def _call_abstract(*avals, call_jaxpr, **_):
+    return call_jaxpr.out_avals
+
+
+custom_jvp_call_p.impl = _call_impl
+custom_jvp_call_p.abstract_eval = _call_abstract
+
+
+def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
+    xs = primals[num_consts:]
+    ts = [ad.instantiate(t) for t in tangents[num_consts:]]
+    return jvp(list(xs), ts)
+
+
+def _custom_jvp_vjp(primals, needs, *, call_jaxpr, jvp, num_consts):
+    xs = list(primals[num_consts:])
+    zeros = [_zeros_like(x) for x in xs]
+
+    def linear(*ts):
+        po, to = jvp(xs, list(ts))
+        return [ad.instantiate(t) for t in to], po
+
+    _, backward_t, primal_out = ad.vjp_flat(linear, zeros)
+
+    def backward(cts):
+        in_cts = backward_t([ad.instantiate(c) for c in cts])
+        out = [None] * num_consts
+        for x, ct in zip(xs, in_cts):
+            out.append(None if type(ct) is Zero or get_aval(x).dtype.kind != "f" else ct)
+        return out
+
+    backward.multiple_results = True
+    return primal_out, backward
+
+
+ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp
+ad.vjp_rules[custom_jvp_call_p] = _custom_jvp_vjp
+
+
+def _batched_avals(avals: list, dims: list, size: int) -> list:
+    out = []
+    for a, d in zip(avals, dims):
+        if d is None:
+            out.append(a)
+        else:
+            shape = list(a.shape)
+            shape.insert(d, size)
+            out.append(a.update(shape=tuple(shape)))
+    return out
+
+
+def _batch_jaxpr(jaxpr: core.Jaxpr, dims: list, size: int) -> core.Jaxpr:
+    def f(*args):
+        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args))
+        return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
+
+    bj, consts = staging.trace_to_jaxpr(f, _batched_avals(jaxpr.in_avals, dims, size))
+    return staging.close_over_consts(bj, consts) if not any(isinstance(c, Tracer) for c in consts) else None
+
+
+def _vmapped(fn: Callable, size: int, in_dims: list) -> Callable:
+    """fn(*flat) -> flat list, vmapped with the given input dims; outputs batched on axis 0."""
+
+    def run(*args):
+        outs, odims = batching.vmap_flat(lambda *a: list(fn(*a)), size, list(in_dims), list(args))
+        return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
+
+    return run
+
+
+def _custom_jvp_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts):
+    bj = _batch_jaxpr(call_jaxpr, dims, size)
+    if bj is None:  # the batched body captured outer tracers: evaluate it directly
+        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals))
+        return outs, odims
+    xdims = list(dims[num_consts:])
+    n = len(xdims)
+
+    def jvp_flat_both(*args):
+        po, to = jvp(list(args[:n]), list(args[n:]))
+        return list(po) + list(to)
+
+    batched = _vmapped(jvp_flat_both, size, xdims + xdims)
+
+    def batched_jvp(primals, tangents):
+        outs = batched(*primals, *tangents)
+        m = len(outs) // 2
+        return outs[:m], outs[m:]
+
+    batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
+    outs = custom_jvp_call_p.bind(*vals, call_jaxpr=bj, jvp=batched_jvp, num_consts=num_consts)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[custom_jvp_call_p] = _custom_jvp_batch
+
+
+# --- custom_vjp -------------------------------------------------------------------------------
+
+
+class custom_vjp:
+    """Wrap `fun` so that reverse-mode autodiff uses user-supplied `fwd` and `bwd` rules.
+
+    `f.defvjp(fwd, bwd)`: fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, out_ct)
+    -> a tuple with one cotangent (or None) per differentiable argument. Forward mode (jvp) is
+    not available for such functions, as in JAX.
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        if not callable(fun):
+            raise TypeError(f"custom_vjp requires a callable, got {fun!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _normalize_argnums(nondiff_argnums, "custom_vjp")
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
+        """Set the forward (returns output and residuals) and backward (cotangents) rules."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported by pyjax")
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args, **kwargs) -> Any:
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {_name(self.fun)} using defvjp.")
+        args = _resolve_args(self.fun, self._sig, args, kwargs)
+        n = len(args)
+        for i in self.nondiff_argnums:
+            if i >= n:
+                raise TypeError(f"custom_vjp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
+                                f"but only {n} positional arguments were given")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        diff = [tree_map(_to_jax, d) for d in diff]
+        leaves, in_tree = tree_flatten(tuple(diff))
+        if _no_trace_active(leaves):
+            return self.fun(*args)
+        out_tree_box = []
+        nums = self.nondiff_argnums
+
+        def flat_fun(*xs):
+            d = tree_unflatten(in_tree, list(xs))
+            out = self.fun(*_merge(nums, nondiff, d, n))
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return [_to_jax(o) for o in out_leaves]
+
+        jaxpr, consts = _trace_body(flat_fun, leaves)
+        out_tree = out_tree_box[0]
+        out_avals = jaxpr.out_avals
+        fwd, bwd, fun_name = self.fwd, self.bwd, _name(self.fun)
+
+        def flat_fwd(*xs) -> tuple[list, list]:
+            d = tree_unflatten(in_tree, list(xs))
+            res = fwd(*_merge(nums, nondiff, d, n))
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
+                                f"(list or tuple of length two) where the first element represents the primal "
+                                f"output (equal to the output of the custom_vjp-decorated function {fun_name}) and "
+                                f"the second element represents residuals (i.e. values stored from the forward "
+                                f"pass for use on the backward pass), but instead the fwd rule output was {res}.")
+            out, residuals = res
+            o_leaves, o_tree = tree_flatten(out)
+            if o_tree != out_tree:
+                raise TypeError(f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
+                                f"(list or tuple of length two) where the first element represents the primal "
+                                f"output (equal in value to the output of the custom_vjp-decorated function "
+                                f"{fun_name}, and in particular of the same container/pytree structure), but "
+                                f"instead the fwd rule output's first element had container/pytree structure "
+                                f"{o_tree} while the custom_vjp-decorated function {fun_name} had output "
+                                f"container/pytree structure {out_tree}.")
+            o_leaves = [_cast_like(x, a) for x, a in zip(o_leaves, out_avals)]
+            r_leaves, r_tree = tree_flatten(residuals)
+            res_tree_box[:] = [r_tree]
+            return o_leaves, r_leaves
+
+        res_tree_box: list = []
+        in_avals = [get_aval(x) for x in leaves]
+
+        def flat_bwd(res_leaves: list, cts: list) -> list:
+            r = tree_unflatten(res_tree_box[0], list(res_leaves))
+            ct = tree_unflatten(out_tree, list(cts))
+            got = bwd(*nondiff, r, ct)
+            n_diff = len(diff)
+            if not isinstance(got, (tuple, list)) or len(got) != n_diff:
+                got_tree = tree_structure(got, is_leaf=lambda x: x is None) if got is not None else "None"
+                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) "
+                                f"structure as the args tuple of the primal function, and in particular must "
+                                f"produce a tuple of length equal to the number of arguments to the primal "
+                                f"function, but got bwd output structure {got_tree} for primal input structure "
+                                f"{tree_structure(tuple(diff))}.")
+            flat_cts = []
+            for g, d in zip(got, diff):
+                d_leaves, d_tree = tree_flatten(d)
+                if g is None:
+                    flat_cts.extend([None] * len(d_leaves))
+                    continue
+                g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None)
+                if g_tree != d_tree:
+                    raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) "
+                                    f"structure as the args tuple of the primal function, but got {g_tree} for "
+                                    f"argument structure {d_tree}.")
+                flat_cts.extend(g_leaves)
+            out = []
+            for g, a in zip(flat_cts, in_avals):
+                if g is None or a.dtype.kind != "f":
+                    out.append(None)
+                    continue
+                g = _cast_like(g, a)
+                ga = get_aval(g)
+                if ga.shape != a.shape:
+                    raise ValueError(f"Custom VJP bwd rule must produce an output with the same shape/dtypes as the "
+                                     f"args tuple of the primal function, but got {ga.str_short()} for an argument "
+                                     f"of type {a.str_short()}.")
+                out.append(g)
+            return out
+
+        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=flat_fwd, bwd=flat_bwd,
+                                      num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+custom_vjp_call_p.impl = _call_impl
+custom_vjp_call_p.abstract_eval = _call_abstract
+
+
+def _custom_vjp_jvp(primals, tangents, **_):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_vjp_vjp(primals, needs, *, call_jaxpr, fwd, bwd, num_consts):
+    xs = list(primals[num_consts:])
+    outs, res = fwd(*xs)
+
+    def backward(cts):
+        cts = [ad.instantiate(c) for c in cts]
+        return [None] * num_consts + list(bwd(res, cts))
+
+    backward.multiple_results = True
+    return outs, backward
+
+
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
+ad.vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
+
+
+def _custom_vjp_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
+    bj = _batch_jaxpr(call_jaxpr, dims, size)
+    if bj is None:
+        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals))
+        return outs, odims
+    xdims = list(dims[num_consts:])
+    n_out = len(call_jaxpr.outs)
+
+    def fwd_joint(*xs):
+        o, r = fwd(*xs)
+        return list(o) + list(r)
+
+    batched_fwd = _vmapped(fwd_joint, size, xdims)
+
+    def b_fwd(*xs):
+        flat = batched_fwd(*xs)
+        return flat[:n_out], flat[n_out:]
+
+    def b_bwd(res, cts):
+        nr = len(res)
+
+        def bwd_joint(*a):
+            got = bwd(list(a[:nr]), list(a[nr:]))
+            return [_zeros_like(x) if g is None else g for g, x in zip(got, dummy_in)]
+
+        # cotangents for unbatched inputs are summed over the batch by the caller's transpose
+        outs = _vmapped(bwd_joint, size, [0] * (nr + len(cts)))(*res, *cts)
+        result = []
+        for g, d, x in zip(outs, xdims, dummy_in):
+            if get_aval(x).dtype.kind != "f":
+                result.append(None)
+            else:
+                result.append(_sum_axis0(g) if d is None else batching.moveaxis(g, 0, d))
+        return result
+
+    dummy_in = [_unbatched_example(v, d) for v, d in zip(vals[num_consts:], xdims)]
+    outs = custom_vjp_call_p.bind(*vals, call_jaxpr=bj, fwd=b_fwd, bwd=b_bwd, num_consts=num_consts)
+    return outs, [0] * len(outs)
+
+
+def _unbatched_example(v, d):
+    from pyjax.lax import lax
+
+    if d is None:
+        return v
+    a = get_aval(v)
+    shape = a.shape[:d] + a.shape[d + 1:]
+    return lax.full(shape, 0, a.dtype)
+
+
+def _sum_axis0(x):
+    from pyjax.lax import lax
+
+    return lax.reduce_sum(x, (0,))
+
+
+batching.batch_rules[custom_vjp_call_p] = _custom_vjp_batch
+
+
+# --- checkpoint / remat -------------------------------------------------------------------------
+
+
+def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
+    """jax.checkpoint: mark `fun` for rematerialization in reverse mode.
+
+    pyjax does not rematerialize yet: the returned function computes the same values and exact
+    gradients as `fun`, with residuals kept in memory as without checkpoint.
+    """
+    if fun is None:
+        return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
+    if not callable(fun):
+        raise TypeError(f"checkpoint requires a callable, got {fun!r}")
+
+    @functools.wraps(fun)
+    def remat_fun(*args, **kwargs):
+        return fun(*args, **kwargs)
+
+    return remat_fun
+
+
+remat = checkpoint
+
+
+class _CheckpointPolicies:
+    """jax.checkpoint_policies names; accepted and ignored since pyjax keeps every residual."""
+
+    @staticmethod
+    def everything_saveable(*_, **__) -> bool:
+        return True
+
+    @staticmethod
+    def nothing_saveable(*_, **__) -> bool:
+        return False
+
+    dots_saveable = everything_saveable
+    checkpoint_dots = everything_saveable
+    dots_with_no_batch_dims_saveable = everything_saveable
+
+    @staticmethod
+    def save_only_these_names(*names):
+        return lambda *_, **__: True
+
+    save_any_names_but_these = save_only_these_names
+
+
+checkpoint_policies = _CheckpointPolicies()

@@ -1,0 +1,515 @@
+"""jax.numpy sorting, searching, set and order statistics: sort, argsort, lexsort, searchsorted,
+digitize, unique (and the array-API unique_* family), partition, argpartition, median, quantile,
+percentile and their nan-variants.
+
+Everything is composed from the stable multi-operand `lax.sort` plus fused elementwise and
+reduction ops; nothing needs gather or scatter (values at computed positions are picked with
+fused one-hot reductions, compaction is a stable sort on a 0/1 key).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import NamedTuple
+
+from pyjax.core import core, dtypes
+from pyjax.core.errors import ConcretizationTypeError
+from pyjax.lax import lax
+from pyjax.lax.sorting import argsort_lax
+from pyjax.lax.sorting import sort as lax_sort
+from pyjax.numpy import _core as jnp
+
+_i32 = dtypes.int32
+
+
+def _arr(fn: str, a):
+    if jnp._is_array(a):
+        return a
+    if isinstance(a, (list, tuple)):
+        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
+    return jnp.asarray(a)
+
+
+def _axis(fn: str, axis, nd: int) -> int:
+    axis = operator.index(axis)
+    if not -nd <= axis < builtins.max(nd, 1):
+        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
+    return axis % builtins.max(nd, 1)
+
+
+def _promote_dtypes(*args):
+    """Promote arrays to their common dtype (weak-type aware) without broadcasting shapes."""
+    d, weak = jnp._weak_result(*args)
+    return [lax._convert(a, d, weak) if jnp._aval(a).dtype is not d else a for a in args]
+
+
+def _last(x) -> int:
+    return jnp._aval(x).ndim - 1
+
+
+# --- sort, argsort, lexsort -----------------------------------------------------------------------
+
+
+def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
+    """Sorted copy of `a` along `axis` (None: flattened); NaNs last (first when descending)."""
+    if order is not None:
+        raise ValueError("The 'order' argument to sort is not supported.")
+    a = _arr("sort", a)
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    if jnp._aval(a).ndim == 0:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+    axis = _axis("sort", axis, jnp._aval(a).ndim)
+    out = lax_sort(a, dimension=axis)
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
+    """Indices (int32) that sort `a` along `axis`; stable, and descending keeps ties in index order."""
+    if order is not None:
+        raise ValueError("The 'order' argument to argsort is not supported.")
+    a = _arr("argsort", a)
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    if jnp._aval(a).ndim == 0:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+    axis = _axis("argsort", axis, jnp._aval(a).ndim)
+    return argsort_lax(a, axis, bool(descending))
+
+
+def lexsort(keys, axis: int = -1):
+    """Indirect stable sort by several keys; the last key is the primary one (numpy's convention)."""
+    if jnp._is_array(keys):
+        keys = [keys[i] for i in range(jnp._aval(keys).shape[0])] if jnp._aval(keys).ndim else []
+    keys = [_arr("lexsort", k) for k in keys]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = jnp._aval(keys[0]).shape
+    if builtins.any(jnp._aval(k).shape != shape for k in keys):
+        raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return jnp.asarray(0, dtype=_i32)
+    axis = _axis("lexsort", axis, len(shape))
+    idx = lax.broadcasted_iota(_i32, shape, axis)
+    out = lax_sort(tuple(reversed(keys)) + (idx,), dimension=axis, num_keys=len(keys))
+    return out[-1]
+
+
+def sort_complex(a):
+    """Sorted copy along the last axis (pyjax has no complex dtypes, so this is `sort`)."""
+    return sort(a)
+
+
+# --- partition -------------------------------------------------------------------------------------
+
+
+def partition(a, kth: int, axis: int = -1):
+    """The kth smallest at position kth, smaller ones (ascending) before it, larger ones after."""
+    a = _arr("partition", a)
+    axis = _axis("partition", axis, jnp._aval(a).ndim)
+    n = jnp._aval(a).shape[axis]
+    kth = _axis("partition", kth, n)
+    x = jnp.swapaxes(a, axis, -1)
+    s = lax_sort(x, dimension=_last(x))
+    bottom, top = s[..., : kth + 1], s[..., kth + 1 :]
+    out = jnp.concatenate([bottom, lax.rev(top, (_last(top),))], axis=-1)
+    return jnp.swapaxes(out, axis, -1)
+
+
+def argpartition(a, kth: int, axis: int = -1):
+    """Indices that partition `a`: the kth+1 smallest (in value order), then the rest in index order."""
+    a = _arr("argpartition", a)
+    axis = _axis("argpartition", axis, jnp._aval(a).ndim)
+    n = jnp._aval(a).shape[axis]
+    kth = _axis("argpartition", kth, n)
+    x = jnp.swapaxes(a, axis, -1)
+    last = _last(x)
+    perm = argsort_lax(x, last)
+    iota = lax.broadcasted_iota(_i32, jnp._aval(x).shape, last)
+    rank = lax_sort((perm, iota), dimension=last, num_keys=1)[1]  # inverse permutation
+    in_bottom = lax.convert_element_type(lax.le(rank, lax.full_like(rank, kth)), _i32)
+    rest = lax_sort((in_bottom, iota), dimension=last, num_keys=1)[1]
+    out = jnp.concatenate([perm[..., : kth + 1], rest[..., : n - kth - 1]], axis=-1)
+    return jnp.swapaxes(out, axis, -1)
+
+
+# --- searching ------------------------------------------------------------------------------------
+
+
+def _total_lt(x, y):
+    """x < y in the sort order: NaN is largest and equal to itself, -0.0 == 0.0."""
+    if jnp._aval(x).dtype.kind != "f":
+        return lax.lt(x, y)
+    return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.ne(y, y), lax.eq(x, x)))
+
+
+def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
+    """Insertion indices (int32) of `v` into the sorted 1-D array `a`, so that order is kept."""
+    if side not in ("left", "right"):
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"invalid argument method={method!r}, expected 'scan', 'scan_unrolled', 'sort' or "
+                         f"'compare_all'")
+    a, v = _arr("searchsorted", a), _arr("searchsorted", v)
+    if jnp._aval(a).ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        from pyjax.numpy._indexing import take
+
+        a = take(a, sorter)
+    a, v = _promote_dtypes(a, v)
+    n = jnp._aval(a).shape[0]
+    vshape = jnp._aval(v).shape
+    m = builtins.max(1, jnp._aval(v).size)
+    if n == 0 or jnp._aval(v).size == 0:
+        return jnp.zeros(vshape, _i32)
+    if method == "sort" or (method != "compare_all" and n * m > (1 << 22)):
+        return jnp.reshape(_searchsorted_by_sort(a, jnp.ravel(v), side), vshape)
+    ab = lax.broadcast_in_dim(a, vshape + (n,), (len(vshape),))
+    vb = lax.broadcast_in_dim(v, vshape + (n,), tuple(range(len(vshape))))
+    before = _total_lt(ab, vb) if side == "left" else lax.bitwise_not(_total_lt(vb, ab))
+    return lax.reduce_sum(lax.convert_element_type(before, _i32), (len(vshape),))
+
+
+def _searchsorted_by_sort(a, v, side):
+    n, m = jnp._aval(a).shape[0], jnp._aval(v).shape[0]
+    keys = jnp.concatenate([a, v])
+    a_tag, v_tag = (1, 0) if side == "left" else (0, 1)
+    tag = jnp.concatenate([jnp.full((n,), a_tag, _i32), jnp.full((m,), v_tag, _i32)])
+    pos = lax.iota(_i32, n + m)
+    _, stag, spos = lax_sort((keys, tag, pos), dimension=0, num_keys=2)
+    is_a = lax.convert_element_type(lax.eq(stag, lax.full_like(stag, a_tag)), _i32)
+    before = lax.sub(lax.cumsum(is_a, 0), is_a)
+    back = lax_sort((spos, before), dimension=0, num_keys=1)[1]
+    return back[n:]
+
+
+def digitize(x, bins, right: bool = False, *, method: str | None = None):
+    """Index of the bin of each x (numpy's convention, for increasing or decreasing bins)."""
+    x, bins = _arr("digitize", x), _arr("digitize", bins)
+    if jnp._aval(bins).ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    nb = jnp._aval(bins).shape[0]
+    if nb == 0:
+        return jnp.zeros(jnp._aval(x).shape, _i32)
+    side = "left" if right else "right"
+    kw = {} if method is None else {"method": method}
+    inc = searchsorted(bins, x, side=side, **kw)
+    dec = lax.sub(lax.full_like(inc, nb), searchsorted(lax.rev(bins, (0,)), x, side=side, **kw))
+    return jnp.where(bins[-1] >= bins[0], inc, dec)
+
+
+# --- unique ---------------------------------------------------------------------------------------
+
+
+class _UniqueAllResult(NamedTuple):
+    values: object
+    indices: object
+    inverse_indices: object
+    counts: object
+
+
+class _UniqueCountsResult(NamedTuple):
+    values: object
+    counts: object
+
+
+class _UniqueInverseResult(NamedTuple):
+    values: object
+    inverse_indices: object
+
+
+def _concrete_count(mask, fn: str) -> int:
+    total = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
+    if isinstance(total, core.Tracer):
+        raise ConcretizationTypeError(
+            total, f"The error arose for the first argument of jnp.{fn}(). To make jnp.{fn}() compatible with JIT "
+            f"and other transforms, you can specify a concrete value for the size argument, which will determine "
+            f"the output size.")
+    return int(total)
+
+
+def unique(ar, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: int | None = None, *, equal_nan: bool = True, size: int | None = None, fill_value=None,
+           sorted: bool = True):
+    """Sorted unique elements (or slices along `axis`); `size` makes it work under jit."""
+    ar = _arr("unique", ar)
+    shape = jnp._aval(ar).shape
+    if axis is None:
+        cols = [jnp.ravel(ar)]
+        rest = ()
+    else:
+        axis = _axis("unique", axis, len(shape))
+        moved = jnp.moveaxis(ar, axis, 0)
+        rest = jnp._aval(moved).shape[1:]
+        flat = jnp.reshape(moved, (shape[axis], -1))
+        cols = [flat[:, j] for j in range(jnp._aval(flat).shape[1])]
+    n = shape[axis] if axis is not None else jnp._aval(cols[0]).shape[0]
+    if size is not None:
+        size = operator.index(size)
+    outs = _unique_core(cols, n, rest, equal_nan, size, fill_value, return_index, return_inverse, return_counts)
+    values, index, inverse, counts = outs
+    if axis is not None:
+        values = jnp.moveaxis(values, 0, axis)
+    elif return_inverse:
+        inverse = jnp.reshape(inverse, shape)
+    res = [values]
+    if return_index:
+        res.append(index)
+    if return_inverse:
+        res.append(inverse)
+    if return_counts:
+        res.append(counts)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_inverse, want_counts):
+    if not cols:
+        raise ValueError("unique: zero-size slices along the unique axis are not supported")
+    dt = jnp._aval(cols[0]).dtype
+    iota = lax.iota(_i32, n)
+    if n == 0:
+        k = size or 0
+        vals = jnp.zeros((k,) + rest, dt)
+        z = jnp.zeros((k,), _i32)
+        return vals, z, jnp.zeros((0,), _i32), z
+    *scols, perm = lax_sort(tuple(cols) + (iota,), dimension=0, num_keys=len(cols))
+    # mask[i]: sorted element i starts a new group.
+    new = None
+    for c in scols:
+        d = lax.ne(c[1:], c[:-1])
+        if equal_nan and dt.kind == "f":
+            d = lax.bitwise_and(d, lax.bitwise_not(lax.bitwise_and(lax.ne(c[1:], c[1:]), lax.ne(c[:-1], c[:-1]))))
+        new = d if new is None else lax.bitwise_or(new, d)
+    mask = jnp.concatenate([jnp.ones((1,), dtypes.bool_), new])
+    count = _concrete_count(mask, "unique") if size is None else None
+    k = count if size is None else size
+    # Compaction: a stable sort on the key 0 (group start) / 1 (other) brings starts to the front.
+    key = lax.convert_element_type(lax.bitwise_not(mask), _i32)
+    starts = lax.select(mask, iota, lax.full_like(iota, n))
+    comp = lax_sort((key, *scols, perm, starts), dimension=0, num_keys=1)
+    c_cols, c_perm, c_starts = comp[1 : 1 + len(scols)], comp[-2], comp[-1]
+    valid = None
+    if k > n:
+        pad = k - n
+        c_cols = [jnp.concatenate([c, jnp.zeros((pad,), dt)]) for c in c_cols]
+        c_perm = jnp.concatenate([c_perm, jnp.zeros((pad,), _i32)])
+        c_starts = jnp.concatenate([c_starts, jnp.full((pad,), n, _i32)])
+    else:
+        c_cols = [c[:k] for c in c_cols]
+        c_perm, c_starts = c_perm[:k], c_starts[:k]
+    if size is not None:
+        n_groups = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
+        valid = lax.lt(lax.iota(_i32, k), lax.broadcast_in_dim(n_groups, (k,), ()))
+    values = jnp.stack(c_cols, axis=-1) if rest or len(c_cols) > 1 else c_cols[0]
+    if rest:
+        values = jnp.reshape(values, (k,) + rest)
+    index = c_perm
+    if valid is not None:
+        fv = values[:1] if fill_value is None else jnp.asarray(fill_value, dtype=dt)
+        vmask = lax.broadcast_in_dim(valid, jnp._aval(values).shape, (0,))
+        values = jnp.where(vmask, values, jnp.broadcast_to(fv, jnp._aval(values).shape))
+        index = jnp.where(valid, index, 0)
+    counts = None
+    if want_counts:
+        nxt = jnp.concatenate([c_starts[1:], jnp.full((1,), n, _i32)]) if k else c_starts
+        counts = lax.sub(nxt, c_starts)
+        if valid is not None:
+            counts = jnp.where(valid, counts, 0)
+    inverse = None
+    if want_inverse:
+        grp = lax.sub(lax.cumsum(lax.convert_element_type(mask, _i32), 0), lax.full((n,), 1, _i32))
+        inverse = lax_sort((perm, grp), dimension=0, num_keys=1)[1]
+    return values, index, inverse, counts
+
+
+def unique_values(x):
+    """Sorted unique values of x (array API)."""
+    return unique(x)
+
+
+def unique_counts(x):
+    """(values, counts) of x's unique elements (array API)."""
+    v, c = unique(x, return_counts=True)
+    return _UniqueCountsResult(v, c)
+
+
+def unique_inverse(x):
+    """(values, inverse_indices) of x's unique elements (array API)."""
+    v, i = unique(x, return_inverse=True)
+    return _UniqueInverseResult(v, i)
+
+
+def unique_all(x):
+    """(values, indices, inverse_indices, counts) of x's unique elements (array API)."""
+    v, i, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True)
+    return _UniqueAllResult(v, i, inv, c)
+
+
+# --- order statistics -----------------------------------------------------------------------------
+
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _pick(a, index):
+    """a[..., index] along the last axis for index of shape Q + a.shape[:-1] (a fused one-hot sum)."""
+    aa, ia = jnp._aval(a), jnp._aval(index)
+    n = aa.shape[-1]
+    full = ia.shape + (n,)
+    ab = lax.broadcast_in_dim(a, full, tuple(range(ia.ndim - aa.ndim + 1, len(full))))
+    ib = lax.broadcast_in_dim(index, full, tuple(range(ia.ndim)))
+    hit = lax.eq(ib, lax.broadcasted_iota(_i32, full, len(full) - 1))
+    return lax.reduce_sum(lax.select(hit, ab, lax.full_like(ab, 0)), (len(full) - 1,))
+
+
+def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
+    if method not in _METHODS:
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
+    a = _arr(fn, a)
+    q = _arr(fn, q)
+    (a,) = jnp._promote(fn, a, to_float=True)
+    dt = jnp._aval(a).dtype
+    q = lax.convert_element_type(q, dt) if jnp._aval(q).dtype is not dt else q
+    if jnp._aval(q).ndim > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {jnp._aval(q).shape}")
+    shape = jnp._aval(a).shape
+    nd = len(shape)
+    axes = jnp._reduce_axes(fn, a, axis)
+    if weights is not None:
+        weights = _arr(fn, weights)
+        weights = lax.convert_element_type(weights, dt) if jnp._aval(weights).dtype is not dt else weights
+        if jnp._aval(weights).shape != shape:
+            if axis is None:
+                raise ValueError("Weights shape must match 'a' shape when axis is None.")
+            if jnp._aval(weights).shape != tuple(shape[i] for i in axes):
+                raise ValueError(f"Weights shape {jnp._aval(weights).shape} must match reduction axes "
+                                 f"{tuple(shape[i] for i in axes)}")
+            weights = lax.broadcast_in_dim(weights, shape, axes)
+    kept = [i for i in range(nd) if i not in axes]
+    perm = kept + list(axes)
+    red = 1
+    for i in axes:
+        red *= shape[i]
+    x = jnp.reshape(jnp.transpose(a, perm), tuple(shape[i] for i in kept) + (red,))
+    w = None if weights is None else jnp.reshape(jnp.transpose(weights, perm), jnp._aval(x).shape)
+    out_kept = tuple(1 if i in axes else shape[i] for i in range(nd)) if keepdims else tuple(shape[i] for i in kept)
+    last = len(kept)
+    nanmask = lax.ne(x, x)
+    if squash_nans:
+        x = lax.select(nanmask, lax.full_like(x, float("nan")), x)
+    if w is not None:
+        x, w = lax_sort((x, w), dimension=last, num_keys=1)
+    else:
+        x = lax_sort(x, dimension=last)
+    qa = jnp._aval(q)
+    qb = lax.broadcast_in_dim(q, qa.shape + jnp._aval(x).shape[:-1], tuple(range(qa.ndim)))
+    if squash_nans:
+        cnt = lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(nanmask), dt), (last,))
+        cnt = lax.broadcast_in_dim(cnt, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+    else:
+        cnt = lax.full_like(qb, red)
+    if method == "inverted_cdf":
+        ww = lax.full_like(x, 1) if w is None else w
+        bad = lax.bitwise_or(lax.lt(ww, lax.full_like(ww, 0)), lax.ne(ww, ww))
+        nan_x = lax.ne(x, x)
+        clean = lax.select(lax.bitwise_or(bad, nan_x), lax.full_like(ww, 0), ww)
+        cw = lax.cumsum(clean, last)
+        total = cw[..., -1]
+        target = lax.mul(qb, lax.broadcast_in_dim(total, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+        full = jnp._aval(qb).shape + (red,)
+        less = lax.lt(lax.broadcast_in_dim(cw, full, tuple(range(qa.ndim, len(full)))),
+                      lax.broadcast_in_dim(target, full, tuple(range(len(full) - 1))))
+        idx = lax.reduce_sum(lax.convert_element_type(less, _i32), (len(full) - 1,))
+        hi_idx = lax.sub(lax.convert_element_type(cnt, _i32), lax.full_like(idx, 1))
+        idx = lax.max(lax.full_like(idx, 0), lax.min(idx, hi_idx))
+        result = _pick(x, idx)
+        force = lax.eq(cnt, lax.full_like(cnt, 0))
+        any_bad = lax.reduce_or(bad, (last,))
+        force = lax.bitwise_or(force, lax.broadcast_in_dim(any_bad, jnp._aval(qb).shape,
+                                                           tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+        if not squash_nans:
+            any_nan = lax.reduce_or(nan_x, (last,))
+            force = lax.bitwise_or(force, lax.broadcast_in_dim(any_nan, jnp._aval(qb).shape,
+                                                               tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+        result = lax.select(force, lax.full_like(result, float("nan")), result)
+    else:
+        pos = lax.mul(qb, lax.sub(cnt, lax.full_like(cnt, 1)))
+        low, high = lax.floor(pos), lax.ceil(pos)
+        hw = lax.sub(pos, low)
+        lw = lax.sub(lax.full_like(hw, 1), hw)
+        top = lax.max(lax.sub(cnt, lax.full_like(cnt, 1)), lax.full_like(cnt, 0))
+        low = lax.convert_element_type(lax.max(lax.full_like(low, 0), lax.min(low, top)), _i32)
+        high = lax.convert_element_type(lax.max(lax.full_like(high, 0), lax.min(high, top)), _i32)
+        lo_v, hi_v = _pick(x, low), _pick(x, high)
+        if method == "linear":
+            result = lax.add(lax.mul(lo_v, lw), lax.mul(hi_v, hw))
+        elif method == "lower":
+            result = lo_v
+        elif method == "higher":
+            result = hi_v
+        elif method == "nearest":
+            result = lax.select(lax.le(hw, lax.full_like(hw, 0.5)), lo_v, hi_v)
+        else:
+            result = lax.mul(lax.add(lo_v, hi_v), lax.full_like(lo_v, 0.5))
+        if not squash_nans:
+            any_nan = lax.reduce_or(nanmask, (last,))
+            any_nan = lax.broadcast_in_dim(any_nan, jnp._aval(result).shape,
+                                           tuple(range(qa.ndim, jnp._aval(result).ndim)))
+            result = lax.select(any_nan, lax.full_like(result, float("nan")), result)
+    return jnp.reshape(result, qa.shape + out_kept)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+             keepdims: bool = False, *, weights=None):
+    """q-th quantiles (q in [0, 1], scalar or 1-D) of `a` over `axis`; NaN if a slice has a NaN."""
+    if out is not None:
+        raise ValueError("jax.numpy.quantile does not support the 'out' argument")
+    return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False, *, weights=None):
+    """quantile ignoring NaNs."""
+    if out is not None:
+        raise ValueError("jax.numpy.nanquantile does not support the 'out' argument")
+    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
+
+
+def _pct(fn, q):
+    (q,) = jnp._promote(fn, _arr(fn, q), to_float=True)
+    return lax.div(q, lax.full_like(q, 100))
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False, *, weights=None):
+    """q-th percentiles (q in [0, 100]) of `a` over `axis`."""
+    return quantile(a, _pct("percentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False, *, weights=None):
+    """percentile ignoring NaNs."""
+    return nanquantile(a, _pct("nanpercentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights)
+
+
+def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    """Median over `axis` (midpoint of the two middle values)."""
+    if out is not None:
+        raise ValueError("jax.numpy.median does not support the 'out' argument")
+    return _quantile("median", a, 0.5, axis, "midpoint", keepdims, False)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    """median ignoring NaNs."""
+    if out is not None:
+        raise ValueError("jax.numpy.nanmedian does not support the 'out' argument")
+    return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
+
+
+__all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition", "searchsorted", "digitize",
+           "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "quantile", "nanquantile",
+           "percentile", "nanpercentile", "median", "nanmedian"]

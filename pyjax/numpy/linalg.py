@@ -1,0 +1,397 @@
+"""jax.numpy.linalg: factorizations and solves built on lax.linalg (cholesky, lu, triangular_solve)
+plus norms and products composed from jnp. Every function takes leading batch axes and is
+differentiable through the primitives' rules.
+
+Not provided: decompositions that need an eigen/singular-value routine (svd, eigh, eig, qr,
+pinv, lstsq, matrix_rank, cond) and the matrix 2-norm / nuclear norm that depend on them.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+from pyjax.core import dtypes
+from pyjax.lax import lax
+from pyjax.lax import linalg as lax_linalg
+from pyjax.numpy import _core as jnp
+
+_i32 = dtypes.int32
+
+
+def _arr(fn: str, a):
+    return a if jnp._is_array(a) else jnp.asarray(a)
+
+
+def _inexact(fn: str, *args):
+    """Arrays of the common floating dtype (ints and bools promote to the default float)."""
+    args = [_arr(fn, a) for a in args]
+    d, weak = jnp._weak_result(*args)
+    if d.kind != "f":
+        d, weak = dtypes.default_float(), False
+    return [lax._convert(a, d, weak) if jnp._aval(a).dtype is not d or jnp._aval(a).weak_type != weak else a
+            for a in args]
+
+
+def _square(fn: str, a) -> None:
+    s = jnp._aval(a).shape
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"Argument to {fn} must have shape [..., n, n], got {s}")
+
+
+# --- factorizations and solves ------------------------------------------------------------------
+
+
+def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
+    """Cholesky factor of each (symmetric positive-definite) matrix: lower L, or U = L^T if upper.
+
+    Matrices that are not positive definite give NaNs, as in JAX.
+    """
+    (a,) = _inexact("cholesky", a)
+    L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+    return lax_linalg._T(L) if upper else L
+
+
+def _lu_solve_matrix(lu_mat, perm, b):
+    """Solve A x = b from A's packed LU factors (perm: row permutation); b (..., m, k)."""
+    pb = lax_linalg.permute_rows(b, perm)
+    y = lax_linalg.triangular_solve(lu_mat, pb, left_side=True, lower=True, unit_diagonal=True)
+    return lax_linalg.triangular_solve(lu_mat, y, left_side=True, lower=False)
+
+
+def solve(a, b):
+    """Solve a @ x = b; b is a vector (..., m) only if it is 1-D, else a batch of matrices (..., m, k)."""
+    a, b = _inexact("solve", a, b)
+    _square("solve", a)
+    sa, sb = jnp._aval(a).shape, jnp._aval(b).shape
+    m = sa[-1]
+    if len(sb) == 1:
+        if sb[0] != m:
+            raise ValueError(f"solve: inconsistent size for core dimension 'm': {sb[0]} vs {m} on vectorized "
+                             f"function with signature '(m,m),(m)->(m)'")
+        bm = jnp.broadcast_to(jnp.reshape(b, (m, 1)), sa[:-2] + (m, 1))
+        lu_mat, _, perm = lax_linalg.lu(a)
+        return jnp.reshape(_lu_solve_matrix(lu_mat, perm, bm), sa[:-1])
+    if len(sb) < 2 or sb[-2] != m:
+        raise ValueError(f"Invalid shapes for solve: {sa}, {sb}. Prior to JAX v0.5.0, this would have been treated "
+                         f"as a batched 1-dimensional solve. To recover this behavior, use "
+                         f"solve(a, b[..., None]).squeeze(-1).")
+    batch = jnp.broadcast_shapes(sa[:-2], sb[:-2])
+    a = jnp.broadcast_to(a, batch + sa[-2:]) if sa[:-2] != batch else a
+    b = jnp.broadcast_to(b, batch + sb[-2:]) if sb[:-2] != batch else b
+    lu_mat, _, perm = lax_linalg.lu(a)
+    return _lu_solve_matrix(lu_mat, perm, b)
+
+
+def inv(a):
+    """Inverse of each square matrix (infs/NaNs for singular ones, as with LAPACK)."""
+    (a,) = _inexact("inv", a)
+    _square("inv", a)
+    s = jnp._aval(a).shape
+    eye = lax_linalg._eye_like(s, jnp._aval(a).dtype)
+    lu_mat, _, perm = lax_linalg.lu(a)
+    return _lu_solve_matrix(lu_mat, perm, eye)
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+def _lu_diag_parity(a):
+    lu_mat, piv, _ = lax_linalg.lu(a)
+    diag = jnp.diagonal(lu_mat, axis1=-2, axis2=-1)
+    k = jnp._aval(piv).shape[-1]
+    swaps = lax.ne(piv, lax.broadcasted_iota(_i32, jnp._aval(piv).shape, jnp._aval(piv).ndim - 1))
+    nswap = lax.reduce_sum(lax.convert_element_type(swaps, _i32), (jnp._aval(piv).ndim - 1,))
+    odd = lax.eq(lax.rem(nswap, lax.full_like(nswap, 2)), lax.full_like(nswap, 1)) if k else None
+    return diag, odd
+
+
+def slogdet(a, *, method: str | None = None):
+    """(sign, log|det|) of each square matrix, from its LU factors; singular: (0, -inf)."""
+    if method not in (None, "lu"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (default).")
+    (a,) = _inexact("slogdet", a)
+    _square("slogdet", a)
+    diag, odd = _lu_diag_parity(a)
+    last = jnp._aval(diag).ndim - 1
+    sign = lax.reduce_prod(lax.sign(diag), (last,))
+    logabs = lax.reduce_sum(lax.log(lax.abs(diag)), (last,))
+    if odd is not None:
+        sign = lax.select(odd, lax.neg(sign), sign)
+    return SlogdetResult(sign, logabs)
+
+
+def det(a):
+    """Determinant of each square matrix (closed forms for 2x2 and 3x3, LU otherwise)."""
+    (a,) = _inexact("det", a)
+    _square("det()", a)
+    n = jnp._aval(a).shape[-1]
+
+    def e(i, j):
+        return a[..., i, j]
+
+    if n == 2:
+        return e(0, 0) * e(1, 1) - e(0, 1) * e(1, 0)
+    if n == 3:
+        return (e(0, 0) * e(1, 1) * e(2, 2) + e(0, 1) * e(1, 2) * e(2, 0) + e(0, 2) * e(1, 0) * e(2, 1)
+                - e(0, 2) * e(1, 1) * e(2, 0) - e(0, 0) * e(1, 2) * e(2, 1) - e(0, 1) * e(1, 0) * e(2, 2))
+    diag, odd = _lu_diag_parity(a)
+    d = lax.reduce_prod(diag, (jnp._aval(diag).ndim - 1,))
+    return d if odd is None else lax.select(odd, lax.neg(d), d)
+
+
+def matrix_power(a, n: int):
+    """a raised to the integer power n (n < 0 inverts first), by repeated squaring."""
+    a = _arr("matrix_power", a)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"exponent must be an integer, got {n}") from None
+    s = jnp._aval(a).shape
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"Argument to matrix_power must have shape [..., n, n], got {s}.")
+    if n == 0:
+        return jnp.broadcast_to(jnp.eye(s[-1], dtype=jnp._aval(a).dtype), s)
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else jnp.matmul(result, base)
+        n >>= 1
+        if n:
+            base = jnp.matmul(base, base)
+    return result
+
+
+def multi_dot(arrays, *, precision=None):
+    """Chained matrix product, multiplied in the cheapest order; 1-D ends act as row/column vectors."""
+    arrs = [_arr("multi_dot", x) for x in arrays]
+    if len(arrs) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays, got {len(arrs)}")
+    first_vec, last_vec = jnp._aval(arrs[0]).ndim == 1, jnp._aval(arrs[-1]).ndim == 1
+    if first_vec:
+        arrs[0] = jnp.reshape(arrs[0], (1, -1))
+    if last_vec:
+        arrs[-1] = jnp.reshape(arrs[-1], (-1, 1))
+    for i, x in enumerate(arrs):
+        if jnp._aval(x).ndim != 2:
+            raise ValueError(f"multi_dot: array {i} has {jnp._aval(x).ndim} dimensions; only the first and last "
+                             f"may be 1-D, the others must be 2-D")
+    dims = [jnp._aval(arrs[0]).shape[0]] + [jnp._aval(x).shape[1] for x in arrs]
+    n = len(arrs)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            best = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if best is None or c < best:
+                    best, split[i][j] = c, k
+            cost[i][j] = best
+
+    def build(i, j):
+        if i == j:
+            return arrs[i]
+        k = split[i][j]
+        return jnp.matmul(build(i, k), build(k + 1, j))
+
+    out = build(0, n - 1)
+    if first_vec and last_vec:
+        return jnp.reshape(out, ())
+    if first_vec:
+        return jnp.reshape(out, (jnp._aval(out).shape[-1],))
+    if last_vec:
+        return jnp.reshape(out, (jnp._aval(out).shape[0],))
+    return out
+
+
+# --- norms ------------------------------------------------------------------------------------------
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    ax = jnp.absolute(x)
+    if ord is None or ord == 2:
+        return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    if ord == float("inf"):
+        return jnp.max(ax, axis=axes, keepdims=keepdims)
+    if ord == -float("inf"):
+        return jnp.min(ax, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return jnp.sum(lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), jnp._aval(x).dtype), axis=axes,
+                       keepdims=keepdims)
+    if ord == 1:
+        return jnp.sum(ax, axis=axes, keepdims=keepdims)
+    p = jnp.asarray(ord, dtype=jnp._aval(x).dtype)
+    return jnp.power(jnp.sum(jnp.power(ax, p), axis=axes, keepdims=keepdims), jnp.reciprocal(p))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    r, c = axes
+    if ord is None or ord == "fro":
+        return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"norm: matrix norm ord={ord!r} needs singular values (svd), which pyjax does "
+                                  f"not provide; use ord in (None, 'fro', 1, -1, inf, -inf)")
+    ax = jnp.absolute(x)
+    if ord in (1, -1):
+        s = jnp.sum(ax, axis=r, keepdims=True)
+        red = jnp.max if ord == 1 else jnp.min
+        out = red(s, axis=c, keepdims=True)
+    elif ord in (float("inf"), -float("inf")):
+        s = jnp.sum(ax, axis=c, keepdims=True)
+        red = jnp.max if ord > 0 else jnp.min
+        out = red(s, axis=r, keepdims=True)
+    else:
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+    return out if keepdims else jnp.squeeze(out, axis=(r, c))
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """Vector norm (one axis or a 1-D input) or matrix norm (two axes or a 2-D input)."""
+    (x,) = _inexact("norm", x)
+    nd = jnp._aval(x).ndim
+    if axis is None:
+        if ord is None:
+            out = jnp.sqrt(jnp.sum(x * x))
+            return jnp.reshape(out, (1,) * nd) if keepdims else out
+        axes = tuple(range(nd))
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(operator.index(a) for a in axis)
+    else:
+        axes = (operator.index(axis),)
+    for a in axes:
+        if not -nd <= a < nd:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {nd}")
+    axes = tuple(a % nd for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("Duplicate axes given.")
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"Improper number of axes for norm: axis={axis if axis is not None else axes}. Pass one axis "
+                     f"to compute a vector-norm, or two axes to compute a matrix-norm.")
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
+    """Vector norm over `axis` (None: all elements), array-API style."""
+    (x,) = _inexact("vector_norm", x)
+    nd = jnp._aval(x).ndim
+    if axis is None:
+        out = _vector_norm(jnp.ravel(x), ord, (0,), False)
+        return jnp.reshape(out, (1,) * nd) if keepdims else out
+    axes = jnp._reduce_axes("vector_norm", x, axis)
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
+    """Matrix norm over the last two axes, array-API style."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+# --- products and views on the last axes ----------------------------------------------------------
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """Matrix product with broadcasting batch axes (same as jnp.matmul)."""
+    return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction over `axes` (same as jnp.tensordot)."""
+    return jnp.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def outer(x1, x2, /):
+    """Outer product of two 1-D arrays."""
+    x1, x2 = _arr("outer", x1), _arr("outer", x2)
+    n1, n2 = jnp._aval(x1).ndim, jnp._aval(x2).ndim
+    if n1 != 1 or n2 != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} x2.ndim={n2}")
+    return jnp.outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """Dot product of vectors along `axis`, broadcasting the other axes."""
+    x1, x2 = _arr("vecdot", x1), _arr("vecdot", x2)
+    n1, n2 = jnp._aval(x1).shape, jnp._aval(x2).shape
+    ax1 = axis if axis < 0 else axis - len(n1)
+    ax2 = axis if axis < 0 else axis - len(n2)
+    if not (-len(n1) <= ax1 < 0 and -len(n2) <= ax2 < 0) or n1[ax1] != n2[ax2]:
+        raise ValueError(f"vecdot: axes must have the same size along axis={axis}, got shapes {n1} and {n2}")
+    x1, x2 = jnp._promote("vecdot", x1, x2)
+    return jnp.sum(jnp.multiply(x1, x2), axis=axis, dtype=preferred_element_type)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes."""
+    return jnp.matrix_transpose(x)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """Sum of the diagonal of the last two axes."""
+    return jnp.trace(_arr("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset: int = 0):
+    """Diagonal of the last two axes."""
+    return jnp.diagonal(_arr("diagonal", x), offset=offset, axis1=-2, axis2=-1)
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """Cross product of 3-vectors along `axis`."""
+    x1, x2 = _arr("cross", x1), _arr("cross", x2)
+    if jnp._aval(x1).shape[axis] != 3 or jnp._aval(x2).shape[axis] != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+                         f"shape[{axis}]={jnp._aval(x1).shape[axis]} and {jnp._aval(x2).shape[axis]}")
+    return jnp.cross(x1, x2, axis=axis)
+
+
+def tensorinv(a, ind: int = 2):
+    """Inverse of a tensor for tensordot with `ind` leading axes."""
+    a = _arr("tensorinv", a)
+    s = jnp._aval(a).shape
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer, got {ind}")
+    rows, cols = 1, 1
+    for d in s[:ind]:
+        rows *= d
+    for d in s[ind:]:
+        cols *= d
+    if rows != cols:
+        raise ValueError(f"tensorinv is only possible when the product of the first {ind} dimensions equals that "
+                         f"of the remaining dimensions. got {s=}")
+    return jnp.reshape(inv(jnp.reshape(a, (rows, cols))), s[ind:] + s[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """Solve tensordot(a, x, x.ndim) = b for x."""
+    a, b = _arr("tensorsolve", a), _arr("tensorsolve", b)
+    nd = jnp._aval(a).ndim
+    if axes is not None:
+        axes = [operator.index(x) % nd for x in axes]
+        rest = [i for i in range(nd) if i not in axes]
+        a = jnp.transpose(a, rest + axes)
+    bs = jnp._aval(b).shape
+    xs = jnp._aval(a).shape[len(bs):]
+    rows, cols = 1, 1
+    for d in bs:
+        rows *= d
+    for d in xs:
+        cols *= d
+    if rows != cols:
+        raise ValueError(f"tensorsolve: incompatible shapes {jnp._aval(a).shape} and {bs}")
+    return jnp.reshape(solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b)), xs)
+
+
+__all__ = ["cholesky", "solve", "inv", "det", "slogdet", "SlogdetResult", "matrix_power", "multi_dot", "norm",
+           "vector_norm", "matrix_norm", "matmul", "tensordot", "outer", "vecdot", "matrix_transpose", "trace",
+           "diagonal", "cross", "tensorinv", "tensorsolve"]

@@ -1,0 +1,1 @@
+"""pyjax.scipy: JAX's scipy API (jax.scipy)."""

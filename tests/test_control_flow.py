@@ -1,0 +1,350 @@
+"""lax control flow (cond, switch, while_loop, fori_loop, scan, map, associative_scan) against JAX:
+values, dtypes, gradients, vmap, jit, nesting and error messages."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from jax_compare import check
+
+import pyjax
+import pyjax.numpy as pjnp
+from pyjax import lax as plax
+
+R = np.random.RandomState(0)
+X4 = R.randn(4).astype(np.float32)
+X34 = R.randn(3, 4).astype(np.float32)
+W = (R.randn(4, 4) * 0.5).astype(np.float32)
+XS = R.randn(5, 4).astype(np.float32)
+
+
+def _err(fn, exc):
+    """fn(jax, jnp) and fn(pyjax, pjnp) both raise exc; returns (pyjax message, JAX message)."""
+    with pytest.raises(exc) as j:
+        fn(jax, jax.numpy)
+    with pytest.raises(exc) as p:
+        fn(pyjax, pjnp)
+    return str(p.value), str(j.value)
+
+
+# --- cond / switch -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pred", [True, False, 0, 3, 1.5])
+def test_cond_values(backend, pred):
+    check(lambda jx, np_, x: jx.lax.cond(pred, lambda a: np_.sin(a) * 2, lambda a: a - 1.0, x), X4)
+
+
+def test_cond_pytrees_and_operands(backend):
+    def f(jx, np_, x, y):
+        t = lambda a, b: {"s": a + b, "p": (a * b, np_.sum(a))}
+        e = lambda a, b: {"s": a - b, "p": (a / 2, np_.max(b))}
+        return jx.lax.cond(np_.sum(x) > 0, t, e, x, y), jx.lax.cond(np_.sum(x) < 0, t, e, x, y)
+
+    check(f, X4, X34[0])
+
+
+def test_cond_closure_and_weak_types(backend):
+    check(lambda jx, np_, x: jx.lax.cond(True, lambda: x * 2, lambda: x), X4)
+    check(lambda jx, np_: jx.lax.cond(True, lambda: 1.0, lambda: 2.0))
+    check(lambda jx, np_: jx.lax.cond(False, lambda: 1.0, lambda: np_.float32(2)))
+    check(lambda jx, np_: jx.lax.cond(True, lambda x: x, lambda x: x, 1.0))
+
+
+@pytest.mark.parametrize("index", [-5, 0, 1, 2, 7])
+def test_switch_clamps(backend, index):
+    br = [lambda a: a + 1.0, lambda a: a * 3.0, lambda a: -a]
+    check(lambda jx, np_, x: jx.lax.switch(index, br, x), X4)
+    check(lambda jx, np_, x: jx.jit(lambda i, x: jx.lax.switch(i, br, x))(index, x), X4)
+
+
+def test_cond_errors(backend):
+    p, j = _err(lambda jx, np_: jx.lax.cond(True, lambda x: x, lambda x: x.astype(np_.int32), 1.0), TypeError)
+    assert "cond branches must have equal output types" in p and "so the dtypes do not match" in p
+    p, j = _err(lambda jx, np_: jx.lax.cond(True, lambda x: np_.zeros(3), lambda x: np_.zeros(4), 1.0), TypeError)
+    assert "so the shapes do not match" in p and "float32[3]" in p and "float32[4]" in p
+    p, j = _err(lambda jx, np_: jx.lax.cond(True, lambda x: (x, x), lambda x: x, 1.0), TypeError)
+    assert "same pytree structure" in p
+    p, j = _err(lambda jx, np_: jx.lax.cond(np_.array([True, False]), lambda x: x, lambda x: x, 1.0), TypeError)
+    assert p.startswith("Pred must be a scalar")
+    p, j = _err(lambda jx, np_: jx.lax.cond(True, 1, 2), TypeError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.switch(1.0, [lambda: 1, lambda: 2]), TypeError)
+    assert p.startswith("Index type must be an integer")
+    p, j = _err(lambda jx, np_: jx.lax.switch(0, []), ValueError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.switch(1, [lambda x: x, lambda x: x.astype(np_.int32)], 1.0), TypeError)
+    assert "switch branches must have equal output types" in p
+
+
+def test_cond_grad_jvp(backend):
+    def g(jx, np_):
+        return lambda x: jx.lax.cond(x > 0, lambda x: np_.sin(x) * x, lambda x: x**3, x)
+
+    for v in (1.3, -2.0):
+        check(lambda jx, np_: jx.grad(g(jx, np_))(v))
+        check(lambda jx, np_: jx.jit(jx.grad(g(jx, np_)))(v))
+        check(lambda jx, np_: jx.grad(jx.jit(g(jx, np_)))(v))
+        check(lambda jx, np_: jx.jvp(g(jx, np_), (v,), (2.0,)))
+
+
+def test_cond_grad_closure_and_multiple_operands(backend):
+    def f(jx, np_, w, x):
+        def loss(w, x):
+            out = jx.lax.cond(np_.sum(x) > 0, lambda a: (a * w, np_.sum(a)), lambda a: (np_.exp(a) + w, a[0]), x)
+            return np_.sum(out[0] ** 2) + out[1]
+
+        return jx.grad(loss, argnums=(0, 1))(w, x)
+
+    check(f, X4, X4)
+    check(f, X4, -np.abs(X4))
+
+
+def test_cond_switch_vmap(backend):
+    br = [lambda a: a + 1.0, lambda a: np.float32(3.0) * a, lambda a: -a]
+
+    def f(jx, np_, x):
+        return jx.vmap(lambda v: jx.lax.cond(v > 0, lambda a: np_.sin(a), lambda a: a * 2, v))(x)
+
+    check(f, X4)
+    check(lambda jx, np_, x: jx.vmap(lambda v: jx.lax.cond(True, lambda a: a + 1, lambda a: a, v))(x), X4)
+    check(lambda jx, np_, x: jx.vmap(lambda v: jx.lax.cond(v > 0, lambda: 1.0, lambda: 2.0))(x), X4)
+    idx = np.array([0, 2, 1, 5], np.int32)
+    check(lambda jx, np_, i, x: jx.vmap(lambda i, v: jx.lax.switch(i, br, v))(i, x), idx, X4)
+    check(lambda jx, np_, x: jx.vmap(lambda v: jx.lax.switch(1, br, v))(x), X4)
+    check(lambda jx, np_, x: jx.vmap(jx.grad(lambda v: jx.lax.cond(v > 0, np_.sin, np_.cos, v)))(x), X4)
+
+
+# --- while_loop / fori_loop ----------------------------------------------------------------------
+
+
+def test_while_values(backend):
+    check(lambda jx, np_: jx.lax.while_loop(lambda c: c < 10, lambda c: c * 2, 1))
+    check(lambda jx, np_: jx.lax.while_loop(lambda c: c < 3, lambda c: c + 1.0, 0))
+    check(lambda jx, np_, x: jx.lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * x), (0, x)), X4)
+    check(lambda jx, np_, x: jx.jit(lambda x: jx.lax.while_loop(lambda c: np_.sum(c) < 100, lambda c: c * 2 + 1, x))(
+        x), np.abs(X4))
+
+
+def test_while_errors(backend):
+    p, _ = _err(lambda jx, np_: jx.lax.while_loop(lambda c: c < 3, lambda c: (c, c), 0), TypeError)
+    assert "carry input and carry output must have the same pytree structure" in p
+    p, j = _err(lambda jx, np_: jx.lax.while_loop(lambda c: np_.array([True, True]), lambda c: c, 0), TypeError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.while_loop(lambda c: c < 3, lambda c: c.astype(np_.int32), np_.float32(0)),
+                TypeError)
+    assert p == j
+
+
+def test_while_jvp_vmap(backend):
+    def w(jx, np_):
+        return lambda x: jx.lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * x + 0.5), (0, x))[1]
+
+    check(lambda jx, np_: jx.jvp(w(jx, np_), (1.5,), (1.0,)))
+    check(lambda jx, np_, x: jx.vmap(w(jx, np_))(x), X4)
+    check(lambda jx, np_, x: jx.jit(jx.vmap(jx.jacfwd(w(jx, np_))))(x), X4)
+
+    def wb(jx, np_):  # batched predicate: run until every example is done
+        return lambda n, x: jx.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2.0 + x), (0, x))
+
+    n = np.array([1, 3, 0, 5], np.int32)
+    check(lambda jx, np_, n, x: jx.vmap(wb(jx, np_))(n, x), n, X4)
+    check(lambda jx, np_, n, x: jx.vmap(wb(jx, np_), in_axes=(0, None))(n, x[0]), n, X4)
+
+
+def test_fori_loop(backend):
+    body = lambda i, c: c * 1.5 + i  # noqa: E731
+    check(lambda jx, np_, x: jx.lax.fori_loop(0, 4, body, x), X4)
+    check(lambda jx, np_, x: jx.lax.fori_loop(2, 2, body, x), X4)
+    check(lambda jx, np_, x: jx.lax.fori_loop(0, np_.int32(3), body, x), X4)
+    check(lambda jx, np_, x: jx.jit(lambda n, x: jx.lax.fori_loop(0, n, body, x))(3, x), X4)
+    check(lambda jx, np_: jx.lax.fori_loop(0, 3, lambda i, c: c + i, 1))
+    check(lambda jx, np_: jx.lax.fori_loop(np_.int16(0), 3, lambda i, c: c + i, 1))
+    check(lambda jx, np_: jx.make_jaxpr(lambda x: jx.lax.fori_loop(0, 3, body, x))(1.0).eqns[0].primitive.name)
+    check(lambda jx, np_: jx.make_jaxpr(lambda x, n: jx.lax.fori_loop(0, n, body, x))(1.0, 3).eqns[0].primitive.name)
+    p, j = _err(lambda jx, np_: jx.lax.fori_loop(0, 3.0, body, 1.0), TypeError)
+    assert p == j
+
+
+def test_fori_loop_grad(backend):
+    def h(jx, np_):
+        return lambda x: np_.sum(jx.lax.fori_loop(0, 3, lambda i, c: np_.sin(c) * x + i, x))
+
+    check(lambda jx, np_, x: jx.grad(h(jx, np_))(x), X4)
+    check(lambda jx, np_, x: jx.jit(jx.grad(h(jx, np_)))(x), X4)
+    check(lambda jx, np_, x: jx.grad(jx.jit(h(jx, np_)))(x), X4)
+    check(lambda jx, np_, x: jx.vmap(jx.grad(h(jx, np_)))(x[None].repeat(2, 0) * np_.array([[1.0], [2.0]])), X4)
+
+    def dyn(jx, np_, x):
+        return jx.grad(lambda x, n: jx.lax.fori_loop(0, n, lambda i, c: c * 2, x))(x, 3)
+
+    p, j = _err(lambda jx, np_: dyn(jx, np_, 1.0), ValueError)
+    assert p == j
+    assert p.startswith("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic")
+
+
+# --- scan ----------------------------------------------------------------------------------------
+
+
+def test_scan_values(backend):
+    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c + x, c * 2), 0.0, xs), XS)
+    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c + x, c * 2), 0.0, xs, reverse=True), XS)
+    check(lambda jx, np_: jx.lax.scan(lambda c, x: (c * 2.0, c), np_.float32(1), None, length=4))
+    check(lambda jx, np_: jx.lax.scan(lambda c, x: (c + 1.0, x), 0, np_.arange(3)))
+    check(lambda jx, np_: jx.lax.scan(lambda c, x: (5.0, c), np_.float32(0), None, length=2))
+    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c, None), 0, xs), XS)
+    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c, x), 0.0, xs[:0]), XS)
+
+    def tree(jx, np_, xs, x34):
+        def f(c, x):
+            a, (b,) = c
+            y = {"u": a * x["p"], "v": np_.sum(x["q"]) + b}
+            return (a + x["p"], (b * 0.5,)), y
+
+        return jx.lax.scan(f, (np_.zeros(4), (np_.float32(1.0),)), {"p": xs[:3], "q": x34})
+
+    check(tree, XS, X34)
+
+
+def test_scan_closures_and_jit(backend):
+    def f(jx, np_, w, xs):
+        return jx.lax.scan(lambda h, x: (np_.tanh(h @ w + x), h.sum()), np_.zeros(4, np_.float32), xs)
+
+    check(f, W, XS)
+    check(lambda jx, np_, w, xs: jx.jit(lambda w, xs: f(jx, np_, w, xs))(w, xs), W, XS)
+
+
+def test_scan_errors(backend):
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: (c, x), 0, np_.arange(3), length=4), ValueError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: (c, x), 0, None), ValueError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: (c, x), 0, [np_.arange(3), np_.arange(4)]), ValueError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: c, 0, np_.arange(3)), TypeError)
+    assert p.startswith("scan body output must be a pair")
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: ((c, c), x), 0, np_.arange(3)), TypeError)
+    assert "scan body function carry input and carry output must have the same pytree structure" in p
+    f = lambda jx, np_: jx.lax.scan(  # noqa: E731
+        lambda c, x: ((c[0], c[1].astype(np_.int32)), c), (np_.float32(0), np_.float32(0)), None, length=2)
+    p, j = _err(f, TypeError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.scan(lambda c, x: (np_.zeros(2), c), np_.float32(0), None, length=2),
+                TypeError)
+    assert p == j
+    p, j = _err(lambda jx, np_: jx.lax.scan(1, 0, None, length=3), TypeError)
+    assert p == j
+
+
+def test_scan_grad_rnn(backend):
+    def loss(jx, np_):
+        def f(w, h0, xs):
+            h, hs = jx.lax.scan(lambda h, x: (np_.tanh(h @ w + x), np_.sum(h**2)), h0, xs)
+            return np_.sum(h) + np_.sum(hs)
+
+        return f
+
+    args = (W, X4, XS)
+    check(lambda jx, np_, *a: jx.grad(loss(jx, np_), argnums=(0, 1, 2))(*a), *args)
+    check(lambda jx, np_, *a: jx.jit(jx.grad(loss(jx, np_), argnums=(0, 1, 2)))(*a), *args)
+    check(lambda jx, np_, *a: jx.grad(jx.jit(loss(jx, np_)), argnums=(0, 1, 2))(*a), *args)
+    check(lambda jx, np_, *a: jx.jvp(lambda w: loss(jx, np_)(w, a[1], a[2]), (a[0],), (a[0] * 0 + 1,)), *args)
+
+
+def test_scan_grad_cumprod_and_reverse(backend):
+    def cp(jx, np_, rev):
+        return lambda xs: np_.sum(jx.lax.scan(lambda c, x: (c * x, c * x), 1.0, xs, reverse=rev)[1])
+
+    for rev in (False, True):
+        check(lambda jx, np_, xs: jx.grad(cp(jx, np_, rev))(xs), X4)
+        check(lambda jx, np_, xs: jx.jacrev(lambda xs: jx.lax.scan(lambda c, x: (c * x, c), 1.0, xs,
+                                                                   reverse=rev)[1])(xs), X4)
+
+
+def test_scan_hessian(backend):
+    def f(jx, np_):
+        return lambda xs: jx.lax.scan(lambda c, x: (c * np_.sin(x) + x, None), 0.5, xs)[0]
+
+    check(lambda jx, np_, xs: jx.hessian(f(jx, np_))(xs), X4, rtol=1e-4, atol=1e-5)
+    check(lambda jx, np_, xs: jx.jacrev(jx.grad(f(jx, np_)))(xs), X4, rtol=1e-4, atol=1e-5)
+
+
+def test_scan_vmap(backend):
+    def f(jx, np_, w, h0, xs):
+        return jx.lax.scan(lambda h, x: (np_.tanh(h @ w + x), h * 2), h0, xs)
+
+    B = R.randn(2, 5, 4).astype(np.float32)
+    H = R.randn(2, 4).astype(np.float32)
+    check(lambda jx, np_, w, h, xs: jx.vmap(lambda xs: f(jx, np_, w, h[0], xs))(xs), W, H, B)
+    check(lambda jx, np_, w, h, xs: jx.vmap(lambda h: f(jx, np_, w, h, xs[0]))(h), W, H, B)
+    check(lambda jx, np_, w, h, xs: jx.vmap(lambda w: f(jx, np_, w, h[0], xs[0]))(np_.stack([w, w * 2])), W, H, B)
+    check(lambda jx, np_, w, h, xs: jx.vmap(lambda xs: f(jx, np_, w, h[0], xs), in_axes=1, out_axes=1)(
+        np_.moveaxis(xs, 0, 1)), W, H, B)
+    check(lambda jx, np_, w, h, xs: jx.vmap(jx.grad(lambda h: np_.sum(f(jx, np_, w, h, xs[0])[1])))(h), W, H, B)
+
+
+def test_nested_loops(backend):
+    def f(jx, np_):
+        def inner(c, x):
+            return jx.lax.fori_loop(0, 3, lambda i, a: a * 0.9 + x, c), c
+
+        def outer(xs):
+            c, ys = jx.lax.scan(inner, np_.zeros(4), xs)
+            d = jx.lax.cond(np_.sum(c) > 0, lambda: jx.lax.scan(lambda a, y: (a + y, None), c, ys)[0], lambda: c)
+            return np_.sum(d**2)
+
+        return outer
+
+    check(lambda jx, np_, xs: f(jx, np_)(xs), XS)
+    check(lambda jx, np_, xs: jx.grad(f(jx, np_))(xs), XS)
+    check(lambda jx, np_, xs: jx.jit(jx.grad(f(jx, np_)))(xs), XS)
+    check(lambda jx, np_, xs: jx.vmap(f(jx, np_))(np_.stack([xs, -xs])), XS)
+
+
+def test_jaxpr_primitive_names(backend):
+    j = pyjax.make_jaxpr(lambda p, x: plax.cond(p, lambda x: pjnp.sin(x), lambda x: x, x))(True, 1.0)
+    assert [e.primitive.name for e in j.eqns][-1] == "cond"
+    j = pyjax.make_jaxpr(lambda x: plax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, x))(1.0)
+    assert j.eqns[-1].primitive.name == "while"
+    j = pyjax.make_jaxpr(lambda xs: plax.scan(lambda c, x: (c + x, c), 0.0, xs))(np.ones(3, np.float32))
+    assert j.eqns[-1].primitive.name == "scan"
+    assert "scan" in str(j)
+
+
+# --- map / associative_scan ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 2, 3, 5, 8])
+def test_map(backend, batch_size):
+    check(lambda jx, np_, xs: jx.lax.map(lambda x: (np_.sin(x) * 2, np_.sum(x)), xs, batch_size=batch_size), XS)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan(backend, n, reverse):
+    xs = XS[:n] if n <= 5 else np.concatenate([XS, XS[:3]])
+    check(lambda jx, np_, x: jx.lax.associative_scan(jx.lax.add, x, reverse=reverse), xs)
+    check(lambda jx, np_, x: jx.lax.associative_scan(np_.maximum, x, reverse=reverse, axis=1), xs)
+
+    def affine(a, b):  # composition of x -> a0 * x + a1
+        return (a[0] * b[0], b[0] * a[1] + b[1])
+
+    check(lambda jx, np_, x: jx.lax.associative_scan(affine, (x, x * 0.5 + 1), reverse=reverse), xs)
+    check(lambda jx, np_, x: jx.grad(lambda x: np_.sum(jx.lax.associative_scan(jx.lax.mul, x)))(x), xs)
+
+
+# --- Python control flow on traced values -----------------------------------------------------------
+
+
+def test_python_control_flow_on_tracer_raises(backend):
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(TypeError) as info:
+        pyjax.jit(f)(1.0)
+    assert "lax.cond" in str(info.value) and "jnp.where" in str(info.value)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(f)(1.0)
