@@ -38,6 +38,9 @@ from pyjax.runtime.device import (  # noqa: F401
 from pyjax.runtime.device import default_device_ctx as default_device  # noqa: F401
 from pyjax.runtime.device import init_async  # noqa: F401
 from pyjax.custom_derivatives import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat  # noqa: F401
+from pyjax import random  # noqa: F401
+from pyjax import nn  # noqa: F401
+from pyjax import scipy  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["config", "numpy", "lax", "tree_util", "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap"]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
@@ -58,8 +59,9 @@ def _resolve_args(fun: Callable, sig, args: tuple, kwargs: dict) -> tuple:
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     if bound.kwargs:
-        raise TypeError(f"custom derivative function {_name(fun)} does not accept **kwargs parameters: "
-                        f"got {sorted(bound.kwargs)}")
+        raise TypeError(
+            f"custom derivative function {_name(fun)} does not accept **kwargs parameters: got {sorted(bound.kwargs)}"
+        )
     return tuple(bound.args)
 
 
@@ -96,9 +98,11 @@ def _trace_body(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr, list]:
 def _check_aval(what: str, got, want) -> None:
     ga = get_aval(got)
     if ga.shape != want.shape or ga.dtype is not want.dtype:
-        raise TypeError(f"{what} must produce primal and tangent outputs with corresponding shapes and dtypes. "
-                        f"Expected {want.str_short()} (tangent type of {want.str_short()}) but got "
-                        f"{ga.str_short()}.")
+        raise TypeError(
+            f"{what} must produce primal and tangent outputs with corresponding shapes and dtypes. "
+            f"Expected {want.str_short()} (tangent type of {want.str_short()}) but got "
+            f"{ga.str_short()}."
+        )
 
 
 def _cast_like(x, aval):
@@ -188,8 +192,10 @@ class custom_jvp:
         n = len(args)
         for i in self.nondiff_argnums:
             if i >= n:
-                raise TypeError(f"custom_jvp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
-                                f"but only {n} positional arguments were given")
+                raise TypeError(
+                    f"custom_jvp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
+                    f"but only {n} positional arguments were given"
+                )
         nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
         diff = [tree_map(_to_jax, d) for d in diff]
         leaves, in_tree = tree_flatten(tuple(diff))
@@ -215,27 +221,35 @@ class custom_jvp:
             t = tree_unflatten(in_tree, list(tangents))
             res = rule(*nondiff, tuple(p), tuple(t))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a pair "
-                                f"(list or tuple of length two) representing primal and tangent outputs, "
-                                f"but got {res}.")
+                raise TypeError(
+                    f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a pair "
+                    f"(list or tuple of length two) representing primal and tangent outputs, "
+                    f"but got {res}."
+                )
             po, to = res
             po_leaves, po_tree = tree_flatten(po)
             to_leaves, to_tree = tree_flatten(to)
             if po_tree != out_tree:
-                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a primal "
-                                f"output with the same container (pytree) structure as the primal function, "
-                                f"but got {po_tree} and {out_tree} respectively.")
+                raise TypeError(
+                    f"Custom JVP rule {_name(rule)} for function {fun_name} must produce a primal "
+                    f"output with the same container (pytree) structure as the primal function, "
+                    f"but got {po_tree} and {out_tree} respectively."
+                )
             if to_tree != po_tree:
-                raise TypeError(f"Custom JVP rule {_name(rule)} for function {fun_name} must produce primal and "
-                                f"tangent outputs with equal container (pytree) structures, but got {po_tree} "
-                                f"and {to_tree} respectively.")
+                raise TypeError(
+                    f"Custom JVP rule {_name(rule)} for function {fun_name} must produce primal and "
+                    f"tangent outputs with equal container (pytree) structures, but got {po_tree} "
+                    f"and {to_tree} respectively."
+                )
             po_leaves = [_cast_like(x, a) for x, a in zip(po_leaves, out_avals)]
             to_leaves = [_cast_like(x, a) for x, a in zip(to_leaves, out_avals)]
             for x, a in zip(po_leaves, out_avals):
                 ga = get_aval(x)
                 if ga.shape != a.shape or ga.dtype is not a.dtype:
-                    raise TypeError(f"Custom JVP rule must produce primal outputs with the same shapes and dtypes "
-                                    f"as the primal function: expected {a.str_short()} but got {ga.str_short()}.")
+                    raise TypeError(
+                        f"Custom JVP rule must produce primal outputs with the same shapes and dtypes "
+                        f"as the primal function: expected {a.str_short()} but got {ga.str_short()}."
+                    )
             for x, a in zip(to_leaves, out_avals):
                 _check_aval("Custom JVP rule", x, a)
             return po_leaves, to_leaves
@@ -376,8 +390,7 @@ class custom_vjp:
             return self
         return functools.partial(self, obj)
 
-    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
-               optimize_remat: bool = False) -> None:
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         """Set the forward (returns output and residuals) and backward (cotangents) rules."""
         if symbolic_zeros:
             raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported by pyjax")
@@ -391,8 +404,10 @@ class custom_vjp:
         n = len(args)
         for i in self.nondiff_argnums:
             if i >= n:
-                raise TypeError(f"custom_vjp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
-                                f"but only {n} positional arguments were given")
+                raise TypeError(
+                    f"custom_vjp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
+                    f"but only {n} positional arguments were given"
+                )
         nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
         diff = [tree_map(_to_jax, d) for d in diff]
         leaves, in_tree = tree_flatten(tuple(diff))
@@ -417,21 +432,25 @@ class custom_vjp:
             d = tree_unflatten(in_tree, list(xs))
             res = fwd(*_merge(nums, nondiff, d, n))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
-                                f"(list or tuple of length two) where the first element represents the primal "
-                                f"output (equal to the output of the custom_vjp-decorated function {fun_name}) and "
-                                f"the second element represents residuals (i.e. values stored from the forward "
-                                f"pass for use on the backward pass), but instead the fwd rule output was {res}.")
+                raise TypeError(
+                    f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
+                    f"(list or tuple of length two) where the first element represents the primal "
+                    f"output (equal to the output of the custom_vjp-decorated function {fun_name}) and "
+                    f"the second element represents residuals (i.e. values stored from the forward "
+                    f"pass for use on the backward pass), but instead the fwd rule output was {res}."
+                )
             out, residuals = res
             o_leaves, o_tree = tree_flatten(out)
             if o_tree != out_tree:
-                raise TypeError(f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
-                                f"(list or tuple of length two) where the first element represents the primal "
-                                f"output (equal in value to the output of the custom_vjp-decorated function "
-                                f"{fun_name}, and in particular of the same container/pytree structure), but "
-                                f"instead the fwd rule output's first element had container/pytree structure "
-                                f"{o_tree} while the custom_vjp-decorated function {fun_name} had output "
-                                f"container/pytree structure {out_tree}.")
+                raise TypeError(
+                    f"Custom VJP fwd rule {_name(fwd)} for function {fun_name} must produce a pair "
+                    f"(list or tuple of length two) where the first element represents the primal "
+                    f"output (equal in value to the output of the custom_vjp-decorated function "
+                    f"{fun_name}, and in particular of the same container/pytree structure), but "
+                    f"instead the fwd rule output's first element had container/pytree structure "
+                    f"{o_tree} while the custom_vjp-decorated function {fun_name} had output "
+                    f"container/pytree structure {out_tree}."
+                )
             o_leaves = [_cast_like(x, a) for x, a in zip(o_leaves, out_avals)]
             r_leaves, r_tree = tree_flatten(residuals)
             res_tree_box[:] = [r_tree]
@@ -447,11 +466,13 @@ class custom_vjp:
             n_diff = len(diff)
             if not isinstance(got, (tuple, list)) or len(got) != n_diff:
                 got_tree = tree_structure(got, is_leaf=lambda x: x is None) if got is not None else "None"
-                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) "
-                                f"structure as the args tuple of the primal function, and in particular must "
-                                f"produce a tuple of length equal to the number of arguments to the primal "
-                                f"function, but got bwd output structure {got_tree} for primal input structure "
-                                f"{tree_structure(tuple(diff))}.")
+                raise TypeError(
+                    f"Custom VJP bwd rule must produce an output with the same container (pytree) "
+                    f"structure as the args tuple of the primal function, and in particular must "
+                    f"produce a tuple of length equal to the number of arguments to the primal "
+                    f"function, but got bwd output structure {got_tree} for primal input structure "
+                    f"{tree_structure(tuple(diff))}."
+                )
             flat_cts = []
             for g, d in zip(got, diff):
                 d_leaves, d_tree = tree_flatten(d)
@@ -460,9 +481,11 @@ class custom_vjp:
                     continue
                 g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None)
                 if g_tree != d_tree:
-                    raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) "
-                                    f"structure as the args tuple of the primal function, but got {g_tree} for "
-                                    f"argument structure {d_tree}.")
+                    raise TypeError(
+                        f"Custom VJP bwd rule must produce an output with the same container (pytree) "
+                        f"structure as the args tuple of the primal function, but got {g_tree} for "
+                        f"argument structure {d_tree}."
+                    )
                 flat_cts.extend(g_leaves)
             out = []
             for g, a in zip(flat_cts, in_avals):
@@ -472,14 +495,17 @@ class custom_vjp:
                 g = _cast_like(g, a)
                 ga = get_aval(g)
                 if ga.shape != a.shape:
-                    raise ValueError(f"Custom VJP bwd rule must produce an output with the same shape/dtypes as the "
-                                     f"args tuple of the primal function, but got {ga.str_short()} for an argument "
-                                     f"of type {a.str_short()}.")
+                    raise ValueError(
+                        f"Custom VJP bwd rule must produce an output with the same shape/dtypes as the "
+                        f"args tuple of the primal function, but got {ga.str_short()} for an argument "
+                        f"of type {a.str_short()}."
+                    )
                 out.append(g)
             return out
 
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=flat_fwd, bwd=flat_bwd,
-                                      num_consts=len(consts))
+        outs = custom_vjp_call_p.bind(
+            *consts, *leaves, call_jaxpr=jaxpr, fwd=flat_fwd, bwd=flat_bwd, num_consts=len(consts)
+        )
         return tree_unflatten(out_tree, outs)
 
 
@@ -553,7 +579,7 @@ def _unbatched_example(v, d):
     if d is None:
         return v
     a = get_aval(v)
-    shape = a.shape[:d] + a.shape[d + 1:]
+    shape = a.shape[:d] + a.shape[d + 1 :]
     return lax.full(shape, 0, a.dtype)
 
 
@@ -569,8 +595,13 @@ batching.batch_rules[custom_vjp_call_p] = _custom_vjp_batch
 # --- checkpoint / remat -------------------------------------------------------------------------
 
 
-def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy: Callable | None = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable:
+def checkpoint(
+    fun: Callable | None = None,
+    *,
+    prevent_cse: bool = True,
+    policy: Callable | None = None,
+    static_argnums: int | Sequence[int] = (),
+) -> Callable:
     """jax.checkpoint: mark `fun` for rematerialization in reverse mode.
 
     pyjax does not rematerialize yet: the returned function computes the same values and exact

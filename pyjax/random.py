@@ -17,7 +17,7 @@ reproduced, XLA's log1p is not).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from pyjax.api import jit
 from pyjax.core import core, dtypes
@@ -26,10 +26,39 @@ from pyjax.core.core import Tracer, get_aval
 from pyjax.lax import lax
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits", "uniform",
-    "normal", "truncated_normal", "bernoulli", "randint", "choice", "permutation", "shuffle", "categorical",
-    "gumbel", "exponential", "laplace", "logistic", "cauchy", "rademacher", "multivariate_normal", "orthogonal",
-    "lognormal", "maxwell", "double_sided_maxwell", "weibull_min", "rayleigh", "pareto", "triangular",
+    "PRNGKey",
+    "key",
+    "key_data",
+    "wrap_key_data",
+    "key_impl",
+    "split",
+    "fold_in",
+    "clone",
+    "bits",
+    "uniform",
+    "normal",
+    "truncated_normal",
+    "bernoulli",
+    "randint",
+    "choice",
+    "permutation",
+    "shuffle",
+    "categorical",
+    "gumbel",
+    "exponential",
+    "laplace",
+    "logistic",
+    "cauchy",
+    "rademacher",
+    "multivariate_normal",
+    "orthogonal",
+    "lognormal",
+    "maxwell",
+    "double_sided_maxwell",
+    "weibull_min",
+    "rayleigh",
+    "pareto",
+    "triangular",
     "geometric",
 ]
 
@@ -63,8 +92,9 @@ def _canon_shape(shape, name: str) -> tuple:
     if isinstance(shape, int) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list))):
         shape = (shape,)
     try:
-        out = tuple(core.concrete_or_error(d, f"The shape argument of jax.random.{name} must be concrete.")
-                    for d in shape)
+        out = tuple(
+            core.concrete_or_error(d, f"The shape argument of jax.random.{name} must be concrete.") for d in shape
+        )
         out = tuple(int(d.__index__()) if not isinstance(d, int) else d for d in out)
     except TypeError as e:
         if "concrete" in str(e) or "Abstract" in str(e):
@@ -106,9 +136,11 @@ def _check_shape(name: str, shape: tuple, *param_shapes) -> None:
     if param_shapes:
         got = _broadcast_shapes(shape, *param_shapes)
         if got != tuple(shape):
-            raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape argument, and the "
-                             f"result of broadcasting the shapes must equal the shape argument, but got result "
-                             f"{got} for shape argument {shape}.")
+            raise ValueError(
+                f"{name} parameter shapes must be broadcast-compatible with shape argument, and the "
+                f"result of broadcasting the shapes must equal the shape argument, but got result "
+                f"{got} for shape argument {shape}."
+            )
 
 
 def _shape_of(x) -> tuple:
@@ -138,14 +170,19 @@ def _check_key(name: str, key, allow_batched: bool = False):
             raise TypeError(f"unexpected PRNG key type {type(key)}") from None
     a = get_aval(k)
     if a.dtype is not _U32:
-        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; got "
-                        f"dtype={a.dtype.name}")
+        raise TypeError(
+            f"JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; got dtype={a.dtype.name}"
+        )
     if not a.shape or a.shape[-1] != 2:
-        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.shape to end with (2,); got "
-                        f"shape={a.shape} for impl=threefry2x32")
+        raise TypeError(
+            f"JAX encountered invalid PRNG key data: expected key_data.shape to end with (2,); got "
+            f"shape={a.shape} for impl=threefry2x32"
+        )
     if not allow_batched and a.ndim != 1:
-        raise ValueError(f"{name} accepts a single key, but was given a key array of shape {a.shape} != (). "
-                         f"Use jax.vmap for batching.")
+        raise ValueError(
+            f"{name} accepts a single key, but was given a key array of shape {a.shape} != (). "
+            f"Use jax.vmap for batching."
+        )
     return k
 
 
@@ -181,8 +218,9 @@ def PRNGKey(seed, *, impl=None):
     _check_impl(impl)
     shape = seed.shape if isinstance(seed, Tracer) else _shape_of(seed)
     if shape:
-        raise TypeError(f"PRNGKey accepts a scalar seed, but was given an array of shape {shape} != (). "
-                        f"Use jax.vmap for batching")
+        raise TypeError(
+            f"PRNGKey accepts a scalar seed, but was given an array of shape {shape} != (). Use jax.vmap for batching"
+        )
     hi, lo = _seed_words(seed)
     return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
 
@@ -269,8 +307,9 @@ def fold_in(key, data):
     key = _check_key("fold_in", key)
     shape = data.shape if isinstance(data, Tracer) else _shape_of(data)
     if shape:
-        raise TypeError(f"fold_in accepts a scalar, but was given an array ofshape {shape} != (). "
-                        f"Use jax.vmap for batching.")
+        raise TypeError(
+            f"fold_in accepts a scalar, but was given an array ofshape {shape} != (). Use jax.vmap for batching."
+        )
     if isinstance(data, int) and not isinstance(data, bool):
         if not 0 <= data < 2**32:
             raise OverflowError(f"Python integer {data} out of bounds for uint32")
@@ -309,8 +348,11 @@ def bits(key, shape: Sequence[int] = (), dtype=None):
 
 
 def _split_f32(a):
-    t = lax.mul(_const(4097.0, a.dtype), a) if not get_aval(a).shape else lax.mul(
-        lax.full(get_aval(a).shape, 4097.0, get_aval(a).dtype), a)
+    t = (
+        lax.mul(_const(4097.0, a.dtype), a)
+        if not get_aval(a).shape
+        else lax.mul(lax.full(get_aval(a).shape, 4097.0, get_aval(a).dtype), a)
+    )
     hi = lax.sub(t, lax.sub(t, a))
     return hi, lax.sub(a, hi)
 
@@ -409,10 +451,28 @@ def _nextafter_minus_one(d) -> float:
     return -1.0 + 2.0 ** -(dtypes.finfo(d).nmant + 1)
 
 
-_ERFINV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                 -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                 0.00943887047, 1.00167406, 2.83297682)
+_ERFINV_SMALL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_LARGE = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
 
 
 def _erf_inv32(x):
@@ -471,8 +531,7 @@ def _truncated_normal_impl(key, lower, upper, shape, dtype):
     u = _uniform_impl(key, a, b, shape, dtype)
     out = lax.mul(lax.full(shape, math.sqrt(2), dtype), _erf_inv(u))
     lo = _bcast(lax.nextafter(lax.stop_gradient(lower), lax.full(get_aval(lower).shape, float("inf"), dtype)), shape)
-    hi = _bcast(lax.nextafter(lax.stop_gradient(upper), lax.full(get_aval(upper).shape, -float("inf"), dtype)),
-                shape)
+    hi = _bcast(lax.nextafter(lax.stop_gradient(upper), lax.full(get_aval(upper).shape, -float("inf"), dtype)), shape)
     return lax.min(lax.max(out, lo), hi)
 
 
@@ -651,8 +710,9 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     if n_inputs <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
-        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) when "
-                         f"'replace=False'")
+        raise ValueError(
+            f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) when 'replace=False'"
+        )
     if p is None:
         if replace:
             ind = randint(key, shape, 0, n_inputs)
@@ -666,8 +726,10 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
         if get_aval(p_arr).dtype.kind != "f":
             p_arr = p_arr.astype(dtypes.default_float())
         if tuple(get_aval(p_arr).shape) != (n_inputs,):
-            raise ValueError(f"p must be None or a 1D vector with the same size as a.shape[axis]. p has shape "
-                             f"{tuple(get_aval(p_arr).shape)} and a.shape[axis] is {n_inputs}.")
+            raise ValueError(
+                f"p must be None or a 1D vector with the same size as a.shape[axis]. p has shape "
+                f"{tuple(get_aval(p_arr).shape)} and a.shape[axis] is {n_inputs}."
+            )
         if replace:
             p_cuml = jnp.cumsum(p_arr)
             r = p_cuml[-1] * (1 - uniform(key, shape, dtype=get_aval(p_cuml).dtype))
@@ -676,7 +738,7 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
             g = gumbel(key, (n_inputs,), dtype=get_aval(p_arr).dtype, mode=mode) + jnp.log(p_arr)
             ind = _lax_pkg().top_k(g, n_draws)[1].astype(int)
         result = ind if aa.ndim == 0 else jnp.take(arr, ind, axis=axis)
-    out_shape = shape if aa.ndim == 0 else aa.shape[:axis] + shape + aa.shape[axis + 1:]
+    out_shape = shape if aa.ndim == 0 else aa.shape[:axis] + shape + aa.shape[axis + 1 :]
     return result.reshape(out_shape)
 
 
@@ -687,8 +749,9 @@ def _gumbel_impl(key, shape, dtype, mode):
         nd = len(shape)
         high = lax.reshape(lax.slice(u, (0,) * (nd + 1), (1,) + shape), shape)
         low = lax.reshape(lax.slice(u, (1,) + (0,) * nd, (2,) + shape), shape)
-        alt = lax.add(lax.add(high, lax.mul(lax.full(shape, 2.0 ** -info.nmant, dtype), low)),
-                      lax.full(shape, info.tiny, dtype))
+        alt = lax.add(
+            lax.add(high, lax.mul(lax.full(shape, 2.0**-info.nmant, dtype), low)), lax.full(shape, info.tiny, dtype)
+        )
         x = lax.select(lax.ge(high, lax.full(shape, 0.5, dtype)), high, alt)
         return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
     u = _uniform_impl(key, lax.full((), info.tiny, dtype), lax.full((), 1.0, dtype), shape, dtype)
@@ -711,8 +774,9 @@ def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None):
     return _gumbel_jit(key, _canon_shape(shape, "gumbel"), d, mode)
 
 
-def categorical(key, logits, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True,
-                mode: str | None = None):
+def categorical(
+    key, logits, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True, mode: str | None = None
+):
     """Samples of category indices from unnormalized log-probabilities along axis."""
     key = _check_key("categorical", key)
     jnp = _jnp()
@@ -728,15 +792,16 @@ def categorical(key, logits, axis: int = -1, shape: Sequence[int] | None = None,
     prefix = shape[: len(shape) - len(batch_shape)]
     if replace:
         ax = axis_c - la.ndim
-        logits_shape = list(shape[len(shape) - len(batch_shape):])
+        logits_shape = list(shape[len(shape) - len(batch_shape) :])
         logits_shape.insert(ax % la.ndim, la.shape[ax])
         g = gumbel(key, (*prefix, *logits_shape), la.dtype, mode=mode)
         return jnp.argmax(g + lax.expand_dims(logits, tuple(range(len(prefix)))), axis=ax)
     logits = logits + gumbel(key, la.shape, la.dtype, mode=mode)
     k = math.prod(prefix)
     if k > la.shape[axis_c]:
-        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of categories "
-                         f"({la.shape[axis_c]}).")
+        raise ValueError(
+            f"Number of samples without replacement ({k}) cannot exceed number of categories ({la.shape[axis_c]})."
+        )
     _, indices = _lax_pkg().top_k(jnp.moveaxis(logits, axis_c, -1), k)
     nd = indices.ndim
     return lax.reshape(indices, shape, (nd - 1, *range(nd - 1)))
@@ -911,8 +976,9 @@ def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtyp
         raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {cov.ndim}")
     n = mean.shape[-1]
     if tuple(cov.shape[-2:]) != (n, n):
-        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
-                         f"cov.shape == {tuple(cov.shape)}.")
+        raise ValueError(
+            f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got cov.shape == {tuple(cov.shape)}."
+        )
     if shape is None:
         shape = _broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
     else:
@@ -943,4 +1009,3 @@ def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None
     diag = jnp.diagonal(r, axis1=-2, axis2=-1)
     x = q * jnp.expand_dims(jnp.sign(diag), -2)
     return jnp.swapaxes(x, -1, -2) if n < m_ else x
-

@@ -102,7 +102,7 @@ def test_cond_grad_closure_and_multiple_operands(backend):
 
 
 def test_cond_switch_vmap(backend):
-    br = [lambda a: a + 1.0, lambda a: np.float32(3.0) * a, lambda a: -a]
+    br = [lambda a: a + 1.0, lambda a: 3.0 * a, lambda a: -a]
 
     def f(jx, np_, x):
         return jx.vmap(lambda v: jx.lax.cond(v > 0, lambda a: np_.sin(a), lambda a: a * 2, v))(x)
@@ -177,7 +177,10 @@ def test_fori_loop_grad(backend):
     check(lambda jx, np_, x: jx.vmap(jx.grad(h(jx, np_)))(x[None].repeat(2, 0) * np_.array([[1.0], [2.0]])), X4)
 
     def dyn(jx, np_, x):
-        return jx.grad(lambda x, n: jx.lax.fori_loop(0, n, lambda i, c: c * 2, x))(x, 3)
+        f = jx.jit(lambda x, n: jx.lax.fori_loop(0, n, lambda i, c: c * 2, x))
+        return jx.grad(f)(x, 3)
+
+    check(lambda jx, np_: jx.grad(lambda x, n: jx.lax.fori_loop(0, n, lambda i, c: c * 2, x))(1.0, 3))
 
     p, j = _err(lambda jx, np_: dyn(jx, np_, 1.0), ValueError)
     assert p == j
@@ -193,7 +196,7 @@ def test_scan_values(backend):
     check(lambda jx, np_: jx.lax.scan(lambda c, x: (c * 2.0, c), np_.float32(1), None, length=4))
     check(lambda jx, np_: jx.lax.scan(lambda c, x: (c + 1.0, x), 0, np_.arange(3)))
     check(lambda jx, np_: jx.lax.scan(lambda c, x: (5.0, c), np_.float32(0), None, length=2))
-    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c, None), 0, xs), XS)
+    check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c + 1, None), 0, xs), XS)
     check(lambda jx, np_, xs: jx.lax.scan(lambda c, x: (c, x), 0.0, xs[:0]), XS)
 
     def tree(jx, np_, xs, x34):

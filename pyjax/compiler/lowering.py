@@ -105,7 +105,7 @@ def _move(ctx, x: Lazy, tracker_fn, index_map, new_shape, pad_valid=None) -> Laz
     if x.expr.op == "load":
         src, tr = x.expr.arg
         return Lazy(new_shape, x.dtype, ir.load(src, tracker_fn(tr), x.dtype))
-    if x.expr.op == "const":
+    if x.expr.op == "const" and pad_valid is None:
         return Lazy(new_shape, x.dtype, x.expr)
     with ir.shape_context(new_shape):
         imap = index_map()

@@ -40,6 +40,21 @@ class DType:
     def bits(self) -> int:
         return self.itemsize * 8
 
+    @property
+    def dtype(self):
+        """The matching numpy dtype, so `np.dtype(x.dtype)` and `np.zeros(n, x.dtype)` work (numpy only)."""
+        try:
+            import numpy
+        except ImportError:
+            raise AttributeError("DType.dtype needs numpy") from None
+        if self.name == "bfloat16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise AttributeError("numpy has no bfloat16 without the ml_dtypes package") from None
+            return numpy.dtype(ml_dtypes.bfloat16)
+        return numpy.dtype(self.name)
+
     def __eq__(self, other):
         if other is self:
             return True

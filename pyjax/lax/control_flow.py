@@ -756,10 +756,14 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     la, ua = get_aval(lower), get_aval(upper)
     if la.dtype is not ua.dtype:
-        if la.dtype.kind in "iu" and ua.dtype.kind in "iu":
-            d, w = dtypes.promote([(la.dtype, la.weak_type), (ua.dtype, ua.weak_type)])
-            lower, upper = _lax._convert(_lift(lower), d, w), _lax._convert(_lift(upper), d, w)
-        else:
+        # Only a weak (Python) signed integer bound adopts the other bound's signed integer type.
+        d = None
+        if la.dtype.kind == "i" and ua.dtype.kind == "i":
+            if la.weak_type and not ua.weak_type:
+                d = ua.dtype
+            elif ua.weak_type and not la.weak_type:
+                d = la.dtype
+        if d is None:
             raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got "
                             f"{la.dtype.name} and {ua.dtype.name}")
     try:
@@ -769,15 +773,19 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     else:
         use_scan = True
     if use_scan:
-        i0 = _lax._convert(_lift(lower), get_aval(lower).dtype, get_aval(lower).weak_type)
 
         def step(c, _):
             i, x = c
-            return (_lax.add(i, _lax._convert(1, get_aval(i).dtype, get_aval(i).weak_type)), body_fun(i, x)), None
+            return (_lax.add(i, 1), body_fun(i, x)), None
 
-        (_, out), _ = scan(step, (i0, init_val), None, length=builtins.max(hi - lo, 0),
+        (_, out), _ = scan(step, (lo, init_val), None, length=builtins.max(hi - lo, 0),
                            unroll=1 if unroll is None else unroll)
         return out
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
+    if la.dtype is not ua.dtype:
+        lower = _lax._convert(_lift(lower), d, False) if la.dtype is not d else lower
+        upper = _lax._convert(_lift(upper), d, False) if ua.dtype is not d else upper
 
     def cond_fn(c):
         i, u, _ = c
@@ -785,7 +793,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
 
     def body_fn(c):
         i, u, x = c
-        return _lax.add(i, _lax._convert(1, get_aval(i).dtype, get_aval(i).weak_type)), u, body_fun(i, x)
+        return _lax.add(i, 1), u, body_fun(i, x)
 
     _, _, out = while_loop(cond_fn, body_fn, (_lift(lower), _lift(upper), init_val))
     return out
@@ -836,7 +844,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         if not lengths:
             raise ValueError("scan got no values to scan over and `length` not provided.")
         if len(set(lengths)) > 1:
-            raise ValueError(f"scan got values with different leading axis sizes: {', '.join(map(str, lengths))}.")
+            raise ValueError(f"scan got values with different leading axis sizes: {', '.join(str(n) for n in lengths)}.")
         length = lengths[0]
     init_flat, init_tree = tree_flatten(init)
     init_flat = [_lift(x) for x in init_flat]

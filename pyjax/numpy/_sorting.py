@@ -291,14 +291,16 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
     comp = lax_sort((key, *scols, perm, starts), dimension=0, num_keys=1)
     c_cols, c_perm, c_starts = comp[1 : 1 + len(scols)], comp[-2], comp[-1]
     valid = None
+    c_next = jnp.concatenate([c_starts[1:], jnp.full((1,), n, _i32)])  # start of the following group
     if k > n:
         pad = k - n
         c_cols = [jnp.concatenate([c, jnp.zeros((pad,), dt)]) for c in c_cols]
         c_perm = jnp.concatenate([c_perm, jnp.zeros((pad,), _i32)])
         c_starts = jnp.concatenate([c_starts, jnp.full((pad,), n, _i32)])
+        c_next = jnp.concatenate([c_next, jnp.full((pad,), n, _i32)])
     else:
         c_cols = [c[:k] for c in c_cols]
-        c_perm, c_starts = c_perm[:k], c_starts[:k]
+        c_perm, c_starts, c_next = c_perm[:k], c_starts[:k], c_next[:k]
     if size is not None:
         n_groups = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
         valid = lax.lt(lax.iota(_i32, k), lax.broadcast_in_dim(n_groups, (k,), ()))
@@ -310,11 +312,10 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
         fv = values[:1] if fill_value is None else jnp.asarray(fill_value, dtype=dt)
         vmask = lax.broadcast_in_dim(valid, jnp._aval(values).shape, (0,))
         values = jnp.where(vmask, values, jnp.broadcast_to(fv, jnp._aval(values).shape))
-        index = jnp.where(valid, index, 0)
+        index = jnp.where(valid, index, index[:1])  # JAX pads indices with the first one
     counts = None
     if want_counts:
-        nxt = jnp.concatenate([c_starts[1:], jnp.full((1,), n, _i32)]) if k else c_starts
-        counts = lax.sub(nxt, c_starts)
+        counts = lax.sub(c_next, c_starts)
         if valid is not None:
             counts = jnp.where(valid, counts, 0)
     inverse = None

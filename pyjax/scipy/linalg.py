@@ -29,14 +29,29 @@ def _as_matrix_rhs(a, b):
     return (jnp.expand_dims(b, -1) if is_vec else b), is_vec
 
 
-def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False, overwrite_b: bool = False,
-                     debug=None, check_finite: bool = True):
+def solve_triangular(
+    a,
+    b,
+    trans=0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    debug=None,
+    check_finite: bool = True,
+):
     """Solve op(a) x = b for triangular a (op per trans: 0/'N' none, 1/'T' transpose, 2/'C' adjoint)."""
     transpose_a, conjugate_a = _trans_flags(trans)
     a, b = jla._inexact("solve_triangular", a, b)
     bm, is_vec = _as_matrix_rhs(a, b)
-    out = lax_linalg.triangular_solve(a, bm, left_side=True, lower=lower, transpose_a=transpose_a,
-                                      conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    out = lax_linalg.triangular_solve(
+        a,
+        bm,
+        left_side=True,
+        lower=lower,
+        transpose_a=transpose_a,
+        conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal,
+    )
     return out[..., 0] if is_vec else out
 
 
@@ -101,15 +116,27 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     u_part = lax_linalg._triu(lu_mat[..., :k, :])
     # p[i, j] = 1 where perm[j] == i
     pmat = lax.convert_element_type(
-        lax.eq(lax.broadcast_in_dim(perm, s[:-2] + (m, m), tuple(range(nd - 2)) + (nd - 1,)),
-               lax.broadcasted_iota(jnp._aval(perm).dtype, s[:-2] + (m, m), nd - 2)), dt)
+        lax.eq(
+            lax.broadcast_in_dim(perm, s[:-2] + (m, m), tuple(range(nd - 2)) + (nd - 1,)),
+            lax.broadcasted_iota(jnp._aval(perm).dtype, s[:-2] + (m, m), nd - 2),
+        ),
+        dt,
+    )
     if permute_l:
         return jnp.matmul(pmat, l_part), u_part
     return pmat, l_part, u_part
 
 
-def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False, debug: bool = False,
-          check_finite: bool = True, assume_a: str = "gen"):
+def solve(
+    a,
+    b,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    debug: bool = False,
+    check_finite: bool = True,
+    assume_a: str = "gen",
+):
     """Solve a x = b; assume_a='pos' uses Cholesky, 'sym'/'her'/'gen' use LU."""
     if assume_a not in ("gen", "sym", "her", "pos"):
         raise ValueError(f"Expected assume_a to be one of 'gen', 'sym', 'her', 'pos'; got {assume_a!r}")
@@ -131,5 +158,15 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True):
     return jla.inv(a)
 
 
-__all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "solve", "det",
-           "inv"]
+__all__ = [
+    "solve_triangular",
+    "cholesky",
+    "cho_factor",
+    "cho_solve",
+    "lu_factor",
+    "lu_solve",
+    "lu",
+    "solve",
+    "det",
+    "inv",
+]
