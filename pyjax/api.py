@@ -490,6 +490,10 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         return (out[0], lambda *t: jvp(fun, primals, t)[1]) + ((out[2],) if has_aux else ())
     jaxpr = staging.close_over_consts(jaxpr, consts)
     known, unknown, out_unknown = staging.split_known(jaxpr, [False] * n + [True] * n)
+    if any(out_unknown[: len(jaxpr.outs) // 2]):
+        # A staged primitive mixes primals and tangents (e.g. a scan): recompute through jvp instead.
+        out = jvp(fun, primals, primals, has_aux=has_aux)
+        return (out[0], lambda *t: jvp(fun, primals, t)[1]) + ((out[2],) if has_aux else ())
     fwd = core.eval_jaxpr(known, flat_p)
     n_out = len(jaxpr.outs) // 2
     n_known = sum(1 for u in out_unknown if not u)

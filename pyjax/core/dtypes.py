@@ -117,13 +117,6 @@ class _ScalarMeta(type):
     def __hash__(cls):
         return id(cls)
 
-    def __instancecheck__(cls, obj):
-        # isinstance(x, jnp.floating) on pyjax Arrays checks the dtype, like np.generic would.
-        dt = getattr(obj, "dtype", None)
-        if isinstance(dt, DType):
-            return issubdtype(dt, cls)
-        return type.__instancecheck__(cls, obj)
-
     def __call__(cls, x=0):
         if getattr(cls, "dtype", None) is None:
             raise TypeError(f"abstract scalar type {cls.__name__} cannot be instantiated")
@@ -293,8 +286,15 @@ def promote(items) -> tuple[DType, bool]:
 
 
 def promote_types(a, b) -> DType:
-    """jnp.promote_types: strong dtypes only."""
-    return promote([(dtype(a), False), (dtype(b), False)])[0]
+    """jnp.promote_types: the lattice join of two strong dtypes.
+
+    Like JAX, a 64-bit result is kept when an input was itself 64-bit (even without x64) and
+    canonicalized otherwise (uint32 + int32 -> int32 without x64).
+    """
+    da, db = dtype(a), dtype(b)
+    node = _join(_node(da, False), _node(db, False))
+    out = {"i*": int64, "f*": float64}.get(node) or BY_NAME[node]
+    return out if 8 in (da.itemsize, db.itemsize) else canonicalize(out)
 
 
 def python_scalar_dtype(x) -> DType:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, ShapedArray, Tracer, Var, bind, get_aval
@@ -108,7 +109,7 @@ def _lift(x):
         return x  # stays a Python scalar so staging keeps it a Literal
     if type(x).__name__ == "Array":
         return x
-    if core.valid_jaxtype(x):
+    if core.valid_jaxtype(x) or (hasattr(x, "dtype") and hasattr(x, "shape")):  # numpy arrays and scalars
         from pyjax.numpy import asarray
 
         return asarray(x)
@@ -164,8 +165,9 @@ def _trace(fun: Callable, in_tree: PyTreeDef, in_avals: list, what: str) -> tupl
         box.append(t)
         for v in leaves:
             if not (isinstance(v, Tracer) or core.valid_jaxtype(v)):
-                raise TypeError(f"{what} returned a value of type {type(v).__name__}, which is not a valid "
-                                f"JAX type: {v!r}")
+                raise TypeError(
+                    f"{what} returned a value of type {type(v).__name__}, which is not a valid JAX type: {v!r}"
+                )
         return leaves
 
     jaxpr, consts = staging.trace_to_jaxpr(flat, list(in_avals))
@@ -183,8 +185,10 @@ def _inline_host_scalars(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     lits = {v: core.Literal(c, v.aval) for v, c in zip(jaxpr.in_binders[:n], consts) if _is_host_scalar(c)}
     if not lits:
         return jaxpr, consts
-    eqns = [core.JaxprEqn(e.primitive, [lits.get(x, x) if type(x) is Var else x for x in e.inputs], e.params,
-                          e.out_binders) for e in jaxpr.eqns]
+    eqns = [
+        core.JaxprEqn(e.primitive, [lits.get(x, x) if type(x) is Var else x for x in e.inputs], e.params, e.out_binders)
+        for e in jaxpr.eqns
+    ]
     outs = [lits.get(x, x) if type(x) is Var else x for x in jaxpr.outs]
     keep = [i for i, v in enumerate(jaxpr.in_binders[:n]) if v not in lits]
     binders = [jaxpr.in_binders[i] for i in keep] + jaxpr.in_binders[n:]
@@ -231,14 +235,16 @@ def _promote_weak_init(init_flat: list, init_avals: list, out_avals: list) -> tu
     return new, changed
 
 
-def _check_carry(what: str, arg_name: str, in_tree: PyTreeDef, in_avals: list, out_tree: PyTreeDef,
-                 out_avals: list) -> None:
+def _check_carry(
+    what: str, arg_name: str, in_tree: PyTreeDef, in_avals: list, out_tree: PyTreeDef, out_avals: list
+) -> None:
     if in_tree != out_tree:
         raise TypeError(
             f"{what} function carry input and carry output must have the same pytree structure, but they "
             f"differ:\n\nThe input carry {arg_name} is {_tree_kind(in_tree)} but the corresponding component "
             f"of the carry output is {_tree_kind(out_tree)}, so their Python types differ.\n\nRevise the "
-            f"function so that the carry output has the same pytree structure as the carry input.")
+            f"function so that the carry output has the same pytree structure as the carry input."
+        )
     paths = _leaf_paths(in_tree)
     for p, a, b in zip(paths, in_avals, out_avals):
         if not _same_type(a, b):
@@ -247,7 +253,8 @@ def _check_carry(what: str, arg_name: str, in_tree: PyTreeDef, in_avals: list, o
                 f"{what} function carry input and carry output must have equal types, but they differ:\n\n"
                 f"The input carry {comp} has type {_type_str(a)} but the corresponding output carry component "
                 f"has type {_type_str(b)}, {_mismatch_reason(a, b)}.\n\nRevise the function so that all output "
-                f"types match the corresponding input types.")
+                f"types match the corresponding input types."
+            )
 
 
 def _first_param_name(f, index: int, default: str) -> str:
@@ -255,8 +262,10 @@ def _first_param_name(f, index: int, default: str) -> str:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         return default
-    if index < len(params) and params[index].kind in (params[index].POSITIONAL_ONLY,
-                                                       params[index].POSITIONAL_OR_KEYWORD):
+    if index < len(params) and params[index].kind in (
+        params[index].POSITIONAL_ONLY,
+        params[index].POSITIONAL_OR_KEYWORD,
+    ):
         return params[index].name
     return default
 
@@ -373,8 +382,9 @@ def _cond_abstract(index, *ops, branches):
         raise TypeError(f"cond index must be an integer scalar, got {_type_str(index)}")
     for b in branches:
         if len(b.in_binders) != len(ops) or not all(_same_type(a, o) for a, o in zip(b.in_avals, ops)):
-            raise TypeError(f"cond branch takes {[_type_str(a) for a in b.in_avals]} but got operands "
-                            f"{[_type_str(o) for o in ops]}")
+            raise TypeError(
+                f"cond branch takes {[_type_str(a) for a in b.in_avals]} but got operands {[_type_str(o) for o in ops]}"
+            )
     outs0 = branches[0].out_avals
     for b in branches[1:]:
         if len(b.outs) != len(outs0) or not all(_same_type(a, o) for a, o in zip(b.out_avals, outs0)):
@@ -397,7 +407,8 @@ def _trace_branches(branches: Sequence[Callable], ops: list, names: list, what: 
                 f"{what} branch outputs must have the same pytree structure, but they differ:\n\n"
                 f"{names[0]} is {_fun_name(branches[0])}\n{names[1]} is {_fun_name(branches[names.index(name)])}\n\n"
                 f"{names[0]} output is {_tree_kind(t0)} but {name} output is {_tree_kind(t)}, so their Python types "
-                f"differ.\n\nRevise {names[0]} and/or {name} so that they have the same pytree structure.")
+                f"differ.\n\nRevise {names[0]} and/or {name} so that they have the same pytree structure."
+            )
     outs0 = traced[0][0].out_avals
     paths = _leaf_paths(t0)
     for k, ((j, _, _), name) in enumerate(zip(traced[1:], names[1:]), 1):
@@ -409,7 +420,8 @@ def _trace_branches(branches: Sequence[Callable], ops: list, names: list, what: 
                     f"{names[0]} is {_fun_name(branches[0])}\n{name} is {_fun_name(branches[k])}\n\n"
                     f"The output of {names[0]}{where} has type {_type_str(a)} but the corresponding output of "
                     f"{name} has type {_type_str(b)}, {_mismatch_reason(a, b)}.\n\n"
-                    f"Revise {names[0]} and/or {name} so that all output types match.")
+                    f"Revise {names[0]} and/or {name} so that all output types match."
+                )
     # All branches take the union of every branch's captured values, then the operands.
     all_consts, pos = [], {}
     for _, consts, _ in traced:
@@ -444,12 +456,13 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None) -> Any:
     for b in branches:
         if not callable(b):
             raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    index = _lift(index)
     a = _check_index_type(index, "Index")
     if a.dtype.kind not in "iu":
         raise TypeError(f"Index type must be an integer, got {index} as {a.dtype.name}")
     if len(branches) == 1:
         return branches[0](*operands)
-    index = _lax.convert_element_type(_lift(index), dtypes.int32)
+    index = _lax.convert_element_type(index, dtypes.int32)
     index = _lax.clamp(0, index, len(branches) - 1)
     names = ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))]
     return _bind_cond(index, branches, operands, names, "switch")
@@ -462,6 +475,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=None)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     try:
+        pred = _lift(pred)
         a = get_aval(pred)
     except TypeError:
         raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from None
@@ -469,7 +483,6 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=None)
         raise TypeError(f"Pred must be a scalar, got {pred} of shape {a.shape}.")
     if a.dtype.kind not in "biuf":
         raise TypeError(f"Pred type must be either boolean or number, got {a.dtype.name}.")
-    pred = _lift(pred)
     if a.dtype.kind != "b":
         pred = _lax.ne(pred, _lax._convert(0, a.dtype, a.weak_type))
     index = _lax.convert_element_type(pred, dtypes.int32)
@@ -653,8 +666,15 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val) -> Any:
     if len(pa) != 1 or pa[0].shape != () or pa[0].dtype.kind != "b":
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) {pa}.")
     _check_carry("while_loop body", _first_param_name(body_fun, 0, "carry"), in_tree, avals, btree, bj.out_avals)
-    outs = while_p.bind(*cconsts, *bconsts, *init_flat, cond_jaxpr=cj, body_jaxpr=bj,
-                        cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
+    outs = while_p.bind(
+        *cconsts,
+        *bconsts,
+        *init_flat,
+        cond_jaxpr=cj,
+        body_jaxpr=bj,
+        cond_nconsts=len(cconsts),
+        body_nconsts=len(bconsts),
+    )
     return tree_unflatten(in_tree, outs)
 
 
@@ -677,23 +697,38 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     jj, _ = _jvp_jaxpr(body_jaxpr, tuple(bc_nz + k_nz), tuple(k_nz))
     n_bt, n_kt = sum(bc_nz), sum(k_nz)
     # jj inputs: bconsts, carry, bconst tangents, carry tangents -> bconsts, bconst tangents, carry, carry t.
-    order = (list(range(nb)) + list(range(nb + nk, nb + nk + n_bt)) + list(range(nb, nb + nk))
-             + list(range(nb + nk + n_bt, nb + nk + n_bt + n_kt)))
+    order = (
+        list(range(nb))
+        + list(range(nb + nk, nb + nk + n_bt))
+        + list(range(nb, nb + nk))
+        + list(range(nb + nk + n_bt, nb + nk + n_bt + n_kt))
+    )
     body = _permute(jj, order, list(range(len(jj.outs))))
     k_avals = avals[nc + nb :]
     extra = [Var(a) for a, z in zip(k_avals, k_nz) if z]
     cj = _with_inputs(cond_jaxpr, cond_jaxpr.in_binders + extra)
     bts = [_instantiate(t, a) for t, a, z in zip(tangents[nc : nc + nb], avals[nc : nc + nb], bc_nz) if z]
     kts = [_instantiate(t, a) for t, a, z in zip(tangents[nc + nb :], k_avals, k_nz) if z]
-    outs = while_p.bind(*primals[:nc], *primals[nc : nc + nb], *bts, *primals[nc + nb :], *kts, cond_jaxpr=cj,
-                        body_jaxpr=body, cond_nconsts=nc, body_nconsts=nb + n_bt)
+    outs = while_p.bind(
+        *primals[:nc],
+        *primals[nc : nc + nb],
+        *bts,
+        *primals[nc + nb :],
+        *kts,
+        cond_jaxpr=cj,
+        body_jaxpr=body,
+        cond_nconsts=nc,
+        body_nconsts=nb + n_bt,
+    )
     it = iter(outs[nk:])
     return outs[:nk], [next(it) if z else Zero(a) for z, a in zip(k_nz, body_jaxpr.out_avals)]
 
 
 def _while_vjp(primals, needs, **params):
-    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
-                     "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.")
+    raise ValueError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+        "start/stop values. Try using lax.scan, or using fori_loop with static start/stop."
+    )
 
 
 def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -732,12 +767,19 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
                 res.append(bind(_lax.select_n_p, which, old, _to_type(nw, a)))
             return res
 
-        hit = (staging.trace_closed(cond2, cj.in_avals),
-               staging.trace_closed(body2, cj.in_avals[:nc] + bj.in_avals))
+        hit = (staging.trace_closed(cond2, cj.in_avals), staging.trace_closed(body2, cj.in_avals[:nc] + bj.in_avals))
         cond_jaxpr._cache[key] = hit
     c2, b2 = hit
-    outs = while_p.bind(*consts[:nc], *consts[:nc], *consts[nc:], *carry, cond_jaxpr=c2, body_jaxpr=b2,
-                        cond_nconsts=nc, body_nconsts=nc + nb)
+    outs = while_p.bind(
+        *consts[:nc],
+        *consts[:nc],
+        *consts[nc:],
+        *carry,
+        cond_jaxpr=c2,
+        body_jaxpr=b2,
+        cond_nconsts=nc,
+        body_nconsts=nc + nb,
+    )
     return outs, [0] * nk
 
 
@@ -764,8 +806,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
             elif ua.weak_type and not la.weak_type:
                 d = la.dtype
         if d is None:
-            raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got "
-                            f"{la.dtype.name} and {ua.dtype.name}")
+            raise TypeError(
+                f"lower and upper arguments to fori_loop must have equal types, got {la.dtype.name} and {ua.dtype.name}"
+            )
     try:
         lo, hi = int(lower), int(upper)
     except TypeError:
@@ -778,8 +821,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
             i, x = c
             return (_lax.add(i, 1), body_fun(i, x)), None
 
-        (_, out), _ = scan(step, (lo, init_val), None, length=builtins.max(hi - lo, 0),
-                           unroll=1 if unroll is None else unroll)
+        (_, out), _ = scan(
+            step, (lo, init_val), None, length=builtins.max(hi - lo, 0), unroll=1 if unroll is None else unroll
+        )
         return out
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
@@ -819,8 +863,15 @@ def _scan_abstract(*avals, jaxpr, length, reverse, num_consts, num_carry, unroll
 scan_p.abstract_eval = _scan_abstract
 
 
-def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
-         _split_transpose: bool = False) -> tuple[Any, Any]:
+def scan(
+    f: Callable,
+    init,
+    xs=None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+    _split_transpose: bool = False,
+) -> tuple[Any, Any]:
     """Loop carry, y = f(carry, x) over the leading axis of xs, stacking the ys (lax.scan)."""
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
@@ -833,18 +884,18 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             raise ValueError(f"scan got value with no leading axis to scan over: {_type_str(a)}.")
         lengths.append(a.shape[0])
     if length is not None:
-        try:
-            length = int(core.concrete_or_error(length, "The length argument to scan must be concrete."))
-        except TypeError:
-            raise
+        length = int(core.concrete_or_error(length, "The length argument to scan must be concrete."))
         if any(n != length for n in lengths):
-            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
-                             f"{lengths}.")
+            raise ValueError(
+                f"scan got `length` argument of {length} which disagrees with leading axis sizes {lengths}."
+            )
     else:
         if not lengths:
             raise ValueError("scan got no values to scan over and `length` not provided.")
         if len(set(lengths)) > 1:
-            raise ValueError(f"scan got values with different leading axis sizes: {', '.join(str(n) for n in lengths)}.")
+            raise ValueError(
+                f"scan got values with different leading axis sizes: {', '.join(str(n) for n in lengths)}."
+            )
         length = lengths[0]
     init_flat, init_tree = tree_flatten(init)
     init_flat = [_lift(x) for x in init_flat]
@@ -875,8 +926,17 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         if changed:
             avals, j, consts, (ctree, ytree) = trace_body(init_flat)
     _check_carry("scan body", _first_param_name(f, 0, "carry"), init_tree, avals, ctree, j.out_avals[:nk])
-    outs = scan_p.bind(*consts, *init_flat, *xs_flat, jaxpr=j, length=length, reverse=builtins.bool(reverse),
-                       num_consts=len(consts), num_carry=nk, unroll=unroll)
+    outs = scan_p.bind(
+        *consts,
+        *init_flat,
+        *xs_flat,
+        jaxpr=j,
+        length=length,
+        reverse=builtins.bool(reverse),
+        num_consts=len(consts),
+        num_carry=nk,
+        unroll=unroll,
+    )
     return tree_unflatten(init_tree, outs[:nk]), tree_unflatten(ytree, outs[nk:])
 
 
@@ -893,11 +953,16 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     n_ct, n_kt, n_xt, n_yt = sum(c_nz), sum(k_nz), sum(x_nz), sum(y_nz)
     # jj: [c, k, x, c_t, k_t, x_t] -> [k, y, k_t, y_t]; scan wants [c, c_t, k, k_t, x, x_t] -> [k, k_t, y, y_t].
     base = n
-    in_order = (list(range(nc)) + list(range(base, base + n_ct)) + list(range(nc, nc + nk))
-                + list(range(base + n_ct, base + n_ct + n_kt)) + list(range(nc + nk, n))
-                + list(range(base + n_ct + n_kt, base + n_ct + n_kt + n_xt)))
+    in_order = (
+        list(range(nc))
+        + list(range(base, base + n_ct))
+        + list(range(nc, nc + nk))
+        + list(range(base + n_ct, base + n_ct + n_kt))
+        + list(range(nc + nk, n))
+        + list(range(base + n_ct + n_kt, base + n_ct + n_kt + n_xt))
+    )
     m = nk + ny
-    out_order = (list(range(nk)) + list(range(m, m + n_kt)) + list(range(nk, m)) + list(range(m + n_kt, m + n_kt + n_yt)))
+    out_order = list(range(nk)) + list(range(m, m + n_kt)) + list(range(nk, m)) + list(range(m + n_kt, m + n_kt + n_yt))
     body = _permute(jj, in_order, out_order)
     avals = [get_aval(p) for p in primals]
     ts = [_instantiate(t, a) if z else None for t, a, z in zip(tangents, avals, c_nz + k_nz + x_nz)]
@@ -905,12 +970,25 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     cts = [t for t in ts[:nc] if t is not None]
     kts = [t for t in ts[nc : nc + nk] if t is not None]
     xts = [t for t in ts[nc + nk :] if t is not None]
-    outs = scan_p.bind(*cs, *cts, *ks, *kts, *xs, *xts, jaxpr=body, length=length, reverse=reverse,
-                       num_consts=nc + n_ct, num_carry=nk + n_kt, unroll=unroll)
+    outs = scan_p.bind(
+        *cs,
+        *cts,
+        *ks,
+        *kts,
+        *xs,
+        *xts,
+        jaxpr=body,
+        length=length,
+        reverse=reverse,
+        num_consts=nc + n_ct,
+        num_carry=nk + n_kt,
+        unroll=unroll,
+    )
     k_out, kt_out = outs[:nk], outs[nk : nk + n_kt]
     y_out, yt_out = outs[nk + n_kt : nk + n_kt + ny], outs[nk + n_kt + ny :]
-    out_avals = _scan_abstract(*avals, jaxpr=jaxpr, length=length, reverse=reverse, num_consts=nc, num_carry=nk,
-                               unroll=unroll)
+    out_avals = _scan_abstract(
+        *avals, jaxpr=jaxpr, length=length, reverse=reverse, num_consts=nc, num_carry=nk, unroll=unroll
+    )
     itk, ity = iter(kt_out), iter(yt_out)
     t_out = [next(itk) if z else Zero(a) for z, a in zip(k_nz, out_avals[:nk])]
     t_out += [next(ity) if z else Zero(a) for z, a in zip(y_nz, out_avals[nk:])]
@@ -981,13 +1059,15 @@ def _scan_vjp(primals, needs, *, jaxpr, length, reverse, num_consts, num_carry, 
     need_c = [bool(needs[i]) and flt[i] for i in range(nc)]
     need_x = [bool(needs[i]) and flt[i] for i in range(nc + nk, len(primals))]
     if not (any(need_c) or any(need_x) or any(bool(needs[i]) and flt[i] for i in range(nc, nc + nk))):
-        return scan_p.bind(*primals, jaxpr=jaxpr, length=length, reverse=reverse, num_consts=nc, num_carry=nk,
-                           unroll=unroll), _no_cts(len(primals))
+        return scan_p.bind(
+            *primals, jaxpr=jaxpr, length=length, reverse=reverse, num_consts=nc, num_carry=nk, unroll=unroll
+        ), _no_cts(len(primals))
     need_k = [flt[i] for i in range(nc, nc + nk)]
     body_needs = tuple(need_c + need_k + need_x)
     fwd_body, bwd_body, const_res, n_stack, acc_avals, ct_mask = _scan_vjp_jaxprs(jaxpr, body_needs, nc, nk)
-    outs = scan_p.bind(*primals, jaxpr=fwd_body, length=length, reverse=reverse, num_consts=nc, num_carry=nk,
-                       unroll=unroll)
+    outs = scan_p.bind(
+        *primals, jaxpr=fwd_body, length=length, reverse=reverse, num_consts=nc, num_carry=nk, unroll=unroll
+    )
     ny = len(jaxpr.outs) - nk
     carry_out, ys, stacked = outs[:nk], outs[nk : nk + ny], outs[nk + ny :]
     out_avals = [get_aval(o) for o in carry_out + ys]
@@ -997,9 +1077,19 @@ def _scan_vjp(primals, needs, *, jaxpr, length, reverse, num_consts, num_carry, 
         ctk = [_instantiate(c, a) for c, a, m in zip(cts[:nk], out_avals[:nk], ct_mask[:nk]) if m]
         cty = [_instantiate(c, a) for c, a, m in zip(cts[nk:], out_avals[nk:], ct_mask[nk:]) if m]
         acc0 = [_zeros(a) for a in acc_avals]
-        res = scan_p.bind(*[consts[i] for i in const_res], *acc0, *ctk, *stacked, *cty, jaxpr=bwd_body,
-                          length=length, reverse=not reverse, num_consts=len(const_res),
-                          num_carry=len(acc0) + len(ctk), unroll=unroll)
+        res = scan_p.bind(
+            *[consts[i] for i in const_res],
+            *acc0,
+            *ctk,
+            *stacked,
+            *cty,
+            jaxpr=bwd_body,
+            length=length,
+            reverse=not reverse,
+            num_consts=len(const_res),
+            num_carry=len(acc0) + len(ctk),
+            unroll=unroll,
+        )
         it = iter(res)
         c_cts = [next(it) if nd else None for nd in need_c]
         k_cts = [next(it) if nd else None for nd in need_k]
@@ -1016,15 +1106,16 @@ def _scan_batch(size, vals, dims, *, jaxpr, length, reverse, num_consts, num_car
     ny = len(jaxpr.outs) - nk
     b = [d is not None for d in dims]
     c_b, k_b0, x_b = tuple(b[:nc]), b[nc : nc + nk], tuple(b[nc + nk :])
-    k_b = tuple(_carry_fixpoint(lambda k: _batch_jaxpr(jaxpr, size, c_b + k + x_b, (False,) * (nk + ny))[1][:nk],
-                                k_b0))
+    k_b = tuple(_carry_fixpoint(lambda k: _batch_jaxpr(jaxpr, size, c_b + k + x_b, (False,) * (nk + ny))[1][:nk], k_b0))
     bj, out_b = _batch_jaxpr(jaxpr, size, c_b + k_b + x_b, k_b + (False,) * ny)
     consts = [batching.moveaxis(v, d, 0) if d is not None else v for v, d in zip(vals[:nc], dims[:nc])]
-    carry = [batching.move_to(v, d, 0, size) if kb else v
-             for v, d, kb in zip(vals[nc : nc + nk], dims[nc : nc + nk], k_b)]
+    carry = [
+        batching.move_to(v, d, 0, size) if kb else v for v, d, kb in zip(vals[nc : nc + nk], dims[nc : nc + nk], k_b)
+    ]
     xs = [batching.moveaxis(v, d, 1) if d is not None else v for v, d in zip(vals[nc + nk :], dims[nc + nk :])]
-    outs = scan_p.bind(*consts, *carry, *xs, jaxpr=bj, length=length, reverse=reverse, num_consts=nc,
-                       num_carry=nk, unroll=unroll)
+    outs = scan_p.bind(
+        *consts, *carry, *xs, jaxpr=bj, length=length, reverse=reverse, num_consts=nc, num_carry=nk, unroll=unroll
+    )
     return outs, [0 if x else None for x in k_b] + [1 if x else None for x in out_b[nk:]]
 
 
@@ -1054,8 +1145,10 @@ def map(f: Callable, xs, *, batch_size: int | None = None) -> Any:
     n_full, rem = divmod(n, batch_size)
     outs_main = None
     if n_full:
-        main = [_lax.reshape(_slice_axis(x, 0, n_full * batch_size, 0), (n_full, batch_size) + get_aval(x).shape[1:])
-                for x in flat]
+        main = [
+            _lax.reshape(_slice_axis(x, 0, n_full * batch_size, 0), (n_full, batch_size) + get_aval(x).shape[1:])
+            for x in flat
+        ]
         _, outs_main = scan(lambda _, xb: ((), _vmap_tree(f, tree_unflatten(tree, list(xb)))), (), main)
         outs_main = _tree_map(lambda y: _lax.reshape(y, (n_full * batch_size,) + get_aval(y).shape[2:]), outs_main)
     if not rem:
@@ -1106,8 +1199,10 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
     axis %= nd
     sizes = {get_aval(x).shape[axis] for x in flat}
     if len(sizes) != 1:
-        raise ValueError(f"Array inputs to associative_scan must have the same first dimension. (saw: "
-                         f"{[get_aval(x).shape for x in flat]})")
+        raise ValueError(
+            f"Array inputs to associative_scan must have the same first dimension. (saw: "
+            f"{[get_aval(x).shape for x in flat]})"
+        )
     sizes.pop()
     if reverse:
         flat = [_lax.rev(x, (axis,)) for x in flat]
@@ -1116,8 +1211,9 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
         out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
         o, t = tree_flatten(out)
         if t != tree:
-            raise TypeError(f"associative_scan fn must return a pytree with the same structure as elems, "
-                            f"got {t} for {tree}")
+            raise TypeError(
+                f"associative_scan fn must return a pytree with the same structure as elems, got {t} for {tree}"
+            )
         return [_lift(v) for v in o]
 
     def sl(x, start, stop, step=1):
@@ -1155,4 +1251,3 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
     if reverse:
         out = [_lax.rev(x, (axis,)) for x in out]
     return tree_unflatten(tree, out)
-

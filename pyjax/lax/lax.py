@@ -85,8 +85,8 @@ def _binary_abstract(kinds: str, name: str, out_dtype=None):
                             f"{x.dtype.name}, {y.dtype.name}.")
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
-        weak = x.weak_type and y.weak_type
-        return ShapedArray(x.shape, out_dtype or x.dtype, weak and out_dtype is None)
+        weak = x.weak_type and y.weak_type  # comparisons of weak operands give weak bools, as in JAX
+        return ShapedArray(x.shape, out_dtype or x.dtype, weak)
 
     return rule
 

@@ -241,7 +241,7 @@ def _tri_solve_batch(size, vals, dims, **params):
         if params["left_side"]:  # b: (..., m, n) -> (..., m, n * size)
             bm = batching.moveaxis(b, bd, nd - 1)
             sh = get_aval(bm).shape
-            x = triangular_solve_p.bind(a, lax.reshape(bm, sh[:-2] + (sh[-2], sh[-1] * size)), **params)
+            x = triangular_solve_p.bind(a, lax.reshape(bm, sh[:-2] + (sh[-2] * sh[-1],)), **params)
             return lax.reshape(x, sh), nd - 1
         bm = batching.moveaxis(b, bd, nd - 3)  # b: (..., n, m) -> (..., size * n, m)
         sh = get_aval(bm).shape

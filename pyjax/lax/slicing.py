@@ -6,7 +6,8 @@ pyjax's gather and scatter use one simple form instead of XLA's dimension number
       out[b..., r...] = x[axes[j] = idx[b..., j], the other axes = r...]
       out shape = batch + (x's axes not in `axes`, in order). mode 'clip' clamps indices into
       range, mode 'fill' returns fill_value (NaN / INT_MIN / UINT_MAX / True by default) where
-      any index is out of range.
+      any index is out of range, mode 'promise_in_bounds' clamps like 'clip' but its gradient
+      drops out-of-range positions (what JAX's default x[idx] does on CPU and GPU).
   scatter(x, idx, u; axes, kind): the transpose view: u has the gather output's shape, and each
       u[b..., r...] combines into x at the same position with kind set/add/mul/min/max.
       Updates with an out-of-range index are dropped (JAX's default for `.at[]` updates).
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 SCATTER_KINDS = ("set", "add", "mul", "min", "max")
-GATHER_MODES = ("clip", "fill")
+GATHER_MODES = ("clip", "fill", "promise_in_bounds")
 
 
 def default_fill_value(dtype):
@@ -74,8 +75,9 @@ def _check_axes(name, x, idx, axes):
     if not _is_int_dtype(idx.dtype):
         raise TypeError(f"{name} indices must have an integer type, got {idx.dtype.name}")
     if idx.ndim < 1 or idx.shape[-1] != len(axes):
-        raise TypeError(f"{name} indices must have shape batch + ({len(axes)},) for axes {axes}, "
-                        f"got {_shape_str(idx.shape)}")
+        raise TypeError(
+            f"{name} indices must have shape batch + ({len(axes)},) for axes {axes}, got {_shape_str(idx.shape)}"
+        )
     if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
         raise ValueError(f"{name} axes {axes} are invalid for operand of shape {_shape_str(x.shape)}")
 
@@ -166,7 +168,7 @@ def _gather_vjp(primals, needs, axes, mode, fill_value):
 
     def backward(ct):
         sizes = [xa.shape[a] for a in axes]
-        i = clamp_indices(idx, sizes) if mode == "clip" else idx
+        i = clamp_indices(idx, sizes) if mode == "clip" else idx  # fill/promise: out-of-range cts drop
         zeros = lax.full(xa.shape, 0, xa.dtype)
         return [bind(scatter_p, zeros, i, ad.instantiate(ct), axes=axes, kind="add", unique_indices=False), None]
 
@@ -211,11 +213,14 @@ def _scatter_abstract(x, idx, u, *, axes, kind, unique_indices):
         raise ValueError(f"scatter kind must be one of {SCATTER_KINDS}, got {kind!r}")
     want = idx.shape[:-1] + tuple(x.shape[a] for a in _rest_axes(x.ndim, axes))
     if u.shape != want:
-        raise TypeError(f"scatter updates shape {_shape_str(u.shape)} must be {_shape_str(want)} for operand "
-                        f"{_shape_str(x.shape)}, indices {_shape_str(idx.shape)} and axes {axes}")
+        raise TypeError(
+            f"scatter updates shape {_shape_str(u.shape)} must be {_shape_str(want)} for operand "
+            f"{_shape_str(x.shape)}, indices {_shape_str(idx.shape)} and axes {axes}"
+        )
     if u.dtype is not x.dtype:
-        raise TypeError(f"scatter requires operand and updates to have the same dtype, got {x.dtype.name} "
-                        f"and {u.dtype.name}")
+        raise TypeError(
+            f"scatter requires operand and updates to have the same dtype, got {x.dtype.name} and {u.dtype.name}"
+        )
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
@@ -295,8 +300,9 @@ def _scatter_vjp(primals, needs, axes, kind, unique_indices):
             gu = None
             if needs[2]:
                 n = builtins.max(math.prod(ua.shape), 1)
-                ids = lax.reshape(lax.iota(dtypes.int32, n), ua.shape) if ua.size else lax.full(ua.shape, 0,
-                                                                                                 dtypes.int32)
+                ids = (
+                    lax.reshape(lax.iota(dtypes.int32, n), ua.shape) if ua.size else lax.full(ua.shape, 0, dtypes.int32)
+                )
                 owner = _sc("set", lax.full(xa.shape, -1, dtypes.int32), idx, ids, axes)
                 back = bind(gather_p, owner, idx, axes=axes, mode="fill", fill_value=-2)
                 gu = lax.select(lax.eq(back, ids), _ga_fill0(ct, idx, axes), lax.full(ua.shape, 0, ua.dtype))
@@ -340,8 +346,9 @@ dynamic_update_slice_p = _prim("dynamic_update_slice")
 
 def _check_starts(name, x, starts):
     if len(starts) != x.ndim:
-        raise ValueError(f"Length of slice indices must match number of operand dimensions "
-                         f"({len(starts)} vs {_shape_str(x.shape)})")
+        raise ValueError(
+            f"Length of slice indices must match number of operand dimensions ({len(starts)} vs {_shape_str(x.shape)})"
+        )
     for s in starts:
         if s.shape != () or not _is_int_dtype(s.dtype):
             raise TypeError(f"{name} start indices must be integer scalars, got {s}")
@@ -351,11 +358,15 @@ def _check_starts(name, x, starts):
 def _dynamic_slice_abstract(x, *starts, slice_sizes):
     _check_starts("dynamic_slice", x, starts)
     if len(slice_sizes) != x.ndim:
-        raise TypeError(f"dynamic_slice slice_sizes must have the same length as the operand's rank, got "
-                        f"slice_sizes {tuple(slice_sizes)} for operand shape {_shape_str(x.shape)}.")
+        raise TypeError(
+            f"dynamic_slice slice_sizes must have the same length as the operand's rank, got "
+            f"slice_sizes {tuple(slice_sizes)} for operand shape {_shape_str(x.shape)}."
+        )
     if any(s < 0 or s > n for s, n in zip(slice_sizes, x.shape)):
-        raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
-                        f"{tuple(slice_sizes)} for operand shape {_shape_str(x.shape)}.")
+        raise TypeError(
+            f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
+            f"{tuple(slice_sizes)} for operand shape {_shape_str(x.shape)}."
+        )
     return ShapedArray(tuple(slice_sizes), x.dtype, x.weak_type)
 
 
@@ -363,11 +374,14 @@ def _dynamic_slice_abstract(x, *starts, slice_sizes):
 def _dynamic_update_slice_abstract(x, u, *starts):
     _check_starts("dynamic_update_slice", x, starts)
     if u.ndim != x.ndim or any(a > b for a, b in zip(u.shape, x.shape)):
-        raise TypeError(f"dynamic_update_slice update shape must be smaller than operand shape, got update "
-                        f"shape {_shape_str(u.shape)} for operand shape {_shape_str(x.shape)}.")
+        raise TypeError(
+            f"dynamic_update_slice update shape must be smaller than operand shape, got update "
+            f"shape {_shape_str(u.shape)} for operand shape {_shape_str(x.shape)}."
+        )
     if u.dtype is not x.dtype:
-        raise TypeError(f"lax.dynamic_update_slice requires arguments to have the same dtypes, got "
-                        f"{x.dtype.name}, {u.dtype.name}.")
+        raise TypeError(
+            f"lax.dynamic_update_slice requires arguments to have the same dtypes, got {x.dtype.name}, {u.dtype.name}."
+        )
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
@@ -376,14 +390,16 @@ def _start_list(fn, start_indices, nd, allow_negative_indices, shape):
     if hasattr(start_indices, "shape") and not isinstance(start_indices, (list, tuple)):
         a = _aval(start_indices)
         if a.ndim != 1:
-            raise ValueError(f"{fn}: start_indices must be a sequence of scalars or a 1-D array, got shape "
-                             f"{_shape_str(a.shape)}")
+            raise ValueError(
+                f"{fn}: start_indices must be a sequence of scalars or a 1-D array, got shape {_shape_str(a.shape)}"
+            )
         starts = [lax.reshape(lax.slice(start_indices, (i,), (i + 1,)), ()) for i in range(a.shape[0])]
     else:
         starts = list(start_indices)
     if len(starts) != nd:
-        raise ValueError(f"Length of slice indices must match number of operand dimensions "
-                         f"({len(starts)} vs {_shape_str(shape)})")
+        raise ValueError(
+            f"Length of slice indices must match number of operand dimensions ({len(starts)} vs {_shape_str(shape)})"
+        )
     neg = allow_negative_indices
     negs = list(neg) if isinstance(neg, (list, tuple)) else [neg] * nd
     out = []

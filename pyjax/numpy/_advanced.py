@@ -96,8 +96,9 @@ def _mask_coords(mask, pos: int, shape: tuple) -> list:
     """Integer coordinate arrays of the True entries of a concrete boolean mask."""
     ma = jnp._aval(mask)
     if ma.shape != shape:
-        raise IndexError(f"boolean index did not match shape of indexed array in index {pos}: got {ma.shape}, "
-                         f"expected {list(shape)}")
+        raise IndexError(
+            f"boolean index did not match shape of indexed array in index {pos}: got {ma.shape}, expected {list(shape)}"
+        )
     conc = _concrete_value(mask, "mask")
     if conc is None:
         raise NonConcreteBooleanIndexError(ma)
@@ -159,8 +160,10 @@ def _static_slice(s: builtins.slice) -> builtins.slice:
             parts.append(None)
             continue
         if isinstance(v, Tracer):
-            raise IndexError("Array slice indices must have static start/stop/step to be used with NumPy indexing "
-                             "syntax. Use lax.dynamic_slice or lax.dynamic_update_slice instead.")
+            raise IndexError(
+                "Array slice indices must have static start/stop/step to be used with NumPy indexing "
+                "syntax. Use lax.dynamic_slice or lax.dynamic_update_slice instead."
+            )
         try:
             parts.append(operator.index(v))
         except TypeError:
@@ -174,17 +177,20 @@ def parse_index(shape: tuple, idx) -> tuple[tuple, list]:
     """(expanded shape, one entry per expanded axis: a slice or an _Adv) for x[idx]."""
     if not isinstance(idx, tuple):
         if isinstance(idx, list):
-            raise TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-                            "`arr[array(seq)]` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/4564 "
-                            "for more information.")
+            raise TypeError(
+                "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+                "`arr[array(seq)]` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/4564 "
+                "for more information."
+            )
         idx = (idx,)
     items = [_classify(i) for i in idx]
     n_ell = builtins.sum(1 for k, _ in items if k == "ellipsis")
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     nd = len(shape)
-    used = builtins.sum(jnp._aval(v).ndim if k == "mask" else 1 for k, v in items if k in ("slice", "int", "array",
-                                                                                            "mask"))
+    used = builtins.sum(
+        jnp._aval(v).ndim if k == "mask" else 1 for k, v in items if k in ("slice", "int", "array", "mask")
+    )
     if used > nd:
         raise IndexError(f"Too many indices: array is {nd}-dimensional, but {used} were indexed")
     expanded: list = []
@@ -272,8 +278,7 @@ def _placement(adv_axes: list, nb: int, n_rest_before: int, n_rest: int) -> list
         return None
     if n_rest_before == 0:
         return None
-    return ([nb + i for i in range(n_rest_before)] + list(range(nb))
-            + [nb + i for i in range(n_rest_before, n_rest)])
+    return [nb + i for i in range(n_rest_before)] + list(range(nb)) + [nb + i for i in range(n_rest_before, n_rest)]
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -320,10 +325,13 @@ def advanced_getitem(x, idx_tuple, mode=None, fill_value=None):
         return lax.reshape(y, tuple(s for i, s in enumerate(xs) if i not in adv_axes))
     bshape = jnp.broadcast_shapes(*[e.shape for _, e in adv])
     d = _stack_dtype(values)
-    cols = [lax.broadcast_in_dim(_as_typed(v, d), bshape, tuple(range(len(bshape) - len(e.shape), len(bshape))))
-            for v, (_, e) in zip(values, adv)]
+    cols = [
+        lax.broadcast_in_dim(_as_typed(v, d), bshape, tuple(range(len(bshape) - len(e.shape), len(bshape))))
+        for v, (_, e) in zip(values, adv)
+    ]
     ind = lax.concatenate([lax.reshape(c, bshape + (1,)) for c in cols], len(bshape))
-    y = slicing.take_axes(x, ind, adv_axes, mode="fill" if fill else "clip", fill_value=fill_value)
+    g_mode = "fill" if fill else "clip" if mode == "clip" else "promise_in_bounds"
+    y = slicing.take_axes(x, ind, adv_axes, mode=g_mode, fill_value=fill_value)
     rest = [a for a in range(len(xs)) if a not in adv_axes]
     perm = _placement(adv_axes, len(bshape), builtins.sum(1 for a in rest if a < adv_axes[0]), len(rest))
     return lax.transpose(y, perm) if perm is not None else y
@@ -348,8 +356,16 @@ def scatter_update(x, idx, values, kind: str, mode=None, unique_indices: bool = 
     x = x if jnp._is_array(x) else jnp.asarray(x)
     xa = jnp._aval(x)
     values = values if jnp._is_array(values) else jnp.asarray(values)
-    if jnp._aval(values).dtype is not xa.dtype:
-        values = lax.convert_element_type(values, xa.dtype)
+    # Like JAX: combine in the promoted dtype, then cast the result back to x's dtype.
+    d, weak = jnp._weak_result(x, values)
+    out = _scatter_update_promoted(
+        lax._convert(x, d, weak), idx, lax._convert(values, d, weak), kind, mode, unique_indices
+    )
+    return lax._convert(out, xa.dtype, xa.weak_type)
+
+
+def _scatter_update_promoted(x, idx, values, kind, mode, unique_indices):
+    xa = jnp._aval(x)
     if mode not in (None, "clip", "fill", "drop", "promise_in_bounds"):
         raise ValueError(f"mode must be one of 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}")
     shape = xa.shape
@@ -377,8 +393,19 @@ def scatter_update(x, idx, values, kind: str, mode=None, unique_indices: bool = 
     if static_ok and builtins.all(slices[a][1] == 1 for a in slices):
         out = _update_window(xv, entries, wrapped, adv_axes, slices, values, kind)
     else:
-        out = _update_scatter(xv, new_shape, adv, wrapped, bshape, slices, labels, values, kind, mode,
-                              unique_indices or not builtins.any(e.shape for _, e in adv))
+        out = _update_scatter(
+            xv,
+            new_shape,
+            adv,
+            wrapped,
+            bshape,
+            slices,
+            labels,
+            values,
+            kind,
+            mode,
+            unique_indices or not builtins.any(e.shape for _, e in adv),
+        )
     return lax.reshape(out, shape) if new_shape != shape else out
 
 
@@ -404,7 +431,7 @@ def _update_scatter(xv, new_shape, adv, wrapped, bshape, slices, labels, values,
     gshape = tuple(bshape) + tuple(slices[a][2] for a in partial)
     d = _stack_dtype(wrapped)
     cols = []
-    for (a, e), v in zip(adv, wrapped):
+    for (_, e), v in zip(adv, wrapped):
         v = _as_typed(v, d)
         cols.append(lax.broadcast_in_dim(v, gshape, tuple(range(nb - len(e.shape), nb))))
     for q, a in enumerate(partial):
@@ -417,8 +444,9 @@ def _update_scatter(xv, new_shape, adv, wrapped, bshape, slices, labels, values,
     perm = [labels.index(t) for t in target]
     upd = lax.transpose(values, perm)
     axes = [a for a, _ in adv] + partial
-    return slicing.scatter_axes(xv, ind, upd, axes, kind, mode="clip" if mode == "clip" else "drop",
-                                unique_indices=unique)
+    return slicing.scatter_axes(
+        xv, ind, upd, axes, kind, mode="clip" if mode == "clip" else "drop", unique_indices=unique
+    )
 
 
 # --- jnp functions ------------------------------------------------------------------------------
@@ -435,8 +463,7 @@ def _norm_axis(fn, axis, nd):
     return axis % builtins.max(nd, 1)
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
-         fill_value=None):
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
     """jnp.take: elements of a along axis (flattened a if axis is None) at integer indices.
 
     mode None/'fill' fills out-of-range indices (NaN, INT_MIN, UINT_MAX or True unless fill_value),
@@ -464,7 +491,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         indices = jnp.remainder(indices, n) if n else indices
     elif mode != "clip":
         indices = _wrap_negative(indices, n)
-    g_mode = "clip" if mode in ("clip", "wrap", "promise_in_bounds") else "fill"
+    g_mode = {"clip": "clip", "wrap": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
     ind = lax.reshape(indices, ia.shape + (1,))
     y = slicing.take_axes(a, ind, (axis,), mode=g_mode, fill_value=fill_value)
     k = ia.ndim
@@ -494,9 +521,10 @@ def _along_axis_grid(fn, arr, indices, axis):
         else:
             out_shape.append(jnp.broadcast_shapes((aa.shape[d],), (ia.shape[d],))[0])
     out_shape = tuple(out_shape)
-    idx = jnp.broadcast_to(_wrap_negative(indices, aa.shape[axis]),
-                           tuple(s if d == axis else out_shape[d] if ia.shape[d] != 1 else 1 for d, s in
-                                 enumerate(ia.shape)))
+    idx = jnp.broadcast_to(
+        _wrap_negative(indices, aa.shape[axis]),
+        tuple(s if d == axis else out_shape[d] if ia.shape[d] != 1 else 1 for d, s in enumerate(ia.shape)),
+    )
     d_t = _stack_dtype([idx])
     cols = []
     for d in range(aa.ndim):
@@ -515,7 +543,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """jnp.take_along_axis: arr's values at `indices` along axis (other axes broadcast)."""
     arr, grid, out_shape = _along_axis_grid("take_along_axis", arr, indices, axis)
     nd = jnp._aval(arr).ndim
-    g_mode = "clip" if mode in ("clip", "promise_in_bounds") else "fill"
+    g_mode = {"clip": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
     if mode == "wrap":
         raise NotImplementedError("take_along_axis mode='wrap' is not supported")
     return slicing.take_axes(arr, grid, tuple(range(nd)), mode=g_mode, fill_value=fill_value)
@@ -524,8 +552,10 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     """jnp.put_along_axis (inplace=False only, as in JAX): arr with values written along axis."""
     if inplace:
-        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are "
-                         "immutable. Pass inplace=False to instead return an updated array.")
+        raise ValueError(
+            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are "
+            "immutable. Pass inplace=False to instead return an updated array."
+        )
     arr = _arr(arr)
     full_arr = arr
     if axis is None:
@@ -550,14 +580,16 @@ def nonzero(a, *, size=None, fill_value=None):
     a = _arr(a)
     aa = jnp._aval(a)
     if aa.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() "
-                         "instead.")
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() instead.")
     mask = a if aa.dtype.kind == "b" else lax.ne(a, lax.full(aa.shape, 0, aa.dtype))
     flat = lax.reshape(mask, (aa.size,))
     if size is None:
         count = lax.reduce_sum(lax.convert_element_type(flat, _I32), (0,))
-        size = _concrete_int(count, "The size argument of jnp.nonzero must be statically specified to use "
-                                    "jnp.nonzero within JAX transformations.")
+        size = _concrete_int(
+            count,
+            "The size argument of jnp.nonzero must be statically specified to use "
+            "jnp.nonzero within JAX transformations.",
+        )
     size = operator.index(size)
     fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * aa.ndim
     if len(fills) != aa.ndim:
@@ -569,8 +601,10 @@ def nonzero(a, *, size=None, fill_value=None):
     out = []
     for d in range(aa.ndim):
         inner = math.prod(aa.shape[d + 1 :])
-        coord = lax.rem(lax.div(lax.iota(_I32, n), lax.full((n,), builtins.max(inner, 1), _I32)),
-                        lax.full((n,), builtins.max(aa.shape[d], 1), _I32))
+        coord = lax.rem(
+            lax.div(lax.iota(_I32, n), lax.full((n,), builtins.max(inner, 1), _I32)),
+            lax.full((n,), builtins.max(aa.shape[d], 1), _I32),
+        )
         f = fills[d]
         base = lax.full((size,), 0 if f is None else builtins.int(f), _I32)
         out.append(slicing.scatter_axes(base, ind, coord, (0,), "set") if n else base)
@@ -587,8 +621,11 @@ def argwhere(a, *, size=None, fill_value=None):
     a = _arr(a)
     aa = jnp._aval(a)
     if aa.ndim == 0:
-        keep = _concrete_int(lax.ne(a, lax.full((), 0, aa.dtype)), "argwhere of a traced 0-d array") if \
-            size is None else size
+        keep = (
+            _concrete_int(lax.ne(a, lax.full((), 0, aa.dtype)), "argwhere of a traced 0-d array")
+            if size is None
+            else size
+        )
         return lax.full((keep, 0), 0, _I32)
     return jnp.stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
@@ -686,8 +723,10 @@ def unravel_index(indices, shape):
     out = []
     for k in range(len(shape)):
         inner = math.prod(shape[k + 1 :])
-        c = lax.rem(lax.div(idx, lax.full(ia.shape, builtins.max(inner, 1), d)),
-                    lax.full(ia.shape, builtins.max(shape[k], 1), d))
+        c = lax.rem(
+            lax.div(idx, lax.full(ia.shape, builtins.max(inner, 1), d)),
+            lax.full(ia.shape, builtins.max(shape[k], 1), d),
+        )
         out.append(c)
     return tuple(out)
 
@@ -710,8 +749,11 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
             lo = _concrete_value(jnp.min(i), "ravel_multi_index")
             hi = _concrete_value(jnp.max(i), "ravel_multi_index")
             if lo is None or hi is None:
-                raise ConcretizationTypeError(jnp._aval(i), "The error occurred because ravel_multi_index was "
-                                              "jit-compiled with mode='raise'. Use mode='wrap' or mode='clip'.")
+                raise ConcretizationTypeError(
+                    jnp._aval(i),
+                    "The error occurred because ravel_multi_index was "
+                    "jit-compiled with mode='raise'. Use mode='wrap' or mode='clip'.",
+                )
             if builtins.int(lo) < 0 or builtins.int(hi) >= n:
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "wrap":
@@ -758,9 +800,9 @@ def diag_indices(n: int, ndim: int = 2):
     """jnp.diag_indices: indices of the main diagonal of an (n,)*ndim array."""
     n, ndim = operator.index(n), operator.index(ndim)
     if n < 0:
-        raise ValueError("n argument to diag_indices must be nonnegative, got {}".format(n))
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
     if ndim < 0:
-        raise ValueError("ndim argument to diag_indices must be nonnegative, got {}".format(ndim))
+        raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
     return (lax.iota(_I32, n),) * ndim
 
 

@@ -689,7 +689,7 @@ def power(x1, x2, /):
     if isinstance(x2, builtins.int) and not isinstance(x2, builtins.bool) and not isinstance(x1, _SCALARS):
         (x1,) = _promote("power", x1)
         if x1.dtype.kind in "iu" and x2 < 0:
-            raise ValueError("Integers to negative integer powers are not allowed.")
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {x2})")
         return lax.integer_pow(x1, x2)
     x1, x2 = _promote("power", x1, x2)
     if x1.dtype.kind in "iu":

@@ -318,4 +318,11 @@ def _array_aval(x: Array) -> ShapedArray:
 
 
 core.pytype_aval_mappings[Array] = _array_aval
+if np is not None:
+    # numpy arrays and scalars are valid JAX values: they get strong (non-weak) canonical dtypes.
+    def _numpy_aval(x) -> ShapedArray:
+        return ShapedArray(tuple(np.shape(x)), dtypes.canonicalize(x.dtype))
+
+    core.pytype_aval_mappings[np.ndarray] = _numpy_aval
+    core.pytype_aval_mappings[np.generic] = _numpy_aval
 dtypes = dtypes

@@ -21,8 +21,7 @@ def run(eqn, input_arrays: list) -> list:
     """Run one cond/while/scan equation on concrete arrays; returns its output arrays."""
     fn = _RUNNERS.get(eqn.primitive.name)
     if fn is None:
-        raise NotImplementedError(f"pyjax has no host implementation or lowering for primitive "
-                                  f"'{eqn.primitive.name}'")
+        raise NotImplementedError(f"pyjax has no host implementation or lowering for primitive '{eqn.primitive.name}'")
     outs = fn(list(input_arrays), **eqn.params)
     return [_with_aval(o, v.aval) for o, v in zip(outs, eqn.out_binders)]
 
@@ -162,8 +161,9 @@ def _stack_fallback(pieces: list, aval: ShapedArray) -> Array:
 
     rows = [lax.reshape(p, (1,) + p.aval.shape) for p in pieces]
     while len(rows) > 1:
-        rows = [lax.concatenate(rows[k : k + 8], 0) if len(rows[k : k + 8]) > 1 else rows[k]
-                for k in range(0, len(rows), 8)]
+        rows = [
+            lax.concatenate(rows[k : k + 8], 0) if len(rows[k : k + 8]) > 1 else rows[k] for k in range(0, len(rows), 8)
+        ]
     return _with_aval(rows[0], aval)
 
 

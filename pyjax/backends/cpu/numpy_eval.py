@@ -257,7 +257,7 @@ class Plan:
                 to = n.dtype
                 fn = lambda ins, v, acc, a0=a[0], to=to: _cast(v[a0], to)  # noqa: E731
             elif op == "bitcast":
-                fn = lambda ins, v, acc, a0=a[0], dt=dt: np.ascontiguousarray(v[a0]).view(dt)  # noqa: E731
+                fn = lambda ins, v, acc, a0=a[0], dt=dt: _bitcast(v[a0], dt)  # noqa: E731
             elif op == "where":
                 fn = lambda ins, v, acc, a=a: np.where(v[a[0]], v[a[1]], v[a[2]])  # noqa: E731
             elif op in ir.UNARY_OPS:
@@ -321,6 +321,11 @@ class Plan:
             for k, fn in self.steps:
                 v[k] = fn(ins, v, acc)
         return v[self.out]
+
+
+def _bitcast(x, dt):
+    """Reinterpret bits, keeping 0-d arrays 0-d (ascontiguousarray makes them 1-d)."""
+    return np.ascontiguousarray(x).view(dt).reshape(np.shape(x))
 
 
 class KernelExe:

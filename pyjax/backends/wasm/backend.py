@@ -1,0 +1,166 @@
+"""The wasm backend: kernels and routines compiled to WebAssembly and run by a Wasm host.
+
+Buffers live in the host's single linear memory; a slot is the byte address of its block (from
+`Allocator`), so a dispatch passes slots straight to the kernel as i32 pointers. The host is
+anything with the WasmtimeHost interface (`nbytes`, `grow`, `read`, `write`, `load(bytes)` ->
+instance with `function(name).unchecked`): natively `pyjax.hosts.wasmtime_host.WasmtimeHost`,
+in the browser `pyjax.hosts.browser.BrowserWasmHost`, picked by `pyjax.hosts.wasm_host()`.
+
+Set PYJAX_WASM_DUMP=<dir> to write every generated module there (inspect with wasm2wat).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from pyjax.backends.base import Backend
+from pyjax.backends.wasm.allocator import Allocator, WasmOutOfMemory
+from pyjax.backends.wasm.codegen import compile_kernel_bytes
+from pyjax.backends.wasm.encoder import I32, Module
+from pyjax.compiler.ir import Kernel, Routine
+
+__all__ = ["WasmBackend", "WasmKernelError"]
+
+_DUMP = os.environ.get("PYJAX_WASM_DUMP", "")
+
+
+class WasmKernelError(RuntimeError):
+    """A generated kernel or routine trapped (a bug in pyjax: please report it with the kernel)."""
+
+
+class _Exe:
+    """A compiled kernel/routine: `run(in_slots, out_slots)` makes one host call."""
+
+    __slots__ = ("run", "what", "size")
+
+    def __init__(self, run, what: str, size: int):
+        self.run, self.what, self.size = run, what, size
+
+
+def _util_module() -> bytes:
+    m = Module()
+    f = m.function("copy", [I32, I32, I32], [], export=True)
+    f.local_get(0).local_get(1).local_get(2).memory_copy()
+    f.finish()
+    return m.to_bytes()
+
+
+def _relaxed_probe() -> bytes:
+    m = Module(import_memory=None)
+    f = m.function("probe", [], [], export=True)
+    for _ in range(3):
+        f.v128_const(bytes(16))
+    f.f32x4_relaxed_madd().drop()
+    f.finish()
+    return m.to_bytes()
+
+
+class WasmBackend(Backend):
+    """Backend contract over one Wasm linear memory (see pyjax.backends.base)."""
+
+    name = "wasm"
+
+    def __init__(self, host=None, simd: bool = True):
+        super().__init__()
+        if host is None:
+            from pyjax import hosts
+
+            host = hosts.wasm_host()
+        self.host = host
+        self.simd = simd
+        self.alloc = Allocator(host.nbytes, grow=host.grow)
+        self._sizes: dict[int, int] = {}
+        self._copy = host.load(_util_module()).function("copy").unchecked
+        try:
+            host.compile(_relaxed_probe())
+            self.relaxed_simd = True
+        except Exception:  # the host's engine has no relaxed SIMD: plain mul + add
+            self.relaxed_simd = False
+
+    # --- memory ---
+    def malloc(self, nbytes: int) -> int:
+        try:
+            ptr = self.alloc.malloc(nbytes)
+        except WasmOutOfMemory as e:
+            raise MemoryError(f"wasm backend: out of memory allocating {nbytes} bytes: {e}") from None
+        self._sizes[ptr] = nbytes
+        return ptr
+
+    def free(self, slot: int) -> None:
+        if self._sizes.pop(slot, None) is not None:
+            self.alloc.free(slot)
+
+    def write(self, slot: int, data) -> None:
+        self.host.write(slot, data)
+
+    def read(self, slot: int, nbytes: int) -> bytes:
+        return self.host.read(slot, nbytes)
+
+    def copy(self, src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
+        if nbytes > 0:
+            self._copy(dst + dst_off, src + src_off, nbytes)
+
+    def live_buffers(self) -> int:
+        return len(self._sizes)
+
+    def numpy_view(self, slot: int, dtype, count: int):
+        """Zero-copy numpy view of a slot (native host only; invalid after the memory grows)."""
+        import numpy as np
+
+        return self.host.view(np.dtype(dtype.name), slot, count)
+
+    # --- compute ---
+    def _load(self, wasm: bytes, what: str):
+        if _DUMP:
+            os.makedirs(_DUMP, exist_ok=True)
+            with open(os.path.join(_DUMP, f"{what}-{abs(hash(wasm)):x}.wasm"), "wb") as fh:
+                fh.write(wasm)
+        return self.host.load(wasm).function("run").unchecked
+
+    def compile_kernel(self, kernel: Kernel) -> _Exe:
+        wasm = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd)
+        fn = self._load(wasm, f"kernel-{kernel.name}")
+        nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
+        hi = kernel.shape[0] if nk >= 1 else 1
+        size = kernel.out_size
+        gathers = sorted({x.arg for r in (kernel.epilogue, kernel.body) if r is not None for x in _walk(r)
+                          if x.op == "gather"})
+        if gathers:
+            sizes, itemsizes = self._sizes, [d.itemsize for d in kernel.in_dtypes]
+
+            def run(ins, outs):
+                fn(*ins, outs[0], 0, hi, *[sizes[ins[g]] // itemsizes[g] for g in gathers])
+
+        else:
+
+            def run(ins, outs):
+                fn(*ins, outs[0], 0, hi)
+
+        return _Exe(run, f"kernel {kernel!r}", size)
+
+    def compile_routine(self, routine: Routine) -> _Exe:
+        from pyjax.backends.wasm import routines
+
+        wasm, make_run = routines.compile_routine(routine, self)
+        fn = self._load(wasm, f"routine-{routine.name}")
+        size = sum(math.prod(a.shape) for a in routine.out_avals)
+        return _Exe(make_run(fn), f"routine {routine!r}", size)
+
+    def dispatch(self, exe: _Exe, in_slots: list, out_slots: list) -> None:
+        if exe.size == 0:
+            return
+        try:
+            exe.run(in_slots, out_slots)
+        except MemoryError:
+            raise
+        except RuntimeError as e:
+            if type(e).__name__ != "WasmTrap":
+                raise
+            raise WasmKernelError(f"wasm backend: {exe.what} trapped: {e}") from None
+
+
+def _walk(n):
+    from pyjax.compiler import ir
+
+    return ir.walk(n)

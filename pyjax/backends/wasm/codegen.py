@@ -1,0 +1,1645 @@
+"""Kernel IR -> WebAssembly: loop nests with hoisted index math, SIMD inner loops, tiled matmul.
+
+A Kernel computes `out[i] = epilogue(reduce_{trailing axes} body)`. The generated module exports
+one function `run(in_ptr..., out_ptr, lo, hi, gather_len...)` (all i32) that runs output rows
+`lo <= i0 < hi` of the outermost axis, so a later multithreaded host can split a kernel into
+ranges without recompiling.
+
+How a kernel becomes code:
+- Loads are turned into index expressions with `ir.view_index` (built inside the tracker's shape
+  context so they simplify). Every node gets the set of loop axes it depends on; it is computed
+  just inside the innermost loop it depends on, so index math and loop-invariant subexpressions
+  are hoisted out of inner loops (no div/mod per element for strided views).
+- One axis may be vectorized (4 lanes of f32/i32/u32/bool): the innermost axis of an elementwise
+  kernel or of a row reduction, or the last output axis of a reduction whose inner axis is not
+  contiguous (column sums, naive matmul). Loads affine in that axis become `v128.load` (stride 1),
+  a splat (stride 0) or four scalar loads; any operation without a SIMD form runs lane by lane,
+  so every kernel over these dtypes vectorizes. A scalar loop handles the tail.
+- A float32 sum of products with the reduced axis last and one operand broadcast along the last
+  output axis (what dot_general lowers to) becomes a register-tiled, K-blocked SIMD matmul
+  (see `matmul.py`), with the epilogue fused on the tiles.
+
+Semantics follow the cpu backend (numpy_eval): C-style integer div/rem with x/0 = -1 and x%0 = x,
+saturating float->int casts with NaN -> 0, shifts by >= the bit width give 0 (or the sign fill),
+NaN-propagating min/max, bool stored as one byte, float16/bfloat16 stored as 16 bits and computed
+in float32 with a rounding after every operation, float64 in f64, int64/uint64 in i64.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
+from pyjax.backends.wasm.mathext import f16_helpers, math_index
+from pyjax.compiler import ir
+from pyjax.compiler.ir import Kernel, Node
+from pyjax.core import dtypes
+
+__all__ = ["KernelCodegen", "compile_kernel_bytes", "DTYPE_INFO", "valtype"]
+
+LANES = 4
+HALF = ("float16", "bfloat16")
+VEC_DTYPES = ("float32", "int32", "uint32", "bool")
+
+# dtype name -> (wasm value type, load instruction, store instruction)
+DTYPE_INFO = {
+    "float32": (F32, "f32.load", "f32.store"),
+    "float64": (F64, "f64.load", "f64.store"),
+    "float16": (F32, "i32.load16_u", "i32.store16"),
+    "bfloat16": (F32, "i32.load16_u", "i32.store16"),
+    "int32": (I32, "i32.load", "i32.store"),
+    "uint32": (I32, "i32.load", "i32.store"),
+    "int16": (I32, "i32.load16_s", "i32.store16"),
+    "uint16": (I32, "i32.load16_u", "i32.store16"),
+    "int8": (I32, "i32.load8_s", "i32.store8"),
+    "uint8": (I32, "i32.load8_u", "i32.store8"),
+    "bool": (I32, "i32.load8_u", "i32.store8"),
+    "int64": (I64, "i64.load", "i64.store"),
+    "uint64": (I64, "i64.load", "i64.store"),
+}
+
+
+def valtype(d: dtypes.DType) -> str:
+    info = DTYPE_INFO.get(d.name)
+    if info is None:
+        raise NotImplementedError(f"wasm backend: dtype {d.name} is not supported")
+    return info[0]
+
+
+def _float(d) -> bool:
+    return d.kind == "f"
+
+
+def _signed(d) -> bool:
+    return d.kind == "i"
+
+
+def _bits(d) -> int:
+    return 1 if d.kind == "b" else d.itemsize * 8
+
+
+def _math_prec(d) -> str:
+    return "float64" if d.name == "float64" else "float32"
+
+
+def _int_min(d) -> int:
+    return -(1 << (_bits(d) - 1)) if _signed(d) else 0
+
+
+def _int_max(d) -> int:
+    return (1 << (_bits(d) - 1)) - 1 if _signed(d) else (1 << _bits(d)) - 1
+
+
+# Ops whose float16 result needs no re-rounding (exact on representable inputs).
+_HALF_EXACT = frozenset("neg abs floor ceil round_even round_away trunc max min sign where".split())
+_CMP = {"lt": ("lt", "lt_s", "lt_u"), "le": ("le", "le_s", "le_u"), "gt": ("gt", "gt_s", "gt_u"),
+        "ge": ("ge", "ge_s", "ge_u"), "eq": ("eq", "eq", "eq"), "ne": ("ne", "ne", "ne")}
+
+
+class KernelCodegen:
+    """Generates one module for one Kernel. `build()` returns the module bytes."""
+
+    def __init__(self, kernel: Kernel, relaxed_simd: bool = True, simd: bool = True):
+        self.k = kernel
+        self.relaxed = relaxed_simd
+        self.simd = simd
+        self.m = Module()
+        n = len(kernel.shape)
+        self.n = n
+        self.nr = len(kernel.reduce_axes) if kernel.reduce_op else 0
+        self.nk = n - self.nr
+        self.n_in = len(kernel.in_dtypes)
+        roots = [kernel.epilogue] + ([kernel.body] if kernel.reduce_op else [])
+        self.gathers = sorted({x.arg for r in roots for x in ir.walk(r) if x.op == "gather"})
+        self.mode = "scalar"
+        self.V = -1
+
+    # ------------------------------------------------------------------ analysis
+
+    def _analyze(self) -> None:
+        k = self.k
+        self.load_info: dict = {}
+        self.deps: dict = {}
+        self.rest: dict = {}  # load -> (rest offset node, coefficient of idx(V)) for affine vector loads
+        # output offset: contiguous over the kept axes
+        out_shape = k.shape[: self.nk]
+        with ir.shape_context(out_shape):
+            off, acc_ = ir.const(0, dtypes.int32), 1
+            for a in range(self.nk - 1, -1, -1):
+                if out_shape[a] != 1:
+                    off = ir.alu("add", off, ir.alu("mul", ir.idx(a), ir.const(acc_, dtypes.int32)))
+                acc_ *= out_shape[a]
+        self.out_off = off
+        self.roots = [k.epilogue] + ([k.body] if k.reduce_op else [])
+        order: list = []
+        seen: set = set()
+
+        def visit(x):
+            stack = [(x, False)]
+            while stack:
+                nd, done = stack.pop()
+                if done:
+                    order.append(nd)
+                    continue
+                if nd in seen:
+                    continue
+                seen.add(nd)
+                stack.append((nd, True))
+                for s in reversed(self._children(nd)):
+                    stack.append((s, False))
+
+        for r in self.roots + [self.out_off]:
+            visit(r)
+        self.order = order
+        acc_mask = (1 << self.nk) - 1
+        accdep: dict = {}
+        for nd in order:
+            if nd.op == "idx":
+                d = 1 << nd.arg
+            elif nd.op == "acc":
+                d = acc_mask
+            else:
+                d = 0
+                for s in self._children(nd):
+                    d |= self.deps[s]
+            self.deps[nd] = d
+            accdep[nd] = nd.op == "acc" or any(accdep[s] for s in self._children(nd))
+        self.accdep = accdep
+        self._choose_mode()
+        if self.mode != "scalar":
+            # affine analysis of loads along V, and their rest offsets (added to the schedule)
+            extra = []
+            for nd in order:
+                if nd.op == "load" and self.deps[nd] >> self.V & 1:
+                    off, valid = self.load_info[nd]
+                    info = self._affine(off, valid)
+                    if info is not None:
+                        self.rest[nd] = info
+                        extra.append(info[0])
+            info = self._affine(self.out_off, ir.const(True, dtypes.bool_))
+            self.out_rest = info
+            if info is not None:
+                extra.append(info[0])
+            for e in extra:
+                visit(e)
+            for nd in self.order:
+                if nd not in self.deps:
+                    d = 0
+                    for s in self._children(nd):
+                        d |= self.deps[s]
+                    self.deps[nd] = d
+                    self.accdep[nd] = any(self.accdep[s] for s in self._children(nd))
+        self.level = {nd: d.bit_length() - 1 for nd, d in self.deps.items()}
+
+    def _children(self, nd: Node) -> tuple:
+        if nd.op == "load":
+            info = self.load_info.get(nd)
+            if info is None:
+                _, tr = nd.arg
+                with ir.shape_context(tr.shape):
+                    off, valid = ir.view_index(tr, tuple(ir.idx(i) for i in range(len(tr.shape))))
+                info = self.load_info[nd] = (off, valid)
+            return info
+        return nd.srcs
+
+    def _affine(self, off: Node, valid: Node):
+        """(rest, coeff) if off = rest + coeff * idx(V) with rest and valid independent of V."""
+        V = self.V
+        if self.deps[valid] >> V & 1:
+            return None
+        terms, c = ir._terms(off)
+        coeff = 0
+        rest = {}
+        for atom, co in terms.items():
+            if atom.op == "idx" and atom.arg == V:
+                coeff = co
+            elif self.deps.get(atom, 0) >> V & 1 or (atom not in self.deps and _depends_on(atom, V)):
+                return None
+            else:
+                rest[atom] = co
+        if coeff == 0:
+            return None
+        return ir._from_terms(rest, c, dtypes.int32), coeff
+
+    @staticmethod
+    def _vec_node_ok(nd: Node) -> bool:
+        return nd.dtype.name in VEC_DTYPES and all(s.dtype.name in VEC_DTYPES for s in nd.srcs)
+
+    def _vectorizable(self, V: int) -> bool:
+        for nd in self.order:
+            if self.deps[nd] >> V & 1 and nd.op != "idx" and not self._vec_node_ok(nd):
+                return False
+        return True
+
+    def _contiguous_along(self, V: int) -> bool:
+        for nd in self.order:
+            if nd.op == "load" and self.deps[nd] >> V & 1:
+                off, valid = self.load_info[nd]
+                saved, self.V = self.V, V
+                info = self._affine(off, valid)
+                self.V = saved
+                if info is None or info[1] != 1:
+                    return False
+        return True
+
+    def _choose_mode(self) -> None:
+        k, n, nk = self.k, self.n, self.nk
+        if not self.simd or n == 0:
+            return
+        op = k.reduce_op
+        if op is None:
+            if k.shape[n - 1] >= LANES and self._vectorizable(n - 1):
+                self.mode, self.V = "A", n - 1
+            return
+        if op in ("argmax", "argmin"):
+            return
+        acc_name = k.body.dtype.name
+        if acc_name not in VEC_DTYPES:
+            return
+        b_ok = k.shape[n - 1] >= LANES and self._vectorizable(n - 1)
+        c_ok = nk >= 1 and k.shape[nk - 1] >= LANES and self._vectorizable(nk - 1)
+        if b_ok and self._contiguous_along(n - 1):
+            self.mode, self.V = "B", n - 1
+        elif c_ok:
+            self.mode, self.V = "C", nk - 1
+        elif b_ok:
+            self.mode, self.V = "B", n - 1
+
+    # ------------------------------------------------------------------ driver
+
+    def build(self) -> bytes:
+        from pyjax.backends.wasm import matmul
+
+        self._analyze()
+        plan = matmul.match(self) if self.simd else None
+        n_params = self.n_in + 3 + len(self.gathers)
+        f = self.m.function("run", [I32] * n_params, [], export=True)
+        self.f = f
+        self.p_in = list(range(self.n_in))
+        self.p_out = self.n_in
+        self.p_lo, self.p_hi = self.n_in + 1, self.n_in + 2
+        self.p_len = {g: self.n_in + 3 + i for i, g in enumerate(self.gathers)}
+        self.env: dict = {}
+        self.vec = False
+        self.idx_local: dict = {}
+        if plan is not None:
+            matmul.emit(self, plan)
+        else:
+            self._emit_prologue()
+            self._emit_out_loops(0)
+        f.finish()
+        return self.m.to_bytes()
+
+    # ------------------------------------------------------------------ scheduling
+
+    def _pre_emit(self, level: int) -> None:
+        """Compute every node that depends on loops up to `level` (and not on acc) here."""
+        for nd in self.order:
+            if self.level[nd] == level and not self.accdep[nd] and nd.op != "idx":
+                self.get(nd)
+
+    def _emit_prologue(self) -> None:
+        self._pre_emit(-1)
+
+    def _axis_end(self, a: int):
+        if a == 0 and self.nk >= 1:
+            return lambda: self.f.local_get(self.p_hi)
+        s = self.k.shape[a]
+        return lambda: self.f.i32_const(s)
+
+    def _axis_start(self, a: int):
+        if a == 0 and self.nk >= 1:
+            return lambda: self.f.local_get(self.p_lo)
+        return lambda: self.f.i32_const(0)
+
+    def _loop(self, a: int, step: int, body, start=None, end=None) -> None:
+        """for idx(a) in [start, end) step `step` (the vector loop stops 3 short of end)."""
+        f = self.f
+        var = self.idx_local.get((a, "var"))
+        if var is None:
+            var = self.idx_local[(a, "var")] = f.local(I32)
+        if start is None:
+            start = self._axis_start(a)
+        if end is None:
+            end = self._axis_end(a)
+        if start is not False:
+            start()
+            f.local_set(var)
+        lim = var
+        if step > 1:
+            lim = f.local(I32)
+            end()
+            f.i32_const(step - 1).i32_sub().local_set(lim)
+        saved = dict(self.env)
+        self.env[(ir.idx(a), "s")] = var
+        with f.block(), f.loop():
+            f.local_get(var)
+            if step > 1:
+                f.local_get(lim)
+            else:
+                end()
+            f.i32_ge_s().br_if(1)
+            body()
+            f.local_get(var).i32_const(step).i32_add().local_set(var)
+            f.br(0)
+        self.env = saved
+
+    def _split_loop(self, a: int, body_v, body_s) -> None:
+        """The vectorized axis: a 4-wide main loop, then a scalar tail continuing from its index."""
+        self._pre_splats()
+
+        def main():
+            self.vec = True
+            self._pre_emit(a)
+            body_v()
+            self.vec = False
+
+        def tail():
+            self._pre_emit(a)
+            body_s()
+
+        self._loop(a, LANES, main)
+        self._loop(a, 1, tail, start=False)
+
+    def _pre_splats(self) -> None:
+        """Splat loop-invariant values used by vector nodes once, before the vector loop."""
+        V = self.V
+        for nd in self.order:
+            if self.deps[nd] >> V & 1 and nd.op not in ("load",):
+                for s in nd.srcs:
+                    if not self.deps[s] >> V & 1 and (s, "s") in self.env:
+                        self.vget(s)
+
+    def _emit_out_loops(self, a: int) -> None:
+        if a == self.nk:
+            self._emit_element()
+            return
+
+        def inner():
+            self._pre_emit(a)
+            self._emit_out_loops(a + 1)
+
+        if a == self.V and self.mode in ("A", "C"):
+            self._split_loop(a, lambda: self._emit_out_loops(a + 1), lambda: self._emit_out_loops(a + 1))
+        else:
+            self._loop(a, 1, inner)
+
+    def _emit_element(self) -> None:
+        """Inside all output loops: reduce (if any), evaluate the epilogue, store."""
+        k = self.k
+        if k.reduce_op:
+            self._emit_reduction()
+        if self.vec:
+            self._store_vector(self.vget(k.epilogue), k.epilogue.dtype)
+        else:
+            self._store(self.get(k.epilogue), k.epilogue.dtype)
+
+    # ------------------------------------------------------------------ reductions
+
+    def _identity(self, op: str, d) -> float | int:
+        if op == "sum":
+            return 0
+        if op == "prod":
+            return 1
+        if op in ("and",):
+            return 1
+        if op in ("or",):
+            return 0
+        if op in ("max", "argmax"):
+            if _float(d):
+                return -math.inf
+            return 0 if d.kind == "b" else _int_min(d)
+        if op in ("min", "argmin"):
+            if _float(d):
+                return math.inf
+            return 1 if d.kind == "b" else _int_max(d)
+        raise NotImplementedError(f"wasm backend: reduction {op}")
+
+    def _emit_reduction(self) -> None:
+        k, f = self.k, self.f
+        op, d = k.reduce_op, k.body.dtype
+        acc_node = ir.acc(d)
+        vec_acc = self.vec  # mode C main region: one accumulator per output lane
+        if op in ("argmax", "argmin"):
+            if self.nr != 1:
+                raise NotImplementedError("wasm backend: arg reductions over several axes")
+            best = f.local(valtype(d))
+            bidx = f.local(I32)
+            self._const(self._identity(op, d), d)
+            f.local_set(best)
+            f.i32_const(0).local_set(bidx)
+            self._red_state = (best, bidx)
+            self._emit_red_loops(self.nk)
+            self.env[(ir.acc(dtypes.int32), "s")] = bidx
+            return
+        if vec_acc:
+            acc = f.local(V128)
+            self._vconst(self._identity(op, d), d)
+            f.local_set(acc)
+            self._red_state = acc
+            self._emit_red_loops(self.nk)
+            self.env[(acc_node, "v")] = acc
+        else:
+            acc = f.local(valtype(d))
+            self._const(self._identity(op, d), d)
+            f.local_set(acc)
+            self._red_state = acc
+            self._emit_red_loops(self.nk)
+            self.env[(acc_node, "s")] = acc
+
+    def _emit_red_loops(self, a: int) -> None:
+        if a == self.n:
+            self._combine()
+            return
+
+        def inner():
+            self._pre_emit(a)
+            self._emit_red_loops(a + 1)
+
+        if a == self.V and self.mode == "B":
+            f = self.f
+            k = self.k
+            op, d = k.reduce_op, k.body.dtype
+            scalar_acc = self._red_state
+            vacc = f.local(V128)
+            self._vconst(self._identity(op, d), d)
+            f.local_set(vacc)
+            self._pre_splats()
+
+            def main():
+                self.vec = True
+                self._pre_emit(a)
+                self._red_state = vacc
+                self._emit_red_loops(a + 1)
+                self._red_state = scalar_acc
+                self.vec = False
+
+            self._loop(a, LANES, main)
+            # fold the lanes into the scalar accumulator
+            for lane in range(LANES):
+                tmp = f.local(valtype(d))
+                f.local_get(vacc)
+                self._extract(lane, d)
+                f.local_set(tmp)
+                self._combine_into(scalar_acc, tmp, op, d)
+            self._loop(a, 1, inner, start=False)
+        else:
+            self._loop(a, 1, inner)
+
+    def _combine(self) -> None:
+        k, f = self.k, self.f
+        op, d = k.reduce_op, k.body.dtype
+        if op in ("argmax", "argmin"):
+            best, bidx = self._red_state
+            v = self.get(k.body)
+            # replace when v beats best, or v is the first NaN (a NaN best is never replaced)
+            t = valtype(d)
+            cmp = "gt" if op == "argmax" else "lt"
+            f.local_get(v).local_get(best)
+            self._cmp(cmp, d)
+            if _float(d):
+                f.local_get(v).local_get(v).op(t + ".ne").i32_or()
+                f.local_get(best).local_get(best).op(t + ".eq").i32_and()
+            with f.if_():
+                f.local_get(v).local_set(best)
+                f.local_get(self.env[(ir.idx(self.n - 1), "s")]).local_set(bidx)
+            return
+        acc = self._red_state
+        if self.vec:
+            v = self.vget(k.body)
+            f.local_get(acc).local_get(v)
+            self._vcombine(op, d)
+            f.local_set(acc)
+        else:
+            v = self.get(k.body)
+            self._combine_into(acc, v, op, d)
+
+    def _combine_into(self, acc: int, v: int, op: str, d) -> None:
+        f = self.f
+        if d.kind == "b":
+            op = {"sum": "or", "max": "or", "prod": "and", "min": "and"}.get(op, op)
+        f.local_get(acc).local_get(v)
+        if op == "sum":
+            self._binop("add", d, [acc, v], pushed=True)
+        elif op == "prod":
+            self._binop("mul", d, [acc, v], pushed=True)
+        elif op in ("max", "min"):
+            self._binop(op, d, [acc, v], pushed=True)
+        elif op == "and":
+            f.op(valtype(d) + ".and")
+        elif op == "or":
+            f.op(valtype(d) + ".or")
+        else:
+            raise NotImplementedError(f"wasm backend: reduction {op}")
+        f.local_set(acc)
+
+    def _vcombine(self, op: str, d) -> None:
+        f = self.f
+        fam = "f32x4" if d.name == "float32" else "i32x4"
+        if d.kind == "b":
+            op = {"sum": "or", "max": "or", "prod": "and", "min": "and"}.get(op, op)
+        if op == "sum":
+            f.op(fam + ".add")
+        elif op == "prod":
+            f.op(fam + ".mul")
+        elif op in ("max", "min"):
+            if fam == "f32x4":
+                f.op(fam + "." + op)
+            else:
+                f.op(f"i32x4.{op}_{'s' if _signed(d) else 'u'}")
+        elif op == "and":
+            f.v128_and()
+        elif op == "or":
+            f.v128_or()
+        else:
+            raise NotImplementedError(op)
+
+    # ------------------------------------------------------------------ values
+
+    def varies(self, nd: Node) -> bool:
+        if self.V < 0:
+            return False
+        d = self.deps.get(nd)
+        if d is None:
+            return _depends_on(nd, self.V)
+        return bool(d >> self.V & 1)
+
+    def get(self, nd: Node) -> int:
+        """Local holding nd in the natural form of the current region (vector iff it varies)."""
+        if self.vec and self.varies(nd):
+            return self.vget(nd)
+        key = (nd, "s")
+        loc = self.env.get(key)
+        if loc is None:
+            loc = self._emit_scalar(nd)
+            self.env[key] = loc
+        return loc
+
+    def vget(self, nd: Node) -> int:
+        """Local holding nd as a v128 (a splat if it does not vary)."""
+        if not self.varies(nd):
+            key = (nd, "splat")
+            loc = self.env.get(key)
+            if loc is None:
+                s = self.get_scalar(nd)
+                self.f.local_get(s)
+                self._splat(nd.dtype)
+                loc = self.f.local(V128)
+                self.f.local_set(loc)
+                self.env[key] = loc
+            return loc
+        key = (nd, "v")
+        loc = self.env.get(key)
+        if loc is None:
+            loc = self._emit_vector(nd)
+            self.env[key] = loc
+        return loc
+
+    def get_scalar(self, nd: Node) -> int:
+        saved = self.vec
+        self.vec = False
+        try:
+            return self.get(nd)
+        finally:
+            self.vec = saved
+
+    # ------------------------------------------------------------------ scalar emission
+
+    def _emit_scalar(self, nd: Node) -> int:
+        f = self.f
+        op = nd.op
+        d = nd.dtype
+        if op == "const":
+            self._const(nd.arg, d)
+        elif op == "idx":
+            loc = self.env.get((nd, "s"))
+            if loc is None:  # an axis outside the loops (size-1 epilogue axes of reductions)
+                f.i32_const(0)
+            else:
+                return loc
+        elif op == "acc":
+            raise AssertionError("acc used outside the epilogue")
+        elif op == "load":
+            i, _ = nd.arg
+            off, valid = self.load_info[nd]
+            self._load_scalar(i, d, self.get(off), None if valid.op == "const" and valid.arg else self.get(valid))
+        elif op == "gather":
+            self._gather_scalar(nd.arg, d, self.get(nd.srcs[0]))
+        else:
+            srcs = [self.get(s) for s in nd.srcs]
+            self._scalar_op(nd, srcs)
+        loc = f.local(valtype(d))
+        f.local_set(loc)
+        return loc
+
+    def _const(self, v, d) -> None:
+        t = valtype(d)
+        f = self.f
+        if t == F32:
+            f.f32_const(float(v))
+        elif t == F64:
+            f.f64_const(float(v))
+        elif t == I64:
+            f.i64_const(int(v) & (2**64 - 1))
+        else:
+            f.i32_const(int(v) & (2**32 - 1))
+
+    def _addr(self, base_param: int, off: int, size: int) -> None:
+        f = self.f
+        f.local_get(base_param).local_get(off)
+        if size > 1:
+            f.i32_const(size.bit_length() - 1).i32_shl()
+        f.i32_add()
+
+    def _load_scalar(self, i: int, d, off: int, valid: int | None) -> None:
+        f = self.f
+        t, load, _ = DTYPE_INFO[d.name]
+        self._addr(self.p_in[i], off, d.itemsize)
+        if valid is not None:
+            f.local_get(self.p_in[i]).local_get(valid).select()
+        f.op(load, align=0)
+        if d.name == "float16":
+            f.call(f16_helpers(self.m)["f16_to_f32"])
+        elif d.name == "bfloat16":
+            f.call(f16_helpers(self.m)["bf16_to_f32"])
+        if valid is not None:
+            self._const(0, d)
+            f.local_get(valid).select()
+
+    def _gather_scalar(self, i: int, d, off: int) -> None:
+        f = self.f
+        t, load, _ = DTYPE_INFO[d.name]
+        c = f.local(I32)
+        n = self.p_len[i]
+        # clamp to [0, len - 1] like the cpu backend
+        f.local_get(off).local_get(n).i32_const(1).i32_sub().local_tee(c)
+        f.local_get(off).local_get(c).i32_lt_s().select().local_tee(c)
+        f.i32_const(0).local_get(c).i32_const(0).i32_gt_s().select().local_set(c)
+        self._addr(self.p_in[i], c, d.itemsize)
+        f.op(load, align=0)
+        if d.name == "float16":
+            f.call(f16_helpers(self.m)["f16_to_f32"])
+        elif d.name == "bfloat16":
+            f.call(f16_helpers(self.m)["bf16_to_f32"])
+
+    def _store(self, val: int, d) -> None:
+        f = self.f
+        _, _, store = DTYPE_INFO[d.name]
+        off = self.get_scalar(self.out_off)
+        self._addr(self.p_out, off, d.itemsize)
+        f.local_get(val)
+        if d.name == "float16":
+            f.call(f16_helpers(self.m)["f32_to_f16"])
+        elif d.name == "bfloat16":
+            f.call(f16_helpers(self.m)["f32_to_bf16"])
+        f.op(store, align=0)
+
+    def _wrap(self, d) -> None:
+        """Bring an i32 result back into the range of a narrow integer dtype."""
+        f = self.f
+        name = d.name
+        if name == "int8":
+            f.i32_extend8_s()
+        elif name == "int16":
+            f.i32_extend16_s()
+        elif name == "uint8":
+            f.i32_const(0xFF).i32_and()
+        elif name == "uint16":
+            f.i32_const(0xFFFF).i32_and()
+
+    def _cmp(self, op: str, d) -> None:
+        t = valtype(d)
+        fl, s, u = _CMP[op]
+        if _float(d):
+            self.f.op(f"{t}.{fl}")
+        else:
+            self.f.op(f"{t}.{s if _signed(d) else u}")
+
+    def _scalar_op(self, nd: Node, srcs: list) -> None:
+        op = nd.op
+        d = nd.dtype
+        f = self.f
+        if op == "cast":
+            f.local_get(srcs[0])
+            self._cast(nd.srcs[0].dtype, d)
+            return
+        if op == "bitcast":
+            f.local_get(srcs[0])
+            self._bitcast(nd.srcs[0].dtype, d)
+            return
+        if op == "where":
+            f.local_get(srcs[1]).local_get(srcs[2]).local_get(srcs[0]).select()
+            return
+        sd = nd.srcs[0].dtype
+        if op in ir.UNARY_OPS:
+            self._unop(op, sd, d, srcs[0])
+        else:
+            self._binop(op, sd, srcs)
+        if d.name in HALF and op not in _HALF_EXACT and op not in ir.COMPARE_OPS:
+            f.call(f16_helpers(self.m)["round_f16" if d.name == "float16" else "round_bf16"])
+
+    def _unop(self, op: str, sd, d, a: int) -> None:
+        f = self.f
+        t = valtype(sd)
+        g = f.local_get
+        if _float(sd):
+            if op in ("neg", "abs", "floor", "ceil", "trunc", "sqrt"):
+                g(a).op(f"{t}.{op}")
+            elif op == "round_even":
+                g(a).op(f"{t}.nearest")
+            elif op == "round_away":
+                g(a).op(f"{t}.abs")
+                self._fconst(t, 0.5)
+                f.op(f"{t}.add").op(f"{t}.floor")
+                g(a).op(f"{t}.copysign")
+            elif op == "sign":
+                g(a)
+                self._fconst(t, 0.0)
+                f.op(f"{t}.add")
+                r = f.local(t)
+                f.local_set(r)
+                self._fconst(t, -1.0)
+                g(r)
+                g(a)
+                self._fconst(t, 0.0)
+                f.op(f"{t}.lt").select().local_set(r)
+                self._fconst(t, 1.0)
+                g(r)
+                g(a)
+                self._fconst(t, 0.0)
+                f.op(f"{t}.gt").select()
+            elif op == "rsqrt":
+                self._fconst(t, 1.0)
+                g(a).op(f"{t}.sqrt").op(f"{t}.div")
+            elif op == "reciprocal":
+                self._fconst(t, 1.0)
+                g(a).op(f"{t}.div")
+            elif op == "isnan":
+                g(a)
+                g(a)
+                f.op(f"{t}.ne")
+            elif op == "isinf":
+                g(a).op(f"{t}.abs")
+                self._fconst(t, math.inf)
+                f.op(f"{t}.eq")
+            elif op == "isfinite":
+                g(a).op(f"{t}.abs")
+                self._fconst(t, math.inf)
+                f.op(f"{t}.lt")
+            elif op == "not":
+                raise NotImplementedError("wasm backend: not of a float")
+            else:
+                g(a).call(math_index(self.m, op, _math_prec(sd)))
+            return
+        if op in ("isnan", "isinf"):
+            f.i32_const(0)
+            return
+        if op == "isfinite":
+            f.i32_const(1)
+            return
+        if op in ("floor", "ceil", "round_even", "round_away", "trunc"):
+            g(a)
+            return
+        if op == "not":
+            g(a)
+            if sd.kind == "b":
+                f.i32_const(1).i32_xor()
+            elif t == I64:
+                f.i64_const(-1).i64_xor()
+            else:
+                f.i32_const(-1).i32_xor()
+                self._wrap(sd)
+            return
+        if op == "neg":
+            self._zero(t)
+            g(a).op(f"{t}.sub")
+            self._wrap(sd)
+            return
+        if op == "abs":
+            if not _signed(sd):
+                g(a)
+                return
+            self._zero(t)
+            g(a).op(f"{t}.sub")
+            g(a)
+            g(a)
+            self._zero(t)
+            f.op(f"{t}.lt_s").select()
+            self._wrap(sd)
+            return
+        if op == "sign":
+            if sd.kind == "b":
+                g(a)
+                return
+            if _signed(sd):
+                g(a)
+                self._zero(t)
+                f.op(f"{t}.gt_s")
+                g(a)
+                self._zero(t)
+                f.op(f"{t}.lt_s").i32_sub()
+            else:
+                g(a)
+                self._zero(t)
+                f.op(f"{t}.ne")
+            if t == I64:
+                f.i64_extend_i32_s()
+            return
+        if op in ("popcnt", "clz"):
+            bits = _bits(sd)
+            g(a)
+            if t == I32 and bits < 32:
+                f.i32_const((1 << bits) - 1).i32_and()
+            f.op(f"{t}.{op}")
+            if t == I32 and bits < 32 and op == "clz":
+                f.i32_const(32 - bits).i32_sub()
+            return
+        raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+
+    def _fconst(self, t: str, v: float) -> None:
+        if t == F64:
+            self.f.f64_const(v)
+        else:
+            self.f.f32_const(v)
+
+    def _zero(self, t: str) -> None:
+        {I32: self.f.i32_const, I64: self.f.i64_const, F32: self.f.f32_const, F64: self.f.f64_const}[t](0)
+
+    def _binop(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
+        """Push op(srcs) for source dtype sd (if `pushed`, both operands are already on the stack)."""
+        f = self.f
+        t = valtype(sd)
+        a, b = srcs
+        g = f.local_get
+
+        def push():
+            if not pushed:
+                g(a)
+                g(b)
+
+        if sd.kind == "b":
+            op = {"add": "or", "mul": "and", "max": "or", "min": "and", "sub": "xor"}.get(op, op)
+        if op in _CMP:
+            push()
+            self._cmp(op, sd)
+            return
+        if _float(sd):
+            if op in ("add", "sub", "mul", "div", "max", "min"):
+                push()
+                f.op(f"{t}.{op}")
+            elif op == "rem":
+                push()
+                if t == F32:
+                    bb = f.local(F64)
+                    f.f64_promote_f32().local_set(bb).f64_promote_f32().local_get(bb)
+                f.call(self._fmod())
+                if t == F32:
+                    f.f32_demote_f64()
+            elif op in ("pow", "atan2"):
+                push()
+                f.call(math_index(self.m, op, _math_prec(sd)))
+            elif op == "nextafter":
+                push()
+                f.call(self._nextafter(sd))
+            else:
+                raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+            return
+        sfx = "s" if _signed(sd) else "u"
+        if op in ("add", "sub", "mul", "and", "or", "xor"):
+            push()
+            f.op(f"{t}.{op}")
+            if op in ("add", "sub", "mul"):
+                self._wrap(sd)
+        elif op in ("max", "min"):
+            if pushed:
+                x, y = f.local(t), f.local(t)
+                f.local_set(y).local_set(x)
+                a, b = x, y
+            g(a)
+            g(b)
+            g(a)
+            g(b)
+            f.op(f"{t}.{'gt' if op == 'max' else 'lt'}_{sfx}").select()
+        elif op in ("div", "rem"):
+            self._int_divrem(op, sd, a, b, pushed)
+        elif op in ("idiv", "mod"):
+            self._floor_divmod(op, sd, a, b, pushed)
+        elif op in ("shl", "shr"):
+            if pushed:
+                x, y = f.local(t), f.local(t)
+                f.local_set(y).local_set(x)
+                a, b = x, y
+            bits = _bits(sd)
+            small = f.local(I32)
+            g(b)
+            self._const(bits, sd)
+            f.op(f"{t}.lt_u").local_set(small)
+            if op == "shl":
+                g(a)
+                g(b)
+                f.op(f"{t}.shl")
+                self._zero(t)
+                g(small).select()
+                self._wrap(sd)
+            elif _signed(sd):
+                g(a)
+                g(b)
+                self._const(bits - 1 if t == I64 else 31, sd)
+                g(small).select()
+                f.op(f"{t}.shr_s")
+            else:
+                g(a)
+                g(b)
+                f.op(f"{t}.shr_u")
+                self._zero(t)
+                g(small).select()
+        elif op == "pow":
+            push()
+            f.call(self._ipow(sd))
+        else:
+            raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+
+    def _int_divrem(self, op, sd, a, b, pushed) -> None:
+        f = self.f
+        t = valtype(sd)
+        g = f.local_get
+        if pushed:
+            x, y = f.local(t), f.local(t)
+            f.local_set(y).local_set(x)
+            a, b = x, y
+        signed = _signed(sd)
+        zero = f.local(I32)
+        g(b).op(f"{t}.eqz").local_set(zero)
+        safe = f.local(t)
+        # divisor 0 (and -1, which can overflow) replaced by 1
+        self._const(1, sd)
+        g(b)
+        g(zero)
+        if signed and op == "div":
+            g(b)
+            self._const(-1, sd)
+            f.op(f"{t}.eq").i32_or()
+        f.select().local_set(safe)
+        g(a)
+        g(safe)
+        f.op(f"{t}.{op}_{'s' if signed else 'u'}")
+        if op == "div":
+            if signed:  # x / -1 = -x (wrapping)
+                r = f.local(t)
+                f.local_set(r)
+                self._zero(t)
+                g(a).op(f"{t}.sub")
+                g(r)
+                g(b)
+                self._const(-1, sd)
+                f.op(f"{t}.eq").select()
+            self._const(-1, sd)
+            r = f.local(t)
+            f.local_set(r)  # -1 saved; stack: quotient
+            tmp = f.local(t)
+            f.local_set(tmp)
+            g(r)
+            g(tmp)
+            g(zero).select()
+            self._wrap(sd)
+        else:
+            g(a)
+            r = f.local(t)
+            f.local_set(r)
+            tmp = f.local(t)
+            f.local_set(tmp)
+            g(r)
+            g(tmp)
+            g(zero).select()
+
+    def _floor_divmod(self, op, sd, a, b, pushed) -> None:
+        """Floor division / modulo (index arithmetic; numpy's // and %), x // 0 = x % 0 = 0."""
+        f = self.f
+        t = valtype(sd)
+        g = f.local_get
+        if pushed:
+            x, y = f.local(t), f.local(t)
+            f.local_set(y).local_set(x)
+            a, b = x, y
+        if not _signed(sd):
+            self._int_divrem("div" if op == "idiv" else "rem", sd, a, b, False)
+            return
+        q, r, fix = f.local(t), f.local(t), f.local(I32)
+        self._int_divrem("div", sd, a, b, False)
+        f.local_set(q)
+        self._int_divrem("rem", sd, a, b, False)
+        f.local_tee(r)
+        self._zero(t)
+        f.op(f"{t}.ne")
+        g(r)
+        g(b)
+        f.op(f"{t}.xor")
+        self._zero(t)
+        f.op(f"{t}.lt_s").i32_and().local_set(fix)
+        if op == "idiv":
+            g(q)
+            self._const(1, sd)
+            f.op(f"{t}.sub")
+            g(q)
+            g(fix).select()
+        else:
+            g(r)
+            g(b)
+            f.op(f"{t}.add")
+            g(r)
+            g(fix).select()
+            # x % 0 = 0 for numpy's mod
+            self._zero(t)
+            g(b).op(f"{t}.eqz")
+            r2 = f.local(t)
+            z = f.local(I32)
+            f.local_set(z).local_set(r2).local_set(r)
+            g(r2)
+            g(r)
+            g(z).select()
+            return
+        if op == "idiv":
+            r2 = f.local(t)
+            f.local_set(r2)
+            self._zero(t)
+            g(r2)
+            g(b).op(f"{t}.eqz").select()
+        self._wrap(sd)
+
+    # ------------------------------------------------------------------ casts
+
+    def _cast(self, src, dst) -> None:
+        f = self.f
+        ts, td = valtype(src), valtype(dst)
+        if src.name == dst.name:
+            return
+        h = f16_helpers(self.m) if (dst.name in HALF) else None
+        if dst.kind == "b":
+            if _float(src):
+                self._fconst(ts, 0.0)
+                f.op(f"{ts}.ne")
+            else:
+                self._zero(ts)
+                f.op(f"{ts}.ne")
+            return
+        if _float(src) and _float(dst):
+            if ts == F32 and td == F64:
+                f.f64_promote_f32()
+            elif ts == F64 and td == F32:
+                f.f32_demote_f64()
+            if dst.name == "float16":
+                f.call(h["round_f16"])
+            elif dst.name == "bfloat16":
+                f.call(h["round_bf16"])
+            return
+        if _float(src):  # float -> int: saturate, NaN -> 0
+            bits = _bits(dst)
+            if td == I64:
+                f.op(f"i64.trunc_sat_{ts}_{'s' if _signed(dst) else 'u'}")
+                return
+            if bits == 32:
+                f.op(f"i32.trunc_sat_{ts}_{'s' if _signed(dst) else 'u'}")
+                return
+            f.op(f"i32.trunc_sat_{ts}_s")
+            v = f.local(I32)
+            f.local_set(v)
+            lo, hi = _int_min(dst), _int_max(dst)
+            f.i32_const(hi).local_get(v).local_get(v).i32_const(hi).i32_gt_s().select().local_set(v)
+            f.i32_const(lo).local_get(v).local_get(v).i32_const(lo).i32_lt_s().select()
+            return
+        if _float(dst):  # int -> float
+            sfx = "u" if (src.kind in "ub") else "s"
+            tf = F64 if td == F64 else F32
+            f.op(f"{tf}.convert_{ts}_{sfx}")
+            if dst.name == "float16":
+                f.call(h["round_f16"])
+            elif dst.name == "bfloat16":
+                f.call(h["round_bf16"])
+            return
+        # int -> int
+        if ts == I32 and td == I64:
+            f.op("i64.extend_i32_u" if src.kind in "ub" else "i64.extend_i32_s")
+            return
+        if ts == I64 and td == I32:
+            f.i32_wrap_i64()
+        self._wrap(dst)
+
+    def _bitcast(self, src, dst) -> None:
+        f = self.f
+        if src.itemsize != dst.itemsize:
+            raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
+        ts, td = valtype(src), valtype(dst)
+        if src.name in HALF:
+            h = f16_helpers(self.m)
+            f.call(h["f32_to_f16" if src.name == "float16" else "f32_to_bf16"])
+            if dst.name in HALF:
+                f.call(h["f16_to_f32" if dst.name == "float16" else "bf16_to_f32"])
+            elif dst.name == "int16":
+                f.i32_extend16_s()
+            return
+        if dst.name in HALF:
+            h = f16_helpers(self.m)
+            f.i32_const(0xFFFF).i32_and()
+            f.call(h["f16_to_f32" if dst.name == "float16" else "bf16_to_f32"])
+            return
+        if ts == td:
+            if ts == I32:
+                self._wrap(dst)
+            return
+        if ts == F32 and td == I32:
+            f.i32_reinterpret_f32()
+        elif ts == I32 and td == F32:
+            f.f32_reinterpret_i32()
+        elif ts == F64 and td == I64:
+            f.i64_reinterpret_f64()
+        elif ts == I64 and td == F64:
+            f.f64_reinterpret_i64()
+        else:
+            raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
+
+    # ------------------------------------------------------------------ helper functions
+
+    def _fmod(self) -> int:
+        """fmod(a, b) in f64, exact (repeated exact subtraction of b * 2**k)."""
+        key = "pyjax.fmod"
+        if key in self.m.memo:
+            return self.m.memo[key]
+        f = self.m.function("pyjax_fmod_f64", [F64, F64], [F64])
+        self.m.memo[key] = f.index
+        a, b, ax, ay, t, k = 0, 1, f.local(F64), f.local(F64), f.local(F64), f.local(I32)
+        ilogb = self._ilogb()
+        f.local_get(a).f64_abs().local_set(ax)
+        f.local_get(b).f64_abs().local_set(ay)
+        # nan / inf / zero divisor -> nan; |b| = inf -> a
+        f.local_get(ax).f64_const(math.inf).f64_eq().local_get(ay).f64_const(0.0).f64_eq().i32_or()
+        f.local_get(a).local_get(a).f64_ne().i32_or().local_get(b).local_get(b).f64_ne().i32_or()
+        with f.if_():
+            f.f64_const(math.nan).return_()
+        f.local_get(ay).f64_const(math.inf).f64_eq()
+        with f.if_():
+            f.local_get(a).return_()
+        with f.block(), f.loop():
+            f.local_get(ax).local_get(ay).f64_lt().br_if(1)
+            f.local_get(ax).call(ilogb).local_get(ay).call(ilogb).i32_sub().local_tee(k)
+            f.i32_eqz()
+            with f.if_(F64):
+                f.local_get(ay)
+                f.else_()
+                # t = ay * 2**(k-1) in steps of at most 2**1000 (exact: scaling up, no overflow)
+                f.local_get(ay).local_set(t)
+                f.local_get(k).i32_const(1).i32_sub().local_set(k)
+                for _ in range(3):
+                    f.local_get(t)
+                    f.local_get(k).i32_const(1000).local_get(k).i32_const(1000).i32_lt_s().select()
+                    f.i64_extend_i32_s().i64_const(1023).i64_add().i64_const(52).i64_shl().f64_reinterpret_i64()
+                    f.f64_mul().local_set(t)
+                    f.local_get(k).i32_const(1000).i32_sub().local_set(k)
+                    f.i32_const(0).local_get(k).local_get(k).i32_const(0).i32_lt_s().select().local_set(k)
+                f.local_get(t).f64_const(2.0).f64_mul().local_get(t)
+                f.local_get(t).f64_const(2.0).f64_mul().local_get(ax).f64_le().select()
+            f.local_set(t)
+            f.local_get(ax).local_get(t).f64_sub().local_set(ax)
+            f.br(0)
+        f.local_get(ax).local_get(a).f64_copysign()
+        f.finish()
+        return f.index
+
+    def _ilogb(self) -> int:
+        key = "pyjax.ilogb"
+        if key in self.m.memo:
+            return self.m.memo[key]
+        f = self.m.function("pyjax_ilogb_f64", [F64], [I32])
+        self.m.memo[key] = f.index
+        bits, e = f.local(I64), f.local(I32)
+        f.local_get(0).i64_reinterpret_f64().local_tee(bits).i64_const(52).i64_shr_u().i32_wrap_i64()
+        f.i32_const(0x7FF).i32_and().local_tee(e)
+        f.i32_const(1023).i32_sub()
+        f.i32_const(-1011).local_get(bits).i64_const((1 << 52) - 1).i64_and().i64_clz().i32_wrap_i64().i32_sub()
+        f.local_get(e).select()
+        f.finish()
+        return f.index
+
+    def _nextafter(self, d) -> int:
+        key = ("pyjax.nextafter", d.name)
+        if key in self.m.memo:
+            return self.m.memo[key]
+        t = valtype(d)
+        f = self.m.function(f"pyjax_nextafter_{d.name}", [t, t], [t])
+        self.m.memo[key] = f.index
+        a, b = 0, 1
+        g = f.local_get
+        if d.name == "float64":
+            it, bits_of, from_bits, sign = I64, "i64.reinterpret_f64", "f64.reinterpret_i64", 1 << 63
+        elif d.name == "float32":
+            it, bits_of, from_bits, sign = I32, "i32.reinterpret_f32", "f32.reinterpret_i32", 1 << 31
+        else:
+            h = f16_helpers(self.m)
+            it, sign = I32, 1 << 15
+            bits_of = ("call", h["f32_to_f16" if d.name == "float16" else "f32_to_bf16"])
+            from_bits = ("call", h["f16_to_f32" if d.name == "float16" else "bf16_to_f32"])
+
+        def emit(x):
+            if isinstance(x, tuple):
+                f.call(x[1])
+            else:
+                f.op(x)
+
+        # nan in either -> nan; equal -> b
+        g(a).local_get(a).op(f"{t}.ne").local_get(b).local_get(b).op(f"{t}.ne").i32_or()
+        with f.if_():
+            g(a).local_get(b).op(f"{t}.add").return_()
+        g(a).local_get(b).op(f"{t}.eq")
+        with f.if_():
+            g(b).return_()
+        x = f.local(it)
+        g(a)
+        self._fconst(t, 0.0)
+        f.op(f"{t}.eq")
+        with f.if_():  # smallest subnormal with the sign of b
+            g(b)
+            emit(bits_of)
+            (f.i64_const if it == I64 else f.i32_const)(sign)
+            f.op(f"{it}.and")
+            (f.i64_const if it == I64 else f.i32_const)(1)
+            f.op(f"{it}.or")
+            emit(from_bits)
+            f.return_()
+        g(a)
+        emit(bits_of)
+        f.local_set(x)
+        # away from zero when a < b has the same sign as a > 0
+        g(x)
+        (f.i64_const if it == I64 else f.i32_const)(1)
+        f.op(f"{it}.add")
+        g(x)
+        (f.i64_const if it == I64 else f.i32_const)(1)
+        f.op(f"{it}.sub")
+        g(a).local_get(b).op(f"{t}.lt")
+        g(a)
+        self._fconst(t, 0.0)
+        f.op(f"{t}.gt").i32_eq().select()
+        emit(from_bits)
+        f.finish()
+        return f.index
+
+    def _ipow(self, d) -> int:
+        key = ("pyjax.ipow", d.name)
+        if key in self.m.memo:
+            return self.m.memo[key]
+        t = valtype(d)
+        f = self.m.function(f"pyjax_ipow_{d.name}", [t, t], [t])
+        self.m.memo[key] = f.index
+        x, y, r = 0, 1, f.local(t)
+        c = f.i64_const if t == I64 else f.i32_const
+        if _signed(d):  # negative exponent: 1 for x = 1, +-1 for x = -1, else 0
+            f.local_get(y)
+            c(0)
+            f.op(f"{t}.lt_s")
+            with f.if_():
+                f.local_get(x)
+                c(1)
+                f.op(f"{t}.eq")
+                with f.if_():
+                    c(1)
+                    f.return_()
+                f.local_get(x)
+                c(-1)
+                f.op(f"{t}.eq")
+                with f.if_():
+                    c(-1)
+                    c(1)
+                    f.local_get(y)
+                    c(1)
+                    f.op(f"{t}.and")
+                    if t == I64:
+                        f.i64_const(0).i64_ne()
+                    f.select().return_()
+                c(0)
+                f.return_()
+        c(1)
+        f.local_set(r)
+        with f.block(), f.loop():
+            f.local_get(y).op(f"{t}.eqz").br_if(1)
+            f.local_get(y)
+            c(1)
+            f.op(f"{t}.and")
+            if t == I64:
+                f.i64_const(0).i64_ne()
+            with f.if_():
+                f.local_get(r).local_get(x).op(f"{t}.mul").local_set(r)
+            f.local_get(x).local_get(x).op(f"{t}.mul").local_set(x)
+            f.local_get(y)
+            c(1)
+            f.op(f"{t}.shr_u").local_set(y)
+            f.br(0)
+        f.local_get(r)
+        self._wrap(d)
+        f.finish()
+        return f.index
+
+    # ------------------------------------------------------------------ vector emission
+
+    def _splat(self, d) -> None:
+        t = valtype(d)
+        if t == F32:
+            self.f.f32x4_splat()
+        elif t == I32:
+            if d.kind == "b":  # bool 0/1 -> lane mask 0/-1
+                m = self.f.local(I32)
+                self.f.local_set(m).i32_const(0).local_get(m).i32_sub()
+            self.f.i32x4_splat()
+        else:
+            raise AssertionError(f"no vector form for {d.name}")
+
+    def _vconst(self, v, d) -> None:
+        if d.name == "float32":
+            self.f.v128_const(struct.pack("<4f", *[float(v)] * 4))
+        elif d.kind == "b":
+            self.f.v128_const(struct.pack("<4i", *[-1 if v else 0] * 4))
+        else:
+            self.f.v128_const(struct.pack("<4I", *[int(v) & 0xFFFFFFFF] * 4))
+
+    def _extract(self, lane: int, d) -> None:
+        """v128 on the stack -> scalar lane in the scalar representation of d."""
+        if d.name == "float32":
+            self.f.f32x4_extract_lane(lane)
+        else:
+            self.f.i32x4_extract_lane(lane)
+            if d.kind == "b":
+                self.f.i32_const(1).i32_and()
+
+    def _emit_vector(self, nd: Node) -> int:
+        f = self.f
+        op = nd.op
+        d = nd.dtype
+        if op == "idx":
+            f.local_get(self.env[(nd, "s")]).i32x4_splat()
+            f.v128_const(struct.pack("<4i", 0, 1, 2, 3)).i32x4_add()
+        elif op == "acc":
+            raise AssertionError("vector acc not set")
+        elif op == "load":
+            self._load_vector(nd)
+        elif op == "where":
+            c, a, b = nd.srcs
+            if self.varies(c):
+                f.local_get(self.vget(a)).local_get(self.vget(b)).local_get(self.vget(c)).v128_bitselect()
+            else:
+                f.local_get(self.vget(a)).local_get(self.vget(b)).local_get(self.get_scalar(c)).select(V128)
+        elif not self._vector_op(nd):
+            self._per_lane(nd)
+        loc = f.local(V128)
+        f.local_set(loc)
+        return loc
+
+    def _vector_op(self, nd: Node) -> bool:
+        """Emit nd with SIMD instructions if it has a SIMD form; False to fall back to lanes."""
+        from pyjax.backends.wasm import simdmath
+
+        f = self.f
+        op, d = nd.op, nd.dtype
+        sd = nd.srcs[0].dtype if nd.srcs else d
+        fam = "f32x4" if sd.name == "float32" else "i32x4"
+        vs = [self.vget(s) for s in nd.srcs] if op not in ("shl", "shr") else None
+        if op == "cast":
+            key = (sd.name, d.name)
+            (a,) = vs
+            f.local_get(a)
+            if key == ("float32", "int32"):
+                f.i32x4_trunc_sat_f32x4_s()
+            elif key == ("float32", "uint32"):
+                f.i32x4_trunc_sat_f32x4_u()
+            elif key == ("int32", "float32"):
+                f.f32x4_convert_i32x4_s()
+            elif key == ("uint32", "float32"):
+                f.f32x4_convert_i32x4_u()
+            elif key in (("int32", "uint32"), ("uint32", "int32")):
+                pass
+            elif d.kind == "b":
+                f.v128_const(bytes(16)).op("f32x4.ne" if sd.name == "float32" else "i32x4.ne")
+            elif sd.kind == "b" and d.name == "float32":
+                f.v128_const(struct.pack("<4f", 1, 1, 1, 1)).v128_and()
+            elif sd.kind == "b":
+                f.i32x4_neg()
+            else:
+                f.drop()
+                return False
+            return True
+        if op == "bitcast":
+            f.local_get(vs[0])
+            return True
+        if sd.kind == "b":
+            table = {"and": "v128.and", "or": "v128.or", "xor": "v128.xor", "ne": "v128.xor", "eq": "i32x4.eq",
+                     "add": "v128.or", "mul": "v128.and", "max": "v128.or", "min": "v128.and"}
+            if op == "not":
+                f.local_get(vs[0]).v128_not()
+                return True
+            if op in table:
+                f.local_get(vs[0]).local_get(vs[1]).op(table[op])
+                return True
+            return False
+        if fam == "f32x4":
+            if op in ("add", "sub", "mul", "div", "min", "max", "eq", "ne", "lt", "gt", "le", "ge"):
+                f.local_get(vs[0]).local_get(vs[1]).op(f"f32x4.{op}")
+                return True
+            if op in ("neg", "abs", "sqrt", "floor", "ceil", "trunc"):
+                f.local_get(vs[0]).op(f"f32x4.{op}")
+                return True
+            if op == "round_even":
+                f.local_get(vs[0]).f32x4_nearest()
+                return True
+            if op in ("reciprocal", "rsqrt"):
+                f.v128_const(struct.pack("<4f", 1, 1, 1, 1)).local_get(vs[0])
+                if op == "rsqrt":
+                    f.f32x4_sqrt()
+                f.f32x4_div()
+                return True
+            if op == "isnan":
+                f.local_get(vs[0]).local_get(vs[0]).f32x4_ne()
+                return True
+            if op in simdmath.F32X4 and self.simd:
+                simdmath.emit(self.m, f, op, vs)
+                return True
+            return False
+        sfx = "s" if _signed(sd) else "u"
+        if op in ("add", "sub", "mul"):
+            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}")
+            return True
+        if op in ("and", "or", "xor"):
+            f.local_get(vs[0]).local_get(vs[1]).op(f"v128.{op}")
+            return True
+        if op in ("min", "max"):
+            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}_{sfx}")
+            return True
+        if op in ("eq", "ne"):
+            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}")
+            return True
+        if op in ("lt", "le", "gt", "ge"):
+            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}_{sfx}")
+            return True
+        if op == "neg":
+            f.local_get(vs[0]).i32x4_neg()
+            return True
+        if op == "not":
+            f.local_get(vs[0]).v128_not()
+            return True
+        if op == "abs" and _signed(sd):
+            f.local_get(vs[0]).i32x4_abs()
+            return True
+        if op in ("shl", "shr"):
+            a, b = nd.srcs
+            if self.varies(b):
+                return False
+            av, bs = self.vget(a), self.get_scalar(b)
+            small = f.local(I32)
+            f.local_get(bs).i32_const(32).i32_lt_u().local_set(small)
+            if op == "shl":
+                f.local_get(av).local_get(bs).i32x4_shl().v128_const(bytes(16)).local_get(small).select(V128)
+            elif _signed(sd):
+                f.local_get(av).local_get(bs).i32_const(31).local_get(small).select().i32x4_shr_s()
+            else:
+                f.local_get(av).local_get(bs).i32x4_shr_u().v128_const(bytes(16)).local_get(small).select(V128)
+            return True
+        return False
+
+    def _per_lane(self, nd: Node) -> None:
+        """Compute a node lane by lane with the scalar code (ops without a SIMD form)."""
+        f = self.f
+        d = nd.dtype
+        res = f.local(V128)
+        f.v128_const(bytes(16)).local_set(res)
+        if nd.op == "gather":
+            srcs_nodes = nd.srcs
+        else:
+            srcs_nodes = nd.srcs
+        vlocs = [(self.vget(s) if self.varies(s) else None) for s in srcs_nodes]
+        slocs = [(None if self.varies(s) else self.get_scalar(s)) for s in srcs_nodes]
+        for lane in range(LANES):
+            lane_srcs = []
+            for s, vl, sl in zip(srcs_nodes, vlocs, slocs):
+                if vl is None:
+                    lane_srcs.append(sl)
+                    continue
+                tmp = f.local(valtype(s.dtype))
+                f.local_get(vl)
+                self._extract(lane, s.dtype)
+                f.local_set(tmp)
+                lane_srcs.append(tmp)
+            f.local_get(res)
+            if nd.op == "gather":
+                self._gather_scalar(nd.arg, d, lane_srcs[0])
+            else:
+                self._scalar_op(nd, lane_srcs)
+            if d.kind == "b":
+                m = f.local(I32)
+                f.local_set(m).i32_const(0).local_get(m).i32_sub()
+            if d.name == "float32":
+                f.f32x4_replace_lane(lane)
+            else:
+                f.i32x4_replace_lane(lane)
+            f.local_set(res)
+        f.local_get(res)
+
+    def _load_vector(self, nd: Node) -> None:
+        f = self.f
+        i, _ = nd.arg
+        d = nd.dtype
+        off, valid = self.load_info[nd]
+        info = self.rest.get(nd)
+        size = d.itemsize
+        _, load, _ = DTYPE_INFO[d.name]
+        if info is None:  # general: vector offsets, lane by lane
+            ov = self.vget(off)
+            vv = None if (valid.op == "const" and valid.arg) else self.vget(valid)
+            res = f.local(V128)
+            f.v128_const(bytes(16)).local_set(res)
+            for lane in range(LANES):
+                o = f.local(I32)
+                f.local_get(ov).i32x4_extract_lane(lane).local_set(o)
+                vl = None
+                if vv is not None:
+                    vl = f.local(I32)
+                    f.local_get(vv).i32x4_extract_lane(lane).i32_const(1).i32_and().local_set(vl)
+                f.local_get(res)
+                self._load_scalar(i, d, o, vl)
+                if d.kind == "b":
+                    m = f.local(I32)
+                    f.local_set(m).i32_const(0).local_get(m).i32_sub()
+                f.op("f32x4.replace_lane" if d.name == "float32" else "i32x4.replace_lane", lane)
+                f.local_set(res)
+            f.local_get(res)
+            return
+        rest, coeff = info
+        r = self.get_scalar(rest)
+        var = self.env[(ir.idx(self.V), "s")]
+        addr = f.local(I32)
+        # addr = ptr + (rest + coeff * i) * size
+        f.local_get(self.p_in[i]).local_get(r).local_get(var)
+        if coeff != 1:
+            f.i32_const(coeff).i32_mul()
+        f.i32_add()
+        if size > 1:
+            f.i32_const(size.bit_length() - 1).i32_shl()
+        f.i32_add().local_set(addr)
+        has_valid = not (valid.op == "const" and valid.arg)
+        if has_valid:
+            vloc = self.get_scalar(valid)
+            f.local_get(addr).local_get(self.p_in[i]).local_get(vloc).select().local_set(addr)
+        if coeff == 1:
+            if d.kind == "b":
+                f.local_get(addr).v128_load32_zero(align=0).i16x8_extend_low_i8x16_u().i32x4_extend_low_i16x8_u()
+                f.v128_const(bytes(16)).i32x4_ne()
+            else:
+                f.local_get(addr).v128_load(align=0)
+        else:
+            step = coeff * size
+            res = f.local(V128)
+            for lane in range(LANES):
+                f.local_get(addr)
+                if lane:
+                    f.i32_const(step * lane).i32_add()
+                f.op(load, align=0)
+                if d.kind == "b":
+                    m = f.local(I32)
+                    f.local_set(m).i32_const(0).local_get(m).i32_sub()
+                if lane == 0:
+                    f.op("f32x4.splat" if d.name == "float32" else "i32x4.splat")
+                else:
+                    f.local_set(r2 := f.local(valtype(d))).local_get(res).local_get(r2)
+                    f.op("f32x4.replace_lane" if d.name == "float32" else "i32x4.replace_lane", lane)
+                f.local_set(res)
+            f.local_get(res)
+        if has_valid:
+            f.v128_const(bytes(16)).local_get(vloc).select(V128)
+
+    def _store_vector(self, val: int, d) -> None:
+        f = self.f
+        info = self.out_rest
+        var = self.env[(ir.idx(self.V), "s")]
+        size = d.itemsize
+        if info is None or info[1] != 1:
+            raise AssertionError("vector store needs a contiguous output")
+        rest, _ = info
+        r = self.get_scalar(rest)
+        f.local_get(self.p_out).local_get(r).local_get(var).i32_add()
+        if size > 1:
+            f.i32_const(size.bit_length() - 1).i32_shl()
+        f.i32_add()
+        f.local_get(val)
+        if d.kind == "b":
+            f.v128_const(struct.pack("<4i", 1, 1, 1, 1)).v128_and()
+            t = f.local(V128)
+            f.local_tee(t).local_get(t).i16x8_narrow_i32x4_u()
+            f.local_tee(t).local_get(t).i8x16_narrow_i16x8_u()
+            f.v128_store32_lane(0, align=0)
+        else:
+            f.v128_store(align=0)
+
+
+def _depends_on(nd: Node, axis: int) -> bool:
+    return any(x.op == "idx" and x.arg == axis for x in ir.walk(nd))
+
+
+def compile_kernel_bytes(kernel: Kernel, relaxed_simd: bool = True, simd: bool = True) -> bytes:
+    """The Wasm module (bytes) for a Kernel; export `run`."""
+    return KernelCodegen(kernel, relaxed_simd=relaxed_simd, simd=simd).build()

@@ -1,0 +1,2 @@
+"""placeholder"""
+F32X4 = {}

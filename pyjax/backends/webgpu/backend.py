@@ -1,0 +1,300 @@
+"""The webgpu backend: Kernels and Routines as WGSL compute shaders, run by a WebGPU host.
+
+Buffers are host handles holding the same bytes as the cpu backend (sizes rounded up to 16
+bytes so vec4 and packed-word stores stay inside). Dispatches are queued, not submitted: the
+queue is flushed as ONE `host.dispatch(steps)` (one command encoder, one submit) when the
+runtime reads a buffer, synchronizes, or the queue grows long. Buffers freed while queued work
+still uses them are released only after that work is submitted, and copies run as compute
+steps in the same encoder, so the order of work is always the program's order.
+
+64-bit dtypes (WGSL has no f64/i64) and routines without a GPU implementation run on the host
+through the cpu reference evaluator, after the queue is flushed: correct, but a sync point.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from pyjax.backends.base import Backend
+from pyjax.backends.webgpu import routines as _routines
+from pyjax.backends.webgpu.renderer import DEBUG, Caps, GPUKernel, render_kernel
+from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
+from pyjax.compiler.ir import Kernel, Routine
+
+_MAX_QUEUE = int(os.environ.get("PYJAX_WEBGPU_MAX_QUEUE", "256"))
+
+
+def _round16(n: int) -> int:
+    return (n + 15) & ~15
+
+
+_COPY_WGSL = f"""
+struct U {{ so: u32, d0: u32, n: u32, pad: u32 }}
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> u: U;
+@compute @workgroup_size(256)
+fn main({ENTRY}) {{
+  {LINEAR_WG}
+  let w = (u.d0 >> 2u) + wgl * 256u + lid;
+  let end = u.d0 + u.n;
+  if (w * 4u >= end) {{ return; }}
+  if (((u.so | u.d0) & 3u) == 0u && w * 4u + 4u <= end) {{
+    dst[w] = src[(u.so >> 2u) + w - (u.d0 >> 2u)];
+    return;
+  }}
+  var word = dst[w];
+  for (var j = 0u; j < 4u; j = j + 1u) {{
+    let a = w * 4u + j;
+    if (a >= u.d0 && a < end) {{
+      let s = a - u.d0 + u.so;
+      let byte = (src[s >> 2u] >> ((s & 3u) * 8u)) & 0xffu;
+      word = (word & ~(0xffu << (j * 8u))) | (byte << (j * 8u));
+    }}
+  }}
+  dst[w] = word;
+}}
+"""
+
+
+class HostExe:
+    """A Kernel or Routine run on the host by the cpu reference evaluator."""
+
+    __slots__ = ("ir",)
+
+    def __init__(self, ir_obj):
+        self.ir = ir_obj
+
+
+class WebGPUBackend(Backend):
+    """IR -> WGSL, dispatched in batches through a WebGPU host (wgpu-py natively, navigator.gpu
+    in the browser)."""
+
+    name = "webgpu"
+
+    def __init__(self, host=None):
+        super().__init__()
+        if host is None:
+            from pyjax import hosts
+
+            host = hosts.webgpu_host()
+        self.host = host
+        self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)))
+        self._nbytes: dict[int, int] = {}
+        self._queue: list = []
+        self._busy: set = set()
+        self._dead: list = []
+        self._temps: list = []
+        self._pipes: dict = {}
+        self._cpu = None
+        self._sentinel = None
+        self.stats = {"flushes": 0, "steps": 0, "host_fallbacks": 0}
+
+    # --- memory ---------------------------------------------------------------------------
+    def malloc(self, nbytes: int) -> int:
+        h = self.host.create_buffer(_round16(max(nbytes, 1)))
+        self._nbytes[h] = nbytes
+        return h
+
+    def free(self, slot: int) -> None:
+        if self._nbytes.pop(slot, None) is None:
+            return
+        if slot in self._busy:
+            self._dead.append(slot)
+        else:
+            self.host.release_buffer(slot)
+
+    def nbytes(self, slot: int) -> int:
+        return self._nbytes[slot]
+
+    def write(self, slot: int, data) -> None:
+        if slot in self._busy:
+            self.flush()
+        mv = memoryview(data).cast("B")
+        n = mv.nbytes
+        if n == 0:
+            return
+        if n % 4:
+            mv = bytes(mv) + bytes(4 - n % 4)
+        self.host.write(slot, mv)
+
+    def read(self, slot: int, nbytes: int) -> bytes:
+        self.flush()
+        if nbytes <= 0:
+            return b""
+        return bytes(self.host.read(slot, nbytes))
+
+    async def read_async(self, slot: int, nbytes: int) -> bytes:
+        self.flush()
+        if nbytes <= 0:
+            return b""
+        return bytes(await self.host.read_async(slot, nbytes))
+
+    def copy(self, src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
+        if nbytes <= 0:
+            return
+        if src == dst:
+            tmp = self.temp(nbytes)
+            self._copy_step(src, src_off, tmp, 0, nbytes)
+            self._copy_step(tmp, 0, dst, dst_off, nbytes)
+        else:
+            self._copy_step(src, src_off, dst, dst_off, nbytes)
+        self._maybe_flush()
+
+    def _copy_step(self, src, src_off, dst, dst_off, nbytes) -> None:
+        words = -(-(dst_off + nbytes) // 4) - dst_off // 4
+        self.step(self.pipeline(_COPY_WGSL), [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
+
+    def live_buffers(self) -> int:
+        return len(self._nbytes)
+
+    def synchronize(self) -> None:
+        self.flush()
+        self.host.sync()
+
+    async def synchronize_async(self) -> None:
+        self.flush()
+        if self._sentinel is None:
+            self._sentinel = self.host.create_buffer(16)
+        await self.host.read_async(self._sentinel, 4)
+
+    # --- queue ----------------------------------------------------------------------------
+    def pipeline(self, wgsl_text: str) -> int:
+        """A pipeline handle for WGSL text (cached here and by the host)."""
+        p = self._pipes.get(wgsl_text)
+        if p is None:
+            if DEBUG and os.environ.get("PYJAX_DEBUG") == "wgsl":
+                print(f"[pyjax webgpu] WGSL:\n{wgsl_text}")
+            p = self._pipes[wgsl_text] = self.host.pipeline(wgsl_text)
+        return p
+
+    def step(self, pipeline: int, buffers: list, uniforms: bytes | None, grid) -> None:
+        """Queue one dispatch (recorded into the next flush's command encoder)."""
+        if isinstance(grid, int) and grid <= 0:
+            return
+        self._queue.append((pipeline, list(buffers), uniforms, grid))
+        self._busy.update(buffers)
+
+    def temp(self, nbytes: int) -> int:
+        """A scratch buffer released after the next flush (only queued work may use it)."""
+        h = self.host.create_buffer(_round16(max(nbytes, 4)))
+        self._temps.append(h)
+        self._busy.add(h)
+        return h
+
+    def _maybe_flush(self) -> None:
+        if len(self._queue) >= _MAX_QUEUE:
+            self.flush()
+
+    def flush(self) -> None:
+        """Submit all queued dispatches in one command encoder, then release dead buffers."""
+        if not self._queue:
+            self._release()
+            return
+        steps, self._queue = self._queue, []
+        try:
+            self.host.dispatch(steps)
+        finally:
+            self.stats["flushes"] += 1
+            self.stats["steps"] += len(steps)
+            self._release()
+
+    def _release(self) -> None:
+        dead, self._dead = self._dead, []
+        temps, self._temps = self._temps, []
+        self._busy.clear()
+        for h in dead + temps:
+            try:
+                self.host.release_buffer(h)
+            except Exception:  # device lost: the buffer is gone already
+                pass
+
+    # --- compute --------------------------------------------------------------------------
+    def compile_kernel(self, kernel: Kernel):
+        gk = render_kernel(kernel, self.caps)
+        if gk.host_fallback:
+            return HostExe(kernel)
+        for launch in gk.launches:
+            launch.pipeline = self.pipeline(launch.wgsl)
+        return gk
+
+    def compile_routine(self, routine: Routine):
+        exe = _routines.compile_routine(routine, self)
+        return HostExe(routine) if exe is None else exe
+
+    def dispatch(self, exe, in_slots: list, out_slots: list) -> None:
+        if type(exe) is GPUKernel:
+            self.run_kernel(exe, in_slots, out_slots)
+        elif type(exe) is HostExe:
+            self._host_run(exe.ir, in_slots, out_slots)
+        else:
+            exe.enqueue(self, list(in_slots), list(out_slots))
+        self._maybe_flush()
+
+    def run_kernel(self, gk: GPUKernel, in_slots: list, out_slots: list) -> None:
+        """Queue the launches of a compiled kernel."""
+        temps = [self.temp(n) for n in gk.temps]
+        for launch in gk.launches:
+            mrg = None
+            uniforms = launch.uniforms
+            if launch.merged:
+                mrg, uniforms = self._merge([in_slots[i] for i in launch.merged])
+            bufs = []
+            for role in launch.roles:
+                kind = role[0]
+                if kind == "in":
+                    bufs.append(in_slots[role[1]])
+                elif kind == "out":
+                    bufs.append(out_slots[role[1]])
+                elif kind == "tmp":
+                    bufs.append(temps[role[1]])
+                else:
+                    bufs.append(mrg)
+            self.step(launch.pipeline, bufs, uniforms, launch.grid)
+
+    def _merge(self, slots: list) -> tuple:
+        """Copy several inputs into one scratch buffer; (handle, uniform bytes of word bases)."""
+        bases, total = [], 0
+        for s in slots:
+            bases.append(total // 4)
+            total += _round16(max(self._nbytes.get(s, 4), 4))
+        mrg = self.temp(total)
+        for s, base in zip(slots, bases):
+            n = self._nbytes.get(s, 0)
+            if n:
+                self._copy_step(s, 0, mrg, base * 4, n)
+        bases += [0] * (-len(bases) % 4)
+        return mrg, struct.pack(f"<{len(bases)}I", *bases)
+
+    def _host_run(self, ir_obj, in_slots: list, out_slots: list) -> None:
+        """Run a Kernel/Routine with the cpu reference evaluator (inputs read back, outputs written)."""
+        from pyjax.backends.cpu import CpuBackend
+
+        if self._cpu is None:
+            self._cpu = CpuBackend()
+        cpu = self._cpu
+        self.stats["host_fallbacks"] += 1
+        self.flush()
+        cin, couts = [], []
+        try:
+            for s in in_slots:
+                n = self._nbytes[s]
+                c = cpu.malloc(max(n, 1))
+                cin.append(c)
+                if n:
+                    cpu.write(c, self.host.read(s, n))
+            for s in out_slots:
+                couts.append(cpu.malloc(max(self._nbytes[s], 1)))
+            exe = cpu.prepare_kernel(ir_obj) if isinstance(ir_obj, Kernel) else cpu.prepare_routine(ir_obj)
+            cpu.dispatch(exe, cin, couts)
+            for s, c in zip(out_slots, couts):
+                n = self._nbytes[s]
+                if n:
+                    self.write(s, cpu.read(c, n))
+        finally:
+            for c in cin + couts:
+                cpu.free(c)
+
+    def __repr__(self) -> str:
+        return f"WebGPUBackend({self.host!r})"

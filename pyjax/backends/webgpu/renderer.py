@@ -1,0 +1,608 @@
+"""IR Kernel -> WGSL compute shaders (a small C-like renderer over `wgsl.Emitter`).
+
+A Kernel becomes a `GPUKernel`: one or more launches (WGSL text, buffer roles, workgroup count)
+plus the temporary buffers they need. Strategies:
+
+- elementwise: each thread computes a group of 4 consecutive outputs (or the 2/4 elements of
+  one packed output word); loads that are contiguous along the last axis become one vec4 load,
+  and 32-bit outputs are stored as vec4. Workgroup counts past 65535 use a 2-D grid.
+- reduction, serial: one thread per output loops over the reduced elements (coalesced when
+  neighbouring outputs are neighbours in memory, e.g. column sums).
+- reduction, cooperative: T threads per output stride over the reduced elements and combine
+  in workgroup memory (rows whose reduced axis is contiguous, or few outputs).
+- reduction, split: few outputs over very many elements run in two launches (partials, then
+  the combine and the epilogue), so a full reduction of 2^26 elements still fills the GPU.
+- matmul: `sum_k a*b` with a independent of the column axis and b of the row axis goes to
+  `matmul.py` (shared-memory tiles, unrolled register tile).
+
+Inputs beyond the device's storage-buffer limit are merged into one buffer at dispatch time
+(bases in a uniform), so any fused kernel runs within the WebGPU default of 8 bindings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from pyjax.backends.webgpu import wgsl
+from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG, Emitter, Input, Scope, ctype, decompose, lit
+from pyjax.backends.webgpu.wgsl_special import helpers as helper_code
+from pyjax.compiler import ir
+from pyjax.compiler.ir import Kernel
+from pyjax.core import dtypes
+
+DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
+
+
+class Caps:
+    """Device limits the renderer must respect (WebGPU spec defaults unless the host grants more)."""
+
+    def __init__(self, limits: dict | None = None, has_f16: bool = False):
+        limits = limits or {}
+
+        def get(name, default):
+            camel = "".join(w.capitalize() if i else w for i, w in enumerate(name.split("-")))
+            return int(limits.get(name, limits.get(camel, default)))
+
+        self.max_invocations = min(get("max-compute-invocations-per-workgroup", 256), 1024)
+        self.max_wg_x = get("max-compute-workgroup-size-x", 256)
+        self.max_wg_y = get("max-compute-workgroup-size-y", 256)
+        self.max_shared = get("max-compute-workgroup-storage-size", 16384)
+        self.max_storage = get("max-storage-buffers-per-shader-stage", 8)
+        self.max_wg_per_dim = get("max-compute-workgroups-per-dimension", 65535)
+        self.has_f16 = has_f16
+        self.wg = min(256, self.max_invocations, self.max_wg_x)
+
+    def key(self):
+        return (self.max_invocations, self.max_shared, self.max_storage, self.wg)
+
+
+class Launch:
+    """One compute dispatch: WGSL, buffer roles, workgroup count (int: split by the host)."""
+
+    __slots__ = ("wgsl", "roles", "grid", "uniforms", "pipeline", "merged")
+
+    def __init__(self, wgsl_text: str, roles: list, grid, uniforms: bytes | None = None, merged: list | None = None):
+        self.wgsl = wgsl_text
+        self.roles = roles  # ("in", k) | ("out", k) | ("tmp", j) | ("mrg",)
+        self.grid = grid
+        self.uniforms = uniforms
+        self.pipeline = None
+        self.merged = merged or []  # inputs read from the merged buffer, in base order
+
+
+class GPUKernel:
+    """A compiled Kernel: launches in order, temp buffer sizes, inputs merged into one buffer."""
+
+    __slots__ = ("kernel", "launches", "temps", "host_fallback")
+
+    def __init__(self, kernel, launches: list, temps: list | None = None):
+        self.kernel = kernel
+        self.launches = launches
+        self.temps = temps or []
+        self.host_fallback = False
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def _used_inputs(roots) -> set:
+    used = set()
+    for r in roots:
+        if r is None:
+            continue
+        for n in ir.walk(r):
+            if n.op == "load":
+                used.add(n.arg[0])
+            elif n.op == "gather":
+                used.add(n.arg)
+    return used
+
+
+class _Bindings:
+    """Kernel inputs -> WGSL bindings, merging inputs past the storage-buffer limit."""
+
+    def __init__(self, k: Kernel, caps: Caps, used: set, extra: list, vec_inputs: set = frozenset()):
+        """extra: [(name, elem type, writable, role)] bound after the inputs (outputs, temps)."""
+        self.inputs: dict = {}
+        self.decls: list = []
+        self.roles: list = []
+        ins = sorted(used)
+        room = caps.max_storage - len(extra)
+        merged = []
+        if len(ins) > room:
+            keep, merged = ins[: room - 1], ins[room - 1 :]
+        else:
+            keep = ins
+        for i in keep:
+            d = k.in_dtypes[i]
+            vec = i in vec_inputs and not wgsl.packed(d)
+            ty = f"vec4<{wgsl.storage_type(d)}>" if vec else wgsl.storage_type(d)
+            self.decls.append((f"in{i}", ty, False))
+            self.roles.append(("in", i))
+            self.inputs[i] = Input(f"in{i}", d, vec4=vec)
+        self.merged = merged
+        self.uniform = None
+        if merged:
+            self.decls.append(("mrg", "u32", False))
+            self.roles.append(("mrg",))
+            for j, i in enumerate(merged):
+                self.inputs[i] = Input("mrg", k.in_dtypes[i], base=f"u.b[{j // 4}][{j % 4}]")
+            self.uniform = f"b: array<vec4<u32>, {max(1, -(-len(merged) // 4))}>,"
+        for name, ty, w, role in extra:
+            self.decls.append((name, ty, w))
+            self.roles.append(role)
+
+    def header(self) -> str:
+        return wgsl.header(self.decls, self.uniform)
+
+
+def _finish(em: Emitter, head: str, body: str, shared: str = "") -> str:
+    helpers = helper_code(em.helpers) if em.helpers else ""
+    return head + shared + helpers + body
+
+
+# ---- elementwise ---------------------------------------------------------------------------------
+
+
+def _vec_load_ok(n: ir.Node, shape: tuple) -> bool:
+    _, tr = n.arg
+    if len(tr.views) != 1 or tr.shape != shape or n.dtype.itemsize != 4:
+        return False
+    v = tr.views[0]
+    if v.mask is not None or v.offset % 4:
+        return False
+    if v.strides[-1] != 1:
+        return False
+    return all(st % 4 == 0 for st in v.strides[:-1])
+
+
+def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
+    shape = k.shape
+    n_out = math.prod(shape)
+    d = k.out_dtype
+    P = wgsl.per_word(d)
+    G = 4 if (n_out % 4 == 0 or P > 1) else 1
+    nd = len(shape)
+    vec = P == 1 and G == 4 and nd > 0 and shape[-1] % 4 == 0
+    loads = [n for n in ir.walk(k.epilogue) if n.op == "load"]
+    vec_loads = [n for n in loads if vec and _vec_load_ok(n, shape)] if vec else []
+    used = _used_inputs([k.epilogue])
+    out_ty = wgsl.storage_type(d)
+    out_decl = ("out", f"vec4<{out_ty}>" if vec else out_ty, True, ("out", 0))
+    b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads})
+    em = Emitter(b.inputs)
+    inst_of: dict = {}
+    for n in vec_loads:
+        inp = b.inputs[n.arg[0]]
+        if inp.vec4:
+            inp.vec_loads[n] = lambda scope: (0, inst_of[id(scope)])
+    wg = caps.wg
+    groups = -(-n_out // G)
+    thread = Scope()
+    base_lines: list = []
+    insts = []
+    same_row = nd == 0 or shape[-1] % G == 0
+    if same_row and nd:
+        base = decompose("f0", shape, "b", base_lines)
+    for j in range(G):
+        if nd == 0:
+            idx = {}
+        elif same_row:
+            idx = dict(base)
+            if j:
+                name = f"l{j}"
+                base_lines.append(f"let {name} = {base[nd - 1]} + {j}i;")
+                idx[nd - 1] = name
+        else:
+            idx = decompose(f"(f0 + {j}i)", shape, f"j{j}_", base_lines)
+        s = Scope(thread, idx)
+        inst_of[id(s)] = j
+        insts.append(s)
+    with ir.shape_context(shape):
+        vals = [em.expr(k.epilogue, s) for s in insts]
+    stores = []
+    if P > 1:
+        em.helpers |= wgsl.helpers_for_dtype(d)
+        bw = wgsl.bits(d)
+        for w in range(G // P):
+            parts = []
+            for p in range(P):
+                bits_ = wgsl.to_bits(vals[w * P + p], d)
+                parts.append(bits_ if p == 0 else f"({bits_} << {p * bw}u)")
+            stores.append(f"out[g * {G // P}u + {w}u] = {' | '.join(parts)};")
+    elif vec:
+        stores.append(f"out[g] = vec4<{out_ty}>({', '.join(vals)});")
+    else:
+        for j in range(G):
+            stores.append(f"out[f0 + {j}i] = {vals[j]};")
+    body = (
+        f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+        f"  let g = wgl * {wg}u + lid;\n  if (g >= {groups}u) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
+        + thread.code()
+        + "".join(f"  {x}\n" for x in base_lines)
+        + "".join(s.code() for s in insts)
+        + "".join(f"  {x}\n" for x in stores)
+        + "}\n"
+    )
+    text = _finish(em, b.header(), body)
+    return GPUKernel(k, [Launch(text, b.roles, -(-groups // wg), None, b.merged)])
+
+
+# ---- reductions ----------------------------------------------------------------------------------
+
+
+def _identity(op: str, d) -> str:
+    t = ctype(d)
+    if op in ("sum",):
+        return wgsl.zero(d)
+    if op == "prod":
+        return lit(1, d)
+    if op in ("and",):
+        return "true" if t == "bool" else lit(-1, d) if t == "i32" else "0xffffffffu"
+    if op == "or":
+        return wgsl.zero(d)
+    if op in ("max", "argmax"):
+        if t == "f32":
+            return "(-pj_inf())"
+        if t == "i32":
+            return lit(dtypes.iinfo(d).min, d)
+        return "false" if t == "bool" else "0u"
+    if op in ("min", "argmin"):
+        if t == "f32":
+            return "pj_inf()"
+        if t == "i32":
+            return lit(dtypes.iinfo(d).max, d)
+        return "true" if t == "bool" else lit(dtypes.iinfo(d).max, d)
+    raise NotImplementedError(f"webgpu backend: reduction {op}")
+
+
+def _combine(op: str, a: str, b: str, d, em: Emitter) -> str:
+    t = ctype(d)
+    if op == "sum":
+        return f"({a} || {b})" if t == "bool" else wgsl.normalize_int(f"({a} + {b})", d)
+    if op == "prod":
+        return f"({a} && {b})" if t == "bool" else wgsl.normalize_int(f"({a} * {b})", d)
+    if op in ("max", "min"):
+        if t == "f32":
+            em.helpers.add("f" + op)
+            return f"pj_f{op}({a}, {b})"
+        if t == "bool":
+            return f"({a} || {b})" if op == "max" else f"({a} && {b})"
+        return f"{op}({a}, {b})"
+    if op == "and":
+        return f"({a} && {b})" if t == "bool" else f"({a} & {b})"
+    if op == "or":
+        return f"({a} || {b})" if t == "bool" else f"({a} | {b})"
+    raise NotImplementedError(f"webgpu backend: reduction {op}")
+
+
+def _better(op: str, v: str, cur: str, d, em: Emitter) -> str:
+    """Is v strictly better than cur for argmax/argmin (NaN beats everything but NaN)?"""
+    t = ctype(d)
+    if t == "f32":
+        em.helpers |= {"isnan", "gt", "lt"}
+        cmp = "pj_gt" if op == "argmax" else "pj_lt"
+        return f"({cmp}({v}, {cur}) || (pj_isnan({v}) && !pj_isnan({cur})))"
+    if t == "bool":
+        v, cur = f"select(0u, 1u, {v})", f"select(0u, 1u, {cur})"
+    return f"({v} {'>' if op == 'argmax' else '<'} {cur})"
+
+
+def _same(v: str, cur: str, d) -> str:
+    if ctype(d) == "f32":
+        return f"({v} == {cur} || (pj_isnan({v}) && pj_isnan({cur})))"
+    return f"({v} == {cur})"
+
+
+def _store_type(d) -> str:
+    """Type of a partial accumulator in a temp buffer or workgroup memory (bool as u32)."""
+    t = ctype(d)
+    return "u32" if t == "bool" else t
+
+
+def _to_store(v: str, d) -> str:
+    return f"select(0u, 1u, {v})" if ctype(d) == "bool" else v
+
+
+def _from_store(v: str, d) -> str:
+    return f"({v} != 0u)" if ctype(d) == "bool" else v
+
+
+def _contiguous_reduce(k: Kernel) -> bool:
+    """Does some body load walk memory contiguously along the last reduced axis?"""
+    for n in ir.walk(k.body):
+        if n.op == "load":
+            tr = n.arg[1]
+            v = tr.views[-1]
+            if len(tr.views) == 1 and v.strides and v.strides[-1] in (1, -1):
+                return True
+    return False
+
+
+def _reduce_plan(k: Kernel, caps: Caps):
+    """(mode, T, S): serial (T=1) or cooperative (T threads per output), S-way split."""
+    nk = len(k.shape) - len(k.reduce_axes)
+    n_out = math.prod(k.shape[:nk])
+    rn = math.prod(k.shape[nk:])
+    wg = caps.wg
+    P = wgsl.per_word(k.out_dtype)
+    contig = _contiguous_reduce(k)
+    split = 1
+    if n_out <= 256 and rn >= 32768:
+        split = max(1, min(1024 // n_out, rn // 8192))
+    per = -(-rn // split)
+    if per < 32 or (not contig and n_out >= 2048 and split == 1):
+        return 1, split
+    t = min(wg // P if split == 1 else wg, _pow2_floor(max(per // 8, 1)))
+    if not contig and split == 1:
+        t = min(t, max(1, _pow2_floor(max(wg * 64 // max(n_out, 1), 1))))
+    return max(1, t), split
+
+
+def _reduction(k: Kernel, caps: Caps) -> GPUKernel:
+    nd = len(k.shape)
+    nk = nd - len(k.reduce_axes)
+    if k.reduce_axes != tuple(range(nk, nd)):
+        raise NotImplementedError("webgpu backend: reduced axes must be trailing")
+    T, S = _reduce_plan(k, caps)
+    if S == 1:
+        return GPUKernel(k, [_reduce_launch(k, caps, T, "direct", 1)])
+    n_out = math.prod(k.shape[:nk])
+    arg = k.reduce_op in ("argmax", "argmin")
+    temps = [4 * n_out * S] + ([4 * n_out * S] if arg else [])
+    T2 = min(caps.wg // wgsl.per_word(k.out_dtype), _pow2_floor(max(S // 2, 1)))
+    launches = [_reduce_launch(k, caps, T, "partial", S), _reduce_launch(k, caps, max(1, T2), "combine", S)]
+    return GPUKernel(k, launches, temps=temps)
+
+
+def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
+    """WGSL for one reduction launch. mode: direct | partial (write accs to tmp) | combine."""
+    op = k.reduce_op
+    arg = op in ("argmax", "argmin")
+    nd = len(k.shape)
+    nk = nd - len(k.reduce_axes)
+    out_shape = k.shape[:nk]
+    red_shape = k.shape[nk:]
+    n_out = math.prod(out_shape)
+    rn = math.prod(red_shape)
+    vd = k.body.dtype  # value dtype being reduced
+    od = k.out_dtype
+    st = _store_type(vd)
+    ct = ctype(vd)
+    wg = caps.wg
+    P = wgsl.per_word(od) if mode != "partial" else 1
+    extra = []
+    if mode == "partial":
+        extra.append(("tv", st, True, ("tmp", 0)))
+        if arg:
+            extra.append(("ti", "i32", True, ("tmp", 1)))
+        roots = [k.body]
+    else:
+        extra.append(("out", wgsl.storage_type(od), True, ("out", 0)))
+        roots = [k.epilogue] if mode == "combine" else [k.body, k.epilogue]
+    if mode == "combine":
+        extra.insert(0, ("tv", st, False, ("tmp", 0)))
+        if arg:
+            extra.insert(1, ("ti", "i32", False, ("tmp", 1)))
+    b = _Bindings(k, caps, _used_inputs(roots), extra)
+    em = Emitter(b.inputs)
+    em.helpers.add("inf")
+    n_q = n_out * S if mode == "partial" else n_out
+    chunk = -(-rn // S)
+    thread = Scope()
+    L: list = []  # function body lines (around the scopes)
+
+    def emit(s):
+        L.append(s)
+
+    # Which output q, which threads.
+    coop = T > 1
+    if coop:
+        opw = wg // T
+        emit(f"let seg = lid / {T}u;")
+        emit(f"let t = i32(lid % {T}u);")
+        q0 = f"(wgl * {opw}u + seg)"
+        n_groups = -(-n_q // opw)
+    else:
+        opw = 1
+        n_groups = -(-n_q // P)
+    # The output (and chunk) this thread works on: q = o * S + s.
+    if coop:
+        emit(f"let q = i32{q0};")
+        emit(f"let qv = q < {n_q}i;")
+    out_lines: list = []
+    red_lines: list = []
+    if mode == "partial":
+        out_lines.append(f"let o = q / {S}i;")
+        out_lines.append(f"let rb = (q % {S}i) * {chunk}i;")
+        out_lines.append(f"let re = min(rb + {chunk}i, {rn}i);")
+    elif mode == "combine":
+        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {S}i;"]
+    else:
+        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {rn}i;"]
+    out_idx = decompose("o", out_shape, "o", out_lines)
+    out_scope = Scope(thread, out_idx)
+    # Loop body value.
+    loop_idx: dict = {}
+    if mode == "combine":
+        loop_scope = Scope(out_scope, {})
+        val = _from_store(f"tv[o * {S}i + r]", vd)
+        ival = f"ti[o * {S}i + r]" if arg else None
+    else:
+        ridx = decompose("r", red_shape, "r", red_lines)
+        loop_idx = {nk + a: v for a, v in ridx.items()}
+        loop_scope = Scope(out_scope, loop_idx)
+        with ir.shape_context(k.shape):
+            val = em.expr(k.body, loop_scope)
+        ival = "r"
+    # Accumulate.
+    if arg:
+        better = _better(op, "vv", "av", vd, em)
+        upd = f"if ({better} || ai == 2147483647i) {{ av = vv; ai = {ival}; }}"
+        if mode == "combine":
+            upd = (
+                f"if ({better} || ({_same('vv', 'av', vd)} && {ival} < ai)) {{ av = vv; ai = {ival}; }}"
+            )
+        acc_init = [f"var av: {ct} = {_identity(op, vd)};", "var ai = 2147483647i;"]
+        acc_upd = [f"let vv = {val};", upd]
+    else:
+        acc_init = [f"var av: {ct} = {_identity(op, vd)};"]
+        acc_upd = [f"av = {_combine(op, 'av', val, vd, em)};"]
+    step = f"{T}i" if coop else "1i"
+    start = "rb + t" if coop else "rb"
+    loop = (
+        [f"for (var r = {start}; r < re; r = r + {step}) {{"]
+        + ["  " + x for x in red_lines]
+        + ["  " + x for x in loop_scope.lines]
+        + ["  " + x for x in acc_upd]
+        + ["}"]
+    )
+
+    # The final value of output o (after the loop / the workgroup combine).
+    def epilogue_value(acc_v: str, acc_i: str | None):
+        if mode == "partial":
+            return None
+        post = Scope(out_scope, {}, acc=acc_i if arg else acc_v)
+        with ir.shape_context(out_shape):
+            v = em.expr(k.epilogue, post)
+        return post, v
+
+    shared = ""
+    lines: list = []
+    if not coop:
+        lines.append(f"let g = wgl * {wg}u + lid;")
+        lines.append(f"if (g >= {n_groups}u) {{ return; }}")
+        lines.append("THREAD")
+        if P > 1:
+            lines.append("var word = 0u;")
+            lines.append(f"for (var p = 0u; p < {P}u; p = p + 1u) {{")
+            lines.append(f"let q = i32(g * {P}u + p);")
+            lines.append(f"if (q < {n_q}i) {{")
+        else:
+            lines.append("let q = i32(g);")
+            lines.append("{")
+        lines += out_lines
+        lines.append("OUTSCOPE")
+        lines += acc_init
+        lines += loop
+        if mode == "partial":
+            lines.append(f"tv[q] = {_to_store('av', vd)};")
+            if arg:
+                lines.append("ti[q] = ai;")
+        else:
+            post, v = epilogue_value("av", "ai")
+            lines.append(("POST", post))
+            if P > 1:
+                em.helpers |= wgsl.helpers_for_dtype(od)
+                lines.append(f"word = word | ({wgsl.to_bits(v, od)} << (p * {wgsl.bits(od)}u));")
+            else:
+                lines.append(f"out[q] = {v};")
+        lines.append("}")
+        if P > 1:
+            lines.append("}")
+            lines.append("out[g] = word;")
+    else:
+        shared = f"var<workgroup> sv: array<{_store_type(vd)}, {wg}>;\n"
+        if arg:
+            shared += f"var<workgroup> si: array<i32, {wg}>;\n"
+        if P > 1 and mode != "partial":
+            shared += f"var<workgroup> sres: array<u32, {opw}>;\n"
+        lines.append("THREAD")
+        lines += out_lines
+        lines.append("OUTSCOPE")
+        lines += acc_init
+        lines.append("if (qv) {")
+        lines += loop
+        lines.append("}")
+        lines.append(f"sv[lid] = {_to_store('av', vd)};")
+        if arg:
+            lines.append("si[lid] = ai;")
+        lines.append("workgroupBarrier();")
+        s = T // 2
+        while s >= 1:
+            lines.append(f"if (t < {s}i) {{")
+            a_v, b_v = _from_store("sv[lid]", vd), _from_store(f"sv[lid + {s}u]", vd)
+            if arg:
+                lines.append(f"let va = {a_v}; let vb = {b_v}; let ia = si[lid]; let ib = si[lid + {s}u];")
+                cond = f"{_better(op, 'vb', 'va', vd, em)} || ({_same('vb', 'va', vd)} && ib < ia)"
+                lines.append(f"if ({cond}) {{ sv[lid] = {_to_store('vb', vd)}; si[lid] = ib; }}")
+            else:
+                lines.append(f"sv[lid] = {_to_store(_combine(op, a_v, b_v, vd, em), vd)};")
+            lines.append("}")
+            lines.append("workgroupBarrier();")
+            s //= 2
+        lines.append("if (t == 0i && qv) {")
+        fin_v = _from_store("sv[lid]", vd)
+        if mode == "partial":
+            lines.append(f"tv[q] = {_to_store(fin_v, vd)};")
+            if arg:
+                lines.append("ti[q] = si[lid];")
+        else:
+            lines.append(f"let fv = {fin_v};")
+            if arg:
+                lines.append("let fi = si[lid];")
+            post, v = epilogue_value("fv", "fi")
+            lines.append(("POST", post))
+            if P > 1:
+                em.helpers |= wgsl.helpers_for_dtype(od)
+                lines.append(f"sres[seg] = {wgsl.to_bits(v, od)};")
+            else:
+                lines.append(f"out[q] = {v};")
+        lines.append("}")
+        if P > 1 and mode != "partial":
+            lines.append("workgroupBarrier();")
+            lines.append(f"if (lid < {opw // P}u) {{")
+            parts = [f"(sres[lid * {P}u + {p}u] << {p * wgsl.bits(od)}u)" for p in range(P)]
+            lines.append(f"  out[wgl * {opw // P}u + lid] = {' | '.join(parts)};")
+            lines.append("}")
+    body_lines = []
+    for x in lines:
+        if x == "THREAD":
+            body_lines += thread.lines
+        elif x == "OUTSCOPE":
+            body_lines += out_scope.lines
+        elif isinstance(x, tuple):
+            body_lines += x[1].lines
+        else:
+            body_lines.append(x)
+    text_body = "\n".join("  " + x for x in body_lines)
+    prefix = "\n".join("  " + x for x in L)
+    body = (
+        f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n{prefix}\n{text_body}\n}}\n"
+    )
+    n_wg = -(-n_q // opw) if coop else -(-n_groups // wg)
+    text = _finish(em, b.header(), body, shared)
+    return Launch(text, b.roles, n_wg, None, b.merged)
+
+
+# ---- entry point ----------------------------------------------------------------------------------
+
+
+def _has_64bit(k: Kernel) -> bool:
+    for root in (k.epilogue, k.body):
+        if root is None:
+            continue
+        for n in ir.walk(root):
+            if not wgsl.supported(n.dtype):
+                return True
+    return any(not wgsl.supported(d) for d in k.in_dtypes if d is not None)
+
+
+def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
+    """Compile a Kernel to launches (WGSL text not yet turned into pipelines)."""
+    if _has_64bit(k):
+        g = GPUKernel(k, [])
+        g.host_fallback = True
+        return g
+    if math.prod(k.out_shape if k.reduce_op else k.shape) == 0:
+        return GPUKernel(k, [])
+    if k.reduce_op is None:
+        return _elementwise(k, caps)
+    from pyjax.backends.webgpu import matmul
+
+    mm = matmul.try_matmul(k, caps)
+    if mm is not None:
+        return mm
+    return _reduction(k, caps)
