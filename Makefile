@@ -1,13 +1,16 @@
 # pyjax: two commands.
-#   make test   install what the tests need (Debian 12, as root), lint, run the test suite
-#   make serve  run the demo (native for now; PORT is accepted and ignored until the browser host lands)
+#   make test   install what the tests need (fresh Debian 12, as root), lint, run the test suite
+#   make serve  build the browser playground and serve it on http://127.0.0.1:$(PORT)/
+#               (falls back to the native demo, examples/demo.py, where node/npm are missing)
+# Others: make demo (native MLP demo), make bench (overhead vs JAX), make format, make wheel.
 
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: test serve deps sysdeps pydeps lint pytest format wheel clean
+.PHONY: test serve demo bench deps sysdeps pydeps lint pytest format wheel site clean
 
 test: deps lint pytest
 
@@ -16,19 +19,17 @@ deps: sysdeps pydeps
 # Mesa's lavapipe (software Vulkan) gives wgpu-py a WebGPU adapter on a headless machine.
 sysdeps:
 	@if command -v apt-get >/dev/null 2>&1; then \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends mesa-vulkan-drivers libvulkan1 >/dev/null; \
 	else echo "apt-get not found: install Mesa's Vulkan drivers (lavapipe) yourself for the webgpu tests"; fi
 
 # PIP_BREAK_SYSTEM_PACKAGES: Debian's own python3 refuses pip installs (PEP 668) unless told; CI is disposable.
 pydeps:
 	@$(PYTHON) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m ensurepip --upgrade >/dev/null 2>&1 || \
-	  ($(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null)
+	  $(APT) install -y -qq python3-pip >/dev/null
 	PIP_BREAK_SYSTEM_PACKAGES=1 $(PIP) install --progress-bar off -q -e '.[dev,native]'
 
 lint:
-	$(PYTHON) -m ruff check pyjax tests bench examples
+	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
 pytest:
@@ -36,15 +37,30 @@ pytest:
 
 format:
 	$(PYTHON) -m ruff format .
-	$(PYTHON) -m ruff check --fix pyjax tests bench examples
+	$(PYTHON) -m ruff check --fix .
 
 wheel:
 	$(PYTHON) -m build --wheel
 
-# Until the browser playground lands this runs the native demo; PORT is accepted and ignored.
+web/node_modules/pyodide/pyodide.mjs: web/package.json
+	cd web && npm install --no-audit --no-fund --loglevel=error
+
+site: web/node_modules/pyodide/pyodide.mjs
+	$(PYTHON) site/build.py
+
 serve:
-	@echo "make serve: running the native demo (the browser playground is not built yet; PORT=$(PORT) is ignored)"
+	@if command -v npm >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory site && PORT=$(PORT) $(PYTHON) site/serve.py --port $(PORT); \
+	else \
+	  echo "make serve: npm not found, so no browser playground; running the native demo instead"; \
+	  $(PYTHON) examples/demo.py; \
+	fi
+
+demo:
 	$(PYTHON) examples/demo.py
 
+bench:
+	$(PYTHON) bench/overhead.py
+
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf build dist *.egg-info site/_build .pytest_cache .ruff_cache .hypothesis

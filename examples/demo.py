@@ -1,6 +1,6 @@
 """Native demo: train a tiny MLP on y = sin(x) with jit + grad, printing the loss as it falls.
 
-    python examples/demo.py [--steps 300] [--backend cpu]
+    python examples/demo.py [--steps 500] [--backend cpu]
 
 The same code runs on real JAX: replace the two pyjax imports by `import jax` and
 `import jax.numpy as jnp`. `make serve` runs this until the browser playground lands.
@@ -52,7 +52,7 @@ def train_step(params, x, y, lr):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="pyjax demo: a tiny MLP learns sin(x)")
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--backend", default=None, help="cpu (default), wasm or webgpu when available")
     args = ap.parse_args(argv)

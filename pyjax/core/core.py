@@ -449,6 +449,8 @@ def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
                 return str(val)
             host = getattr(val, "_host", None) if not isinstance(val, (int, float)) else val
             if host is not None and not v.aval.shape:
+                kind = v.aval.dtype.kind
+                host = float(host) if kind == "f" else bool(host) if kind == "b" else int(host)
                 return f"{host!r}:{v.aval.str_short()}"
             return str(val)
         if v not in names:

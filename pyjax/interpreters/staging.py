@@ -113,7 +113,7 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     """Python-scalar constants become Literals; the rest stay constvars."""
     n = len(consts)
     constvars = jaxpr.in_binders[:n]
-    scalar = [isinstance(c, (int, float, bool)) for c in consts]
+    scalar = [isinstance(c, (int, float, bool)) or _is_host_scalar(c) for c in consts]
     new_constvars = [v for v, s in zip(constvars, scalar) if not s]
     new_consts = [c for c, s in zip(consts, scalar) if not s]
     lits = {v: Literal(c, v.aval) for v, c, s in zip(constvars, consts, scalar) if s}
@@ -125,6 +125,11 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     ]
     outs = [lits.get(x, x) for x in jaxpr.outs]
     return Jaxpr(new_constvars + jaxpr.in_binders[n:], eqns, outs), new_consts
+
+
+def _is_host_scalar(c) -> bool:
+    """A concrete scalar not yet on a device (pyjax's typed Python scalars) is a Literal."""
+    return getattr(c, "_host", None) is not None and getattr(c, "_buf", 1) is None and not c.aval.shape
 
 
 def trace_to_jaxpr(f: Callable, in_avals: list) -> tuple[Jaxpr, list]:
