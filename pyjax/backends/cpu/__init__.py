@@ -38,15 +38,25 @@ class CpuBackend(Backend):
 
     # --- memory: slots hold raw bytes ---
     def malloc(self, nbytes: int) -> int:
+        # numpy mode allocates lazily: a kernel's result array becomes the slot's storage.
         self._next += 1
-        self._bufs[self._next] = _np.empty(nbytes, _np.uint8) if self.use_numpy else bytearray(nbytes)
+        self._bufs[self._next] = _Lazy(nbytes) if self.use_numpy else bytearray(nbytes)
         return self._next
+
+    def _raw(self, slot):
+        """The slot's bytes as a uint8 array (allocating a lazy slot)."""
+        buf = self._bufs[slot]
+        if type(buf) is _Lazy:
+            buf = self._bufs[slot] = _np.zeros(buf.nbytes, _np.uint8)
+        elif buf.dtype != _np.uint8:
+            buf = buf.view(_np.uint8)
+        return buf
 
     def free(self, slot: int) -> None:
         self._bufs.pop(slot, None)
 
     def write(self, slot: int, data) -> None:
-        buf = self._bufs[slot]
+        buf = self._raw(slot) if self.use_numpy else self._bufs[slot]
         mv = memoryview(data).cast("B")
         if self.use_numpy:
             buf[: mv.nbytes] = _np.frombuffer(mv, _np.uint8)
@@ -54,17 +64,21 @@ class CpuBackend(Backend):
             buf[: mv.nbytes] = mv
 
     def read(self, slot: int, nbytes: int) -> bytes:
-        return bytes(memoryview(self._bufs[slot])[:nbytes])
+        buf = self._raw(slot) if self.use_numpy else self._bufs[slot]
+        return bytes(memoryview(buf)[:nbytes])
 
     def copy(self, src: int, src_off: int, dst: int, dst_off: int, nbytes: int) -> None:
-        self._bufs[dst][dst_off : dst_off + nbytes] = self._bufs[src][src_off : src_off + nbytes]
+        if self.use_numpy:
+            self._raw(dst)[dst_off : dst_off + nbytes] = self._raw(src)[src_off : src_off + nbytes]
+        else:
+            self._bufs[dst][dst_off : dst_off + nbytes] = self._bufs[src][src_off : src_off + nbytes]
 
     def live_buffers(self) -> int:
         return len(self._bufs)
 
     def numpy_view(self, slot: int, dtype, count: int):
         """Zero-copy typed view of a slot (numpy mode only)."""
-        return self._bufs[slot][: count * dtype.itemsize].view(self._ev.np_dtype(dtype))
+        return self._raw(slot)[: count * dtype.itemsize].view(self._ev.np_dtype(dtype))
 
     # --- compute ---
     def compile_kernel(self, kernel: Kernel):
@@ -86,23 +100,41 @@ class CpuBackend(Backend):
             outs = self._ev.run_routine(ir_obj, ins)
             out_dtypes = [a.dtype for a in ir_obj.out_avals]
         for slot, val, d in zip(out_slots, outs, out_dtypes):
-            self._store(slot, val, d)
+            self._store(slot, val, d, ins)
 
     def _typed(self, slot, dtype):
-        buf = self._bufs[slot]
         if self.use_numpy:
+            buf = self._bufs[slot]
+            t = self._ev.np_dtype(dtype)
+            if type(buf) is not _Lazy and buf.dtype == t:
+                return buf
+            buf = self._raw(slot)
             n = len(buf) // dtype.itemsize
-            return buf[: n * dtype.itemsize].view(self._ev.np_dtype(dtype))
-        return _unpack(buf, dtype)
+            return buf[: n * dtype.itemsize].view(t)
+        return _unpack(self._bufs[slot], dtype)
 
-    def _store(self, slot, val, dtype):
-        buf = self._bufs[slot]
+    def _store(self, slot, val, dtype, ins=()):
         if self.use_numpy:
-            raw = _np.ascontiguousarray(val, dtype=self._ev.np_dtype(dtype)).view(_np.uint8).reshape(-1)
-            buf[: raw.size] = raw
+            t = self._ev.np_dtype(dtype)
+            arr = _np.asarray(val)
+            # Slots never alias: a result that views an input (or is read-only) is copied.
+            if (arr.dtype != t or not arr.flags.writeable or not arr.flags.c_contiguous
+                    or any(_np.may_share_memory(arr, i) for i in ins)):
+                arr = _np.array(arr, dtype=t, copy=True)
+            self._bufs[slot] = arr.reshape(-1)
         else:
+            buf = self._bufs[slot]
             data = _pack(val, dtype)
             buf[: len(data)] = data
+
+
+class _Lazy:
+    """A numpy-mode slot not yet written: only its size."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
 
 
 _FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
