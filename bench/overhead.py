@@ -22,17 +22,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
-def best_per_call(fn: Callable[[], object], number: int, repeat: int) -> float:
-    """Seconds per call: the best round of `number` calls (after a warm-up round)."""
-    for _ in range(min(number, 50)):
+def time_round(fn: Callable[[], object], number: int) -> float:
+    """Seconds per call over one round of `number` calls."""
+    t0 = time.perf_counter()
+    for _ in range(number):
         fn()
-    rounds = []
+    return (time.perf_counter() - t0) / number
+
+
+def best_interleaved(pairs: dict, number: int, repeat: int) -> dict:
+    """Best round per (pyjax, JAX) callable; rounds alternate between the two libraries so that
+    a busy machine slows both alike."""
+    for fp, fj in pairs.values():  # warm-up: trace, compile, caches
+        for _ in range(min(number, 50)):
+            fp()
+            fj()
+    best = {name: [float("inf"), float("inf")] for name in pairs}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        rounds.append((time.perf_counter() - t0) / number)
-    return min(rounds)
+        for name, (fp, fj) in pairs.items():
+            best[name][0] = min(best[name][0], time_round(fp, number))
+            best[name][1] = min(best[name][1], time_round(fj, number))
+    return best
 
 
 def import_time(module: str, runs: int, env: dict | None = None) -> float:
@@ -45,39 +55,31 @@ def import_time(module: str, runs: int, env: dict | None = None) -> float:
     return statistics.median(times)
 
 
-def bench_pyjax(backend: str, number: int, repeat: int) -> dict:
-    import pyjax
-    import pyjax.numpy as jnp
-
-    with pyjax.default_device(pyjax.devices(backend)[0]):
-        x = jnp.arange(4.0)
-        f = pyjax.jit(lambda a: a * 2.0 + 1.0)
-        g = pyjax.jit(lambda a, b: jnp.sum(jnp.tanh(a @ b)))
-        w = jnp.ones((4, 4))
-        return {
-            "eager x + 1": best_per_call(lambda: (x + 1).block_until_ready(), number, repeat),
-            "eager sum(sin(x) * x)": best_per_call(lambda: jnp.sum(jnp.sin(x) * x).block_until_ready(), number, repeat),
-            "jit call a * 2 + 1": best_per_call(lambda: f(x).block_until_ready(), number, repeat),
-            "jit call sum(tanh(a @ b))": best_per_call(lambda: g(w, w).block_until_ready(), number, repeat),
-        }
-
-
-def bench_jax(number: int, repeat: int) -> dict:
+def workloads(backend: str) -> dict:
+    """name -> (pyjax callable, JAX callable), each awaiting its result."""
     import jax
     import jax.numpy as jnp
 
-    cpu = jax.devices("cpu")[0]
-    with jax.default_device(cpu):
-        x = jnp.arange(4.0)
-        f = jax.jit(lambda a: a * 2.0 + 1.0)
-        g = jax.jit(lambda a, b: jnp.sum(jnp.tanh(a @ b)))
-        w = jnp.ones((4, 4))
-        return {
-            "eager x + 1": best_per_call(lambda: (x + 1).block_until_ready(), number, repeat),
-            "eager sum(sin(x) * x)": best_per_call(lambda: jnp.sum(jnp.sin(x) * x).block_until_ready(), number, repeat),
-            "jit call a * 2 + 1": best_per_call(lambda: f(x).block_until_ready(), number, repeat),
-            "jit call sum(tanh(a @ b))": best_per_call(lambda: g(w, w).block_until_ready(), number, repeat),
+    import pyjax
+    import pyjax.numpy as pjnp
+
+    pyjax.config.update("jax_platforms", backend)
+    jax.config.update("jax_platforms", "cpu")
+    out = {}
+    for lib, np_ in ((pyjax, pjnp), (jax, jnp)):
+        x = np_.arange(4.0)
+        w = np_.ones((4, 4))
+        f = lib.jit(lambda a: a * 2.0 + 1.0)
+        g = lib.jit(lambda a, b, np_=np_: np_.sum(np_.tanh(a @ b)))
+        calls = {
+            "eager x + 1": lambda x=x: (x + 1).block_until_ready(),
+            "eager sum(sin(x) * x)": lambda x=x, np_=np_: np_.sum(np_.sin(x) * x).block_until_ready(),
+            "jit call a * 2 + 1": lambda f=f, x=x: f(x).block_until_ready(),
+            "jit call sum(tanh(a @ b))": lambda g=g, w=w: g(w, w).block_until_ready(),
         }
+        for name, fn in calls.items():
+            out.setdefault(name, []).append(fn)
+    return {name: tuple(fns) for name, fns in out.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,15 +94,15 @@ def main(argv: list[str] | None = None) -> None:
     imports = {
         "import": (import_time("pyjax", args.import_runs, env), import_time("jax", args.import_runs, env)),
     }
-    p = bench_pyjax(args.backend, args.number, args.repeat)
-    j = bench_jax(args.number, args.repeat)
+    best = best_interleaved(workloads(args.backend), args.number, args.repeat)
 
     import jax
 
-    print(f"pyjax ({args.backend} backend) vs JAX {jax.__version__} (cpu); Python {sys.version.split()[0]}")
+    print(f"pyjax ({args.backend} backend) vs JAX {jax.__version__} (cpu); Python {sys.version.split()[0]}; "
+          f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}")
     print(f"{'measure':<28}{'pyjax':>12}{'JAX':>12}{'ratio':>9}")
-    for name in p:
-        print(f"{name:<28}{p[name] * 1e6:>10.1f}us{j[name] * 1e6:>10.1f}us{p[name] / j[name]:>8.2f}x")
+    for name, (p, j) in best.items():
+        print(f"{name:<28}{p * 1e6:>10.1f}us{j * 1e6:>10.1f}us{p / j:>8.2f}x")
     for name, (pt, jt) in imports.items():
         print(f"{name:<28}{pt * 1e3:>10.1f}ms{jt * 1e3:>10.1f}ms{pt / jt:>8.2f}x")
 

@@ -3,8 +3,6 @@ values (dtype-aware tolerances), shapes, exact dtypes and weak types."""
 
 from __future__ import annotations
 
-import pathlib
-
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -20,19 +18,6 @@ TOLERANCES = {
     "float32": (2e-5, 2e-6),
     "float64": (1e-12, 1e-13),
 }
-
-
-def conftest_has_backend() -> bool:
-    """True when tests/conftest.py provides the `backend` fixture (then the fallback below is unused)."""
-    p = pathlib.Path(__file__).with_name("conftest.py")
-    return p.exists() and "def backend" in p.read_text()
-
-
-@pytest.fixture(name="backend")
-def fallback_backend():
-    """Run on the default cpu backend while the shared fixture does not exist yet."""
-    with pyjax.default_device("cpu"):
-        yield "cpu"
 
 
 def _is_pj_array(x) -> bool:
@@ -65,8 +50,10 @@ def assert_close(pj, jx, rtol=None, atol=None, check_weak=True, what=""):
     pl = _leaves(pj, pyjax.tree_util)
     jl = _leaves(jx, jax.tree_util)
     assert len(pl) == len(jl), f"{what}: {len(pl)} leaves vs JAX {len(jl)}: {pj!r} vs {jx!r}"
-    assert type(pj) is type(jx) or (_is_pj_array(pj) and _is_jax_array(jx)) or (
-        isinstance(pj, (tuple, list, dict)) and type(pj).__name__ == type(jx).__name__
+    assert (
+        type(pj) is type(jx)
+        or (_is_pj_array(pj) and _is_jax_array(jx))
+        or (isinstance(pj, (tuple, list, dict)) and type(pj).__name__ == type(jx).__name__)
     ), f"{what}: container {type(pj)} vs {type(jx)}"
     for i, (a, b) in enumerate(zip(pl, jl)):
         where = f"{what}[leaf {i}]"

@@ -53,8 +53,12 @@ def both(fn_p, fn_j, *args):
 
 def test_custom_jvp_value_and_jvp(backend):
     both(FP, FJ, X, Y)
-    both(lambda x, y: pyjax.jvp(FP, (x, y), (pjnp.ones(3), pjnp.zeros(3))),
-         lambda x, y: jax.jvp(FJ, (x, y), (jnp.ones(3), jnp.zeros(3))), X, Y)
+    both(
+        lambda x, y: pyjax.jvp(FP, (x, y), (pjnp.ones(3), pjnp.zeros(3))),
+        lambda x, y: jax.jvp(FJ, (x, y), (jnp.ones(3), jnp.zeros(3))),
+        X,
+        Y,
+    )
 
 
 def test_custom_jvp_grad_variants(backend):
@@ -62,11 +66,18 @@ def test_custom_jvp_grad_variants(backend):
     gj = jax.grad(lambda x, y: jnp.sum(FJ(x, y)), argnums=(0, 1))
     both(gp, gj, X, Y)
     both(pyjax.jit(gp), jax.jit(gj), X, Y)
-    both(pyjax.grad(lambda x, y: pjnp.sum(pyjax.jit(FP)(x, y)), argnums=(0, 1)),
-         jax.grad(lambda x, y: jnp.sum(jax.jit(FJ)(x, y)), argnums=(0, 1)), X, Y)
+    both(
+        pyjax.grad(lambda x, y: pjnp.sum(pyjax.jit(FP)(x, y)), argnums=(0, 1)),
+        jax.grad(lambda x, y: jnp.sum(jax.jit(FJ)(x, y)), argnums=(0, 1)),
+        X,
+        Y,
+    )
     both(pyjax.vmap(pyjax.grad(FP)), jax.vmap(jax.grad(FJ)), X, Y)
-    both(pyjax.grad(lambda x: pjnp.sum(pyjax.vmap(FP)(x, pjnp.asarray(Y)))),
-         jax.grad(lambda x: jnp.sum(jax.vmap(FJ)(x, Y))), X)
+    both(
+        pyjax.grad(lambda x: pjnp.sum(pyjax.vmap(FP)(x, pjnp.asarray(Y)))),
+        jax.grad(lambda x: jnp.sum(jax.vmap(FJ)(x, Y))),
+        X,
+    )
     both(pyjax.jacfwd(FP), jax.jacfwd(FJ), X, Y)
     both(pyjax.jacrev(FP), jax.jacrev(FJ), X, Y)
 
@@ -80,8 +91,12 @@ def test_custom_jvp_vmap_and_jit_values(backend):
     both(pyjax.vmap(FP), jax.vmap(FJ), X, Y)
     both(pyjax.vmap(FP, in_axes=(0, None)), jax.vmap(FJ, in_axes=(0, None)), X, 2.0)
     both(pyjax.jit(FP), jax.jit(FJ), X, Y)
-    both(pyjax.vmap(lambda x, y: pyjax.jvp(FP, (x, y), (1.0, 0.0))),
-         jax.vmap(lambda x, y: jax.jvp(FJ, (x, y), (1.0, 0.0))), X, Y)
+    both(
+        pyjax.vmap(lambda x, y: pyjax.jvp(FP, (x, y), (1.0, 0.0))),
+        jax.vmap(lambda x, y: jax.jvp(FJ, (x, y), (1.0, 0.0))),
+        X,
+        Y,
+    )
     both(pyjax.jit(pyjax.vmap(pyjax.grad(FP))), jax.jit(jax.vmap(jax.grad(FJ))), X, Y)
 
 
@@ -99,8 +114,12 @@ def test_custom_jvp_closure_over_jit_tracer(backend):
         g.defjvp(lambda p, t: (g(p[0]), 3.0 * t[0] * c))
         return np_.sum(g(x))
 
-    both(pyjax.jit(pyjax.grad(functools.partial(outer, pyjax, pjnp), argnums=1)),
-         jax.jit(jax.grad(functools.partial(outer, jax, jnp), argnums=1)), 2.0, X)
+    both(
+        pyjax.jit(pyjax.grad(functools.partial(outer, pyjax, pjnp), argnums=1)),
+        jax.jit(jax.grad(functools.partial(outer, jax, jnp), argnums=1)),
+        2.0,
+        X,
+    )
 
 
 def test_defjvps(backend):
@@ -113,8 +132,12 @@ def test_defjvps(backend):
         return f
 
     fp, fj = make(pyjax, pjnp), make(jax, jnp)
-    both(pyjax.grad(lambda x, y: pjnp.sum(fp(x, y)), argnums=(0, 1)),
-         jax.grad(lambda x, y: jnp.sum(fj(x, y)), argnums=(0, 1)), X, Y)
+    both(
+        pyjax.grad(lambda x, y: pjnp.sum(fp(x, y)), argnums=(0, 1)),
+        jax.grad(lambda x, y: jnp.sum(fj(x, y)), argnums=(0, 1)),
+        X,
+        Y,
+    )
     both(lambda x, y: pyjax.jvp(fp, (x, y), (x, y)), lambda x, y: jax.jvp(fj, (x, y), (x, y)), X, Y)
 
 
@@ -191,11 +214,18 @@ def test_custom_vjp_variants(backend):
     gj = jax.grad(lambda x, y: jnp.sum(HJ(x, y)), argnums=(0, 1))
     both(gp, gj, X, Y)
     both(pyjax.jit(gp), jax.jit(gj), X, Y)
-    both(pyjax.grad(lambda x, y: pjnp.sum(pyjax.jit(HP)(x, y)), argnums=(0, 1)),
-         jax.grad(lambda x, y: jnp.sum(jax.jit(HJ)(x, y)), argnums=(0, 1)), X, Y)
+    both(
+        pyjax.grad(lambda x, y: pjnp.sum(pyjax.jit(HP)(x, y)), argnums=(0, 1)),
+        jax.grad(lambda x, y: jnp.sum(jax.jit(HJ)(x, y)), argnums=(0, 1)),
+        X,
+        Y,
+    )
     both(pyjax.vmap(pyjax.grad(HP, argnums=(0, 1))), jax.vmap(jax.grad(HJ, argnums=(0, 1))), X, Y)
-    both(pyjax.grad(lambda x: pjnp.sum(pyjax.vmap(HP, in_axes=(0, None))(x, 2.0))),
-         jax.grad(lambda x: jnp.sum(jax.vmap(HJ, in_axes=(0, None))(x, 2.0))), X)
+    both(
+        pyjax.grad(lambda x: pjnp.sum(pyjax.vmap(HP, in_axes=(0, None))(x, 2.0))),
+        jax.grad(lambda x: jnp.sum(jax.vmap(HJ, in_axes=(0, None))(x, 2.0))),
+        X,
+    )
     both(pyjax.vmap(HP), jax.vmap(HJ), X, Y)
     both(pyjax.jacrev(HP), jax.jacrev(HJ), X, Y)
     vp = pyjax.vjp(HP, pjnp.asarray(X), pjnp.asarray(Y))
@@ -227,8 +257,12 @@ def test_custom_vjp_nondiff_and_none_cotangent(backend):
 
     (cp, tp), (cj, tj) = make(pyjax, pjnp), make(jax, jnp)
     both(pyjax.grad(lambda x: pjnp.sum(cp(x * 5.0, 2.0))), jax.grad(lambda x: jnp.sum(cj(x * 5.0, 2.0))), X)
-    both(pyjax.grad(lambda x, y: pjnp.sum(tp(x, y)), argnums=(0, 1)),
-         jax.grad(lambda x, y: jnp.sum(tj(x, y)), argnums=(0, 1)), X, Y)
+    both(
+        pyjax.grad(lambda x, y: pjnp.sum(tp(x, y)), argnums=(0, 1)),
+        jax.grad(lambda x, y: jnp.sum(tj(x, y)), argnums=(0, 1)),
+        X,
+        Y,
+    )
 
 
 def test_custom_vjp_errors(backend):
@@ -277,6 +311,10 @@ def test_checkpoint_grads(backend):
     fp = pyjax.checkpoint(functools.partial(body, pjnp))
     fj = jax.checkpoint(functools.partial(body, jnp))
     both(pyjax.grad(lambda x: pjnp.sum(fp(x))), jax.grad(lambda x: jnp.sum(fj(x))), X)
-    both(pyjax.jit(pyjax.grad(lambda x: pjnp.sum(pyjax.remat(fp)(x)))), jax.jit(jax.grad(lambda x: jnp.sum(jax.remat(fj)(x)))), X)
+    both(
+        pyjax.jit(pyjax.grad(lambda x: pjnp.sum(pyjax.remat(fp)(x)))),
+        jax.jit(jax.grad(lambda x: jnp.sum(jax.remat(fj)(x)))),
+        X,
+    )
     dec = pyjax.checkpoint(policy=pyjax.checkpoint_policies.nothing_saveable)(functools.partial(body, pjnp))
     both(pyjax.grad(lambda x: pjnp.sum(dec(x))), jax.grad(lambda x: jnp.sum(fj(x))), X)

@@ -1,6 +1,7 @@
 """pyjax without numpy (as under Pyodide offline): a subprocess with numpy (and jax) blocked runs
-arithmetic, grad, jit, vmap, reductions, printing and tolist on the pure-Python cpu path; the
-parent computes the same with real JAX and compares values, dtypes and printed text.
+arithmetic, grad, jit, vmap, reductions, printing and tolist on each test backend (the cpu one
+through its pure-Python path); the parent computes the same with real JAX and compares values,
+dtypes and printed text.
 
 The pure-Python printer is also compared with JAX's printing directly (numpy present) on many
 shapes, dtypes and magnitudes, since it is the only printer in the browser.
@@ -18,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import TEST_BACKENDS
 
 import pyjax
 import pyjax.numpy as pjnp
@@ -85,7 +87,8 @@ _CHILD = textwrap.dedent(
         return {"leaves": [{"value": l.tolist(), "dtype": l.dtype.name, "shape": list(l.shape),
                             "weak": bool(l.weak_type)} for l in leaves]}
 
-    out = {"backend": jax.devices()[0].backend.use_numpy}
+    out = {"platform": jax.default_backend(),
+           "uses_numpy": getattr(jax.devices()[0].backend, "use_numpy", False)}
     for name, src in CASES.items():
         try:
             out[name] = enc(eval(src))
@@ -96,10 +99,11 @@ _CHILD = textwrap.dedent(
 )
 
 
-@pytest.fixture(scope="module")
-def child_results() -> dict:
+@pytest.fixture(scope="module", params=TEST_BACKENDS)
+def child_results(request) -> dict:
+    """Results of every case from a numpy-free child process whose default platform is the param."""
     code = f"ROOT = {ROOT!r}\nCASES = {CASES!r}\n" + _CHILD
-    env = dict(os.environ, PYJAX_PLATFORMS="cpu")
+    env = dict(os.environ, PYJAX_PLATFORMS=request.param)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, f"child failed:\n{proc.stdout}\n{proc.stderr}"
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
@@ -107,7 +111,7 @@ def child_results() -> dict:
 
 
 def test_child_really_has_no_numpy(child_results):
-    assert child_results["backend"] is False, "the cpu backend used numpy although it was blocked"
+    assert child_results["uses_numpy"] is False, "the backend used numpy although it was blocked"
 
 
 def _jax_value(src: str):

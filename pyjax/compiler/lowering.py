@@ -192,6 +192,23 @@ def stride(ctx, x: Lazy, steps) -> Lazy:
     return x
 
 
+def window(ctx, x: Lazy, axis: int, size: int, step: int = 1, dilation: int = 1) -> Lazy:
+    """Sliding windows: axis (length n) becomes (positions, size) with new[.., p, k, ..] =
+    x[.., p*step + k*dilation, ..]; a view of the loads (no copy, no gather)."""
+    n = x.shape[axis]
+    span = (size - 1) * dilation + 1
+    out = (n - span) // step + 1 if n >= span else 0
+    new_shape = x.shape[:axis] + (out, size) + x.shape[axis + 1:]
+
+    def imap():
+        old = [idx(i) for i in range(axis)]
+        old.append(alu("add", alu("mul", idx(axis), const(step, i32)), alu("mul", idx(axis + 1), const(dilation, i32))))
+        old += [idx(i + 1) for i in range(axis + 1, len(x.shape))]
+        return tuple(old)
+
+    return _move(ctx, x, lambda tr: tr.window(axis, size, step, dilation), imap, new_shape)
+
+
 def flip(ctx, x: Lazy, axes) -> Lazy:
     axes = tuple(axes)
     return _move(ctx, x, lambda tr: tr.flip(axes), lambda: tuple(
@@ -691,3 +708,4 @@ def expr_size(x: Lazy) -> int:
 
 # Rule modules for other primitive families register themselves on import.
 from pyjax.compiler import lowering_indexing, lowering_linalg  # noqa: E402,F401
+from pyjax.compiler import lowering_conv  # noqa: E402,F401

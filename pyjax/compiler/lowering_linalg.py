@@ -15,8 +15,11 @@ from pyjax.core.core import ShapedArray
 def _lu(ctx, x):
     m, n = x.shape[-2:]
     batch = x.shape[:-2]
-    out_avals = (ShapedArray(x.shape, x.dtype), ShapedArray(batch + (min(m, n),), dtypes.int32),
-                 ShapedArray(batch + (m,), dtypes.int32))
+    out_avals = (
+        ShapedArray(x.shape, x.dtype),
+        ShapedArray(batch + (min(m, n),), dtypes.int32),
+        ShapedArray(batch + (m,), dtypes.int32),
+    )
     return ctx.routine(Routine("lu", {}, (ShapedArray(x.shape, x.dtype),), out_avals), [x])
 
 

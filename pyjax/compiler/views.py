@@ -113,6 +113,23 @@ class View:
         mask = tuple((b + lo, e + lo) for (b, e), (lo, _) in zip(old_mask, pads))
         return View(shape, self.strides, offset, mask)
 
+    def window(self, axis: int, size: int, step: int, dilation: int) -> View | None:
+        """Sliding windows along axis: it becomes two axes (position, offset) reading
+        element position*step + offset*dilation, so im2col needs no copy. None when the axis
+        is masked (the window of a padded axis is not a per-axis mask)."""
+        n = self.shape[axis]
+        if self.mask and self.mask[axis] != (0, n):
+            return None
+        span = (size - 1) * dilation + 1
+        out = (n - span) // step + 1 if n >= span else 0
+        st = self.strides[axis]
+        shape = self.shape[:axis] + (out, size) + self.shape[axis + 1:]
+        strides = self.strides[:axis] + (st * step, st * dilation) + self.strides[axis + 1:]
+        mask = None
+        if self.mask:
+            mask = self.mask[:axis] + ((0, out), (0, size)) + self.mask[axis + 1:]
+        return View(shape, strides, self.offset, mask)
+
     def reshape(self, new_shape: tuple) -> View | None:
         if self.shape == new_shape:
             return self
@@ -234,6 +251,14 @@ class ShapeTracker:
 
     def pad(self, pads):
         return self._with_last(self.views[-1].pad(tuple(pads)))
+
+    def window(self, axis: int, size: int, step: int = 1, dilation: int = 1) -> ShapeTracker:
+        """Split axis into (window position, offset in window); see View.window."""
+        v = self.views[-1].window(axis, size, step, dilation)
+        if v is None:
+            v = View.create(self.shape).window(axis, size, step, dilation)
+            return ShapeTracker(self.views + (v,))
+        return self._with_last(v)
 
     def reshape(self, new_shape) -> ShapeTracker:
         new_shape = tuple(new_shape)

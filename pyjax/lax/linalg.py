@@ -123,8 +123,11 @@ def _cholesky_tangent(L, t):
     tmp = triangular_solve(L, t, left_side=False, lower=True, transpose_a=True)
     inner = triangular_solve(L, tmp, left_side=True, lower=True)
     shape = get_aval(inner).shape
-    half = lax.select(_tri_mask(shape, -1, True), lax.full_like(inner, 1),
-                      lax.select(_eye_like(shape, dtypes.bool_), lax.full_like(inner, 0.5), lax.full_like(inner, 0)))
+    half = lax.select(
+        _tri_mask(shape, -1, True),
+        lax.full_like(inner, 1),
+        lax.select(_eye_like(shape, dtypes.bool_), lax.full_like(inner, 0.5), lax.full_like(inner, 0)),
+    )
     return _matmul(L, lax.mul(inner, half))
 
 
@@ -142,8 +145,7 @@ def _cholesky_vjp(primals, needs):
 
 ad.jvp_rules[cholesky_p] = _cholesky_jvp
 ad.vjp_rules[cholesky_p] = _cholesky_vjp
-batching.batch_rules[cholesky_p] = lambda size, vals, dims: (
-    cholesky_p.bind(batching.moveaxis(vals[0], dims[0], 0)), 0)
+batching.batch_rules[cholesky_p] = lambda size, vals, dims: (cholesky_p.bind(batching.moveaxis(vals[0], dims[0], 0)), 0)
 
 # --- triangular_solve ---------------------------------------------------------------------------
 
@@ -153,46 +155,66 @@ triangular_solve_p = lax._prim("triangular_solve")
 @triangular_solve_p.def_abstract_eval
 def _tri_solve_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     if a.ndim < 2:
-        raise TypeError(f"Input 0 to triangular_solve must have rank at least 2, but got "
-                        f"shape={_shape_str(a.shape)}")
+        raise TypeError(f"Input 0 to triangular_solve must have rank at least 2, but got shape={_shape_str(a.shape)}")
     if b.ndim < 2:
-        raise TypeError(f"Input 1 to triangular_solve must have rank at least 2, but got "
-                        f"shape={_shape_str(b.shape)}")
+        raise TypeError(f"Input 1 to triangular_solve must have rank at least 2, but got shape={_shape_str(b.shape)}")
     if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"The first input to triangular_solve must be a square matrix. Got shape "
-                         f"{_shape_str(a.shape)}.")
+        raise ValueError(
+            f"The first input to triangular_solve must be a square matrix. Got shape {_shape_str(a.shape)}."
+        )
     if a.ndim != b.ndim:
-        raise TypeError(f"All inputs to triangular_solve must have the same number of batch dimensions, but got "
-                        f"{[a.ndim - 2, b.ndim - 2]} batch dimensions for the inputs.")
+        raise TypeError(
+            f"All inputs to triangular_solve must have the same number of batch dimensions, but got "
+            f"{[a.ndim - 2, b.ndim - 2]} batch dimensions for the inputs."
+        )
     m = a.shape[-1]
     common = b.shape[-2] if left_side else b.shape[-1]
     if a.shape[:-2] != b.shape[:-2] or common != m:
-        raise ValueError(f"Incompatible shapes for arguments to triangular_solve: {_shape_str(a.shape)} and "
-                         f"{_shape_str(b.shape)}.")
+        raise ValueError(
+            f"Incompatible shapes for arguments to triangular_solve: {_shape_str(a.shape)} and {_shape_str(b.shape)}."
+        )
     if a.dtype is not b.dtype:
-        raise TypeError(f"triangular_solve requires both inputs to have the same dtype, got {a.dtype.name} and "
-                        f"{b.dtype.name}")
+        raise TypeError(
+            f"triangular_solve requires both inputs to have the same dtype, got {a.dtype.name} and {b.dtype.name}"
+        )
     _check_float("triangular_solve", a)
     return ShapedArray(b.shape, b.dtype)
 
 
-def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
-                     conjugate_a: bool = False, unit_diagonal: bool = False):
+def triangular_solve(
+    a,
+    b,
+    *,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+):
     """Solve op(a) x = b (left_side) or x op(a) = b with a triangular; op transposes if transpose_a.
 
     Only the `lower` (or upper) triangle of a is read; with unit_diagonal its diagonal is taken as 1.
     """
     a, b = lax._as_array(a), lax._as_array(b)
-    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
-                                   unit_diagonal=bool(unit_diagonal))
+    return triangular_solve_p.bind(
+        a,
+        b,
+        left_side=bool(left_side),
+        lower=bool(lower),
+        transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a),
+        unit_diagonal=bool(unit_diagonal),
+    )
 
 
 def _mask_a(g, lower: bool, unit_diagonal: bool):
     """Keep only the entries of a that triangular_solve reads."""
     shape = get_aval(g).shape
-    keep = _tri_mask(shape, -1 if unit_diagonal else 0, True) if lower else _tri_mask(
-        shape, 1 if unit_diagonal else 0, False)
+    keep = (
+        _tri_mask(shape, -1 if unit_diagonal else 0, True)
+        if lower
+        else _tri_mask(shape, 1 if unit_diagonal else 0, False)
+    )
     return lax.select(keep, g, lax.full_like(g, 0))
 
 
@@ -268,8 +290,11 @@ def _lu_abstract(x):
     _check_float("lu", x)
     m, n = x.shape[-2:]
     batch = x.shape[:-2]
-    return [ShapedArray(x.shape, x.dtype), ShapedArray(batch + (builtins.min(m, n),), _i32),
-            ShapedArray(batch + (m,), _i32)]
+    return [
+        ShapedArray(x.shape, x.dtype),
+        ShapedArray(batch + (builtins.min(m, n),), _i32),
+        ShapedArray(batch + (m,), _i32),
+    ]
 
 
 def lu(x):
@@ -348,16 +373,19 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
     a = get_aval(p)
     k = a.shape[-1]
     if permutation_size < k:
-        raise ValueError(f"Output permutation size {permutation_size} has to exceed the trailing dimension of "
-                         f"the pivots. Got pivots shape {a.shape}")
+        raise ValueError(
+            f"Output permutation size {permutation_size} has to exceed the trailing dimension of "
+            f"the pivots. Got pivots shape {a.shape}"
+        )
     # Apply swap i <-> pivots[i] with one-hot selects (k small sequential steps, fused elementwise).
     shape = a.shape[:-1] + (permutation_size,)
     nd = len(shape)
     perm = lax.broadcasted_iota(_i32, shape, nd - 1)
     pos = lax.broadcasted_iota(_i32, shape, nd - 1)
     for i in range(k):
-        pi = lax.broadcast_in_dim(lax.slice(p, (0,) * (nd - 1) + (i,), a.shape[:-1] + (i + 1,)), shape,
-                                  tuple(range(nd)))
+        pi = lax.broadcast_in_dim(
+            lax.slice(p, (0,) * (nd - 1) + (i,), a.shape[:-1] + (i + 1,)), shape, tuple(range(nd))
+        )
         pi = lax.convert_element_type(pi, _i32)
         at_i = lax.eq(pos, lax.full_like(pos, i))
         at_p = lax.eq(pos, pi)
@@ -369,5 +397,13 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
     return perm
 
 
-__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "cholesky_p", "triangular_solve_p",
-           "lu_p", "permute_rows"]
+__all__ = [
+    "cholesky",
+    "triangular_solve",
+    "lu",
+    "lu_pivots_to_permutation",
+    "cholesky_p",
+    "triangular_solve_p",
+    "lu_p",
+    "permute_rows",
+]

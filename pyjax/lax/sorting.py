@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 
 from pyjax.core import dtypes
-from pyjax.core.core import ShapedArray, bind, get_aval
+from pyjax.core.core import ShapedArray, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
@@ -26,11 +26,11 @@ def _sort_abstract(*operands, dimension, is_stable, num_keys):
     shape = operands[0].shape
     for o in operands[1:]:
         if o.shape != shape:
-            raise TypeError(f"sort requires all operands to have the same shape, got "
-                            f"{[lax._shape_str(x.shape) for x in operands]}")
+            raise TypeError(
+                f"sort requires all operands to have the same shape, got {[lax._shape_str(x.shape) for x in operands]}"
+            )
     if not 1 <= num_keys <= len(operands):
-        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of operands "
-                         f"({len(operands)})")
+        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of operands ({len(operands)})")
     if not 0 <= dimension < builtins.max(len(shape), 1):
         raise ValueError(f"sort: dimension {dimension} is out of bounds for operand shape {shape}")
     return [ShapedArray(o.shape, o.dtype, o.weak_type) for o in operands]
@@ -97,8 +97,9 @@ def top_k(operand, k: int):
 
 def _sort_jvp(primals, tangents, dimension, is_stable, num_keys):
     live = [i for i, t in enumerate(tangents) if type(t) is not Zero]
-    outs = sort_p.bind(*primals, *[tangents[i] for i in live], dimension=dimension, is_stable=is_stable,
-                       num_keys=num_keys)
+    outs = sort_p.bind(
+        *primals, *[tangents[i] for i in live], dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
     n = len(primals)
     touts = [Zero(get_aval(o)) for o in outs[:n]]
     for j, i in enumerate(live):
@@ -109,10 +110,10 @@ def _sort_jvp(primals, tangents, dimension, is_stable, num_keys):
 def _sort_vjp(primals, needs, dimension, is_stable, num_keys):
     n = len(primals)
     if not builtins.any(needs[i] and get_aval(primals[i]).dtype.kind == "f" for i in range(n)):
-        return sort_p.bind(*primals, dimension=dimension, is_stable=is_stable, num_keys=num_keys), (
-            _no_grad(n))
-    outs = sort_p.bind(*primals, _iota_like(primals[0], dimension), dimension=dimension, is_stable=is_stable,
-                       num_keys=num_keys)
+        return sort_p.bind(*primals, dimension=dimension, is_stable=is_stable, num_keys=num_keys), (_no_grad(n))
+    outs = sort_p.bind(
+        *primals, _iota_like(primals[0], dimension), dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
     perm = outs[n]
 
     def backward(cts):

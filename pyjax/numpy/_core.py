@@ -158,8 +158,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
         fv = asarray(fill_value, dtype)
         return broadcast_to(fv, shape)
     if dtype is None:
-        return lax.full(shape, fill_value, dtypes.python_scalar_dtype(fill_value)) if not isinstance(
-            fill_value, builtins.bool) else lax.full(shape, fill_value, dtypes.bool_)
+        return broadcast_to(asarray(fill_value), shape)  # a Python scalar fill stays weakly typed, as in JAX
     return lax.full(shape, fill_value, dtypes.canonicalize(dtype))
 
 
@@ -343,6 +342,7 @@ def broadcast_arrays(*args):
 
 def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     """Promote dtypes (weak-type aware) and broadcast shapes of jnp function arguments."""
+    args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
     d, weak = _weak_result(*args)
     if to_float and d.kind != "f":
         d, weak = dtypes.default_float(), False if not weak else weak
@@ -364,6 +364,9 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
         try:
             shape = broadcast_shapes(*shapes)
         except ValueError:
+            if builtins.all(len(s) == len(shapes[0]) for s in shapes):  # JAX: equal ranks fail in lax, a TypeError
+                raise TypeError(f"{fn} got incompatible shapes for broadcasting: "
+                                f"{', '.join(str(s) for s in shapes)}.") from None
             raise ValueError(f"{fn}: Incompatible shapes for broadcasting: shapes={shapes}") from None
         out = [broadcast_to(a, shape) for a in out]
     return out
@@ -459,7 +462,7 @@ fabs = _unary("fabs", lax.abs)
 def sign(x, /):
     (x,) = _promote("sign", x)
     if x.dtype.kind == "b":
-        return x
+        raise TypeError("sign does not accept dtype bool. Accepted dtypes are subtypes of integer, floating.")
     return lax.sign(x)
 
 
@@ -482,12 +485,14 @@ fix = trunc
 
 
 def rint(x, /):
-    (x,) = _promote("rint", x)
-    return x if x.dtype.kind != "f" else lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    (x,) = _promote("rint", x, to_float=True)
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
 def round(a, decimals: int = 0, out=None):
     (a,) = _promote("round", a)
+    if a.dtype.kind == "b":
+        raise ValueError("round: data type bool not inexact")
     if a.dtype.kind != "f":
         if decimals >= 0:
             return a
@@ -505,7 +510,7 @@ around = round
 
 
 def square(x, /):
-    (x,) = _promote("square", x)
+    (x,) = _promote_numeric("square", x)
     return lax.mul(x, x)
 
 
@@ -518,7 +523,8 @@ def isfinite(x, /):
     (x,) = _promote("isfinite", x)
     if x.dtype.kind != "f":
         return full(x.shape, True, dtypes.bool_)
-    return lax.is_finite(x)
+    out = lax.is_finite(x)
+    return lax._convert(out, dtypes.bool_, True) if x.aval.weak_type else out
 
 
 def isnan(x, /):
@@ -547,7 +553,7 @@ def isneginf(x, /):
 
 def signbit(x, /):
     (x,) = _promote("signbit", x)
-    if x.dtype.kind == "u":
+    if x.dtype.kind in "ub":
         return full(x.shape, False, dtypes.bool_)
     if x.dtype.kind == "i":
         return lax.lt(x, 0)
@@ -555,9 +561,29 @@ def signbit(x, /):
     return lax.lt(bits, 0)
 
 
-add = _binary("add", lax.add)
+def _promote_numeric(fn: str, *args):
+    """Promote like _promote, then booleans become the default integer (JAX's promote_args_numeric)."""
+    out = _promote(fn, *args)
+    if _aval(out[0]).dtype is dtypes.bool_:
+        out = [lax.convert_element_type(a, dtypes.default_int()) for a in out]
+    return out
+
+
+def add(x1, x2, /):
+    """Elementwise x1 + x2 (logical or for booleans)."""
+    _check_arraylike("add", x1, x2)
+    x1, x2 = _promote("add", x1, x2)
+    return lax.bitwise_or(x1, x2) if x1.dtype is dtypes.bool_ else lax.add(x1, x2)
+
+
+def multiply(x1, x2, /):
+    """Elementwise x1 * x2 (logical and for booleans)."""
+    _check_arraylike("multiply", x1, x2)
+    x1, x2 = _promote("multiply", x1, x2)
+    return lax.bitwise_and(x1, x2) if x1.dtype is dtypes.bool_ else lax.mul(x1, x2)
+
+
 subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lax.mul)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, to_float=True)
@@ -625,12 +651,12 @@ def logical_not(x, /):
 
 
 def left_shift(x1, x2, /):
-    x1, x2 = _promote("left_shift", x1, x2)
+    x1, x2 = _promote_numeric("left_shift", x1, x2)
     return lax.shift_left(x1, x2)
 
 
 def right_shift(x1, x2, /):
-    x1, x2 = _promote("right_shift", x1, x2)
+    x1, x2 = _promote_numeric("right_shift", x1, x2)
     if x1.dtype.kind == "u":
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
@@ -648,9 +674,7 @@ divide = true_divide
 
 
 def floor_divide(x1, x2, /):
-    x1, x2 = _promote("floor_divide", x1, x2)
-    if x1.dtype.kind == "b":
-        raise TypeError("floor_divide does not accept dtype bool")
+    x1, x2 = _promote_numeric("floor_divide", x1, x2)
     if x1.dtype.kind in "iu":
         q = lax.div(x1, x2)
         if x1.dtype.kind == "u":
@@ -659,11 +683,17 @@ def floor_divide(x1, x2, /):
         r = lax.rem(x1, x2)
         fix_ = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
         return lax.select(fix_, lax.sub(q, 1), q)
-    return lax.floor(lax.div(x1, x2))
+    # floats: (x1 - fmod(x1, x2)) / x2, stepped down when the remainder's sign differs from x2's (JAX's rule:
+    # exact quotients, and nan where the remainder is nan, e.g. inf // 1)
+    mod = lax.rem(x1, x2)
+    div = lax.div(lax.select(lax.eq(x2, 0.0), x1, lax.sub(x1, mod)), x2)  # x / 0 stays +-inf
+    fix_ = lax.bitwise_and(lax.ne(mod, 0.0), lax.ne(lax.sign(x2), lax.sign(mod)))
+    div = lax.select(fix_, lax.sub(div, lax.full_like(div, 1)), div)
+    return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
 def remainder(x1, x2, /):
-    x1, x2 = _promote("remainder", x1, x2)
+    x1, x2 = _promote_numeric("remainder", x1, x2)
     r = lax.rem(x1, x2)
     if x1.dtype.kind == "u":
         return r
@@ -677,7 +707,7 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    x1, x2 = _promote("fmod", x1, x2)
+    x1, x2 = _promote_numeric("fmod", x1, x2)
     return lax.rem(x1, x2)
 
 
@@ -687,11 +717,11 @@ def divmod(x1, x2, /):
 
 def power(x1, x2, /):
     if isinstance(x2, builtins.int) and not isinstance(x2, builtins.bool) and not isinstance(x1, _SCALARS):
-        (x1,) = _promote("power", x1)
+        (x1,) = _promote_numeric("power", x1)
         if x1.dtype.kind in "iu" and x2 < 0:
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {x2})")
         return lax.integer_pow(x1, x2)
-    x1, x2 = _promote("power", x1, x2)
+    x1, x2 = _promote_numeric("power", x1, x2)
     if x1.dtype.kind in "iu":
         return _int_power(x1, x2)
     return lax.pow(x1, x2)
@@ -728,14 +758,31 @@ def logaddexp(x1, x2, /):
 
 
 def logaddexp2(x1, x2, /):
+    a1, a2 = x1, x2
     x1, x2 = _promote("logaddexp2", x1, x2, to_float=True)
     ln2 = math.log(2.0)
-    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+    return _strong_unless_all_weak(lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2), a1, a2)
+
+
+def _strong_unless_all_weak(x, *args):
+    """JAX's hypot/heaviside/logaddexp2 results are weakly typed only when every input is."""
+    if _aval(x).weak_type and not builtins.all(isinstance(a, _SCALARS) or (_is_array(a) and _aval(a).weak_type)
+                                               for a in args):
+        return lax._convert(x, _aval(x).dtype, False)
+    return x
 
 
 def hypot(x1, x2, /):
+    a1, a2 = x1, x2
     x1, x2 = _promote("hypot", x1, x2, to_float=True)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(x1, x2), lax.min(x1, x2)
+    safe = lax.select(lax.eq(big, 0.0), lax.full_like(big, 1), big)
+    r = lax.div(small, safe)
+    out = lax.mul(big, lax.sqrt(lax.add(lax.full_like(r, 1), lax.mul(r, r))))  # no overflow for large inputs
+    out = lax.select(lax.eq(big, 0.0), big, out)
+    out = lax.select(lax.bitwise_or(lax.eq(x1, math.inf), lax.eq(x2, math.inf)), lax.full_like(out, math.inf), out)
+    return _strong_unless_all_weak(out, a1, a2)
 
 
 def copysign(x1, x2, /):
@@ -764,12 +811,23 @@ def sinc(x, /):
 
 
 def heaviside(x1, x2, /):
+    a1, a2 = x1, x2
     x1, x2 = _promote("heaviside", x1, x2, to_float=True)
-    return where(lax.lt(x1, 0.0), lax.full_like(x1, 0), where(lax.gt(x1, 0.0), lax.full_like(x1, 1), x2))
+    out = lax.select(lax.eq(x1, 0.0), x2, x1)  # nan stays nan
+    out = lax.select(lax.gt(x1, 0.0), lax.full_like(x1, 1), out)
+    out = lax.select(lax.lt(x1, 0.0), lax.full_like(x1, 0), out)
+    return _strong_unless_all_weak(out, a1, a2)
+
+
+def _check_integers(fn, *args):
+    for a in args:
+        if _aval(a).dtype.kind not in "iu":
+            raise ValueError(f"Arguments to jax.numpy.{fn} must be integers.")
 
 
 def gcd(x1, x2, /):
     x1, x2 = _promote("gcd", x1, x2)
+    _check_integers("gcd", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
     for _ in range(x1.dtype.bits * 2):
         nz = lax.ne(b, 0)
@@ -780,6 +838,7 @@ def gcd(x1, x2, /):
 
 def lcm(x1, x2, /):
     x1, x2 = _promote("lcm", x1, x2)
+    _check_integers("lcm", x1, x2)
     g = gcd(x1, x2)
     safe = lax.select(lax.eq(g, 0), lax.full_like(g, 1), g)
     return lax.select(lax.eq(g, 0), lax.full_like(g, 0), lax.abs(lax.mul(lax.div(x1, safe), x2)))
@@ -859,11 +918,18 @@ def _keep(y, shape, axes, keepdims):
     return lax.reshape(y, tuple(1 if i in axes else s for i, s in enumerate(shape)))
 
 
+def _strong(a):
+    """The array as a concrete (non-weak) dtype: JAX's reductions never return weakly typed results."""
+    a = a if _is_array(a) else asarray(a)
+    av = _aval(a)
+    return lax._convert(a, av.dtype, False) if av.weak_type else a
+
+
 def _reduction(name, lax_fn, bool_op=None, upcast_bool_int=False, has_initial=True, identity=None):
     def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-        a = a if _is_array(a) else asarray(a)
+        a = _strong(a)
         axes = _reduce_axes(name, a, axis)
         av = _aval(a)
         if dtype is not None:
@@ -895,8 +961,8 @@ def _reduction(name, lax_fn, bool_op=None, upcast_bool_int=False, has_initial=Tr
     return f
 
 
-def _where_fill(where_, a, fillv):
-    w = where_ if _is_array(where_) else asarray(where_)
+def _where_fill(_where_fn, a, fillv):
+    w = _where_fn if _is_array(_where_fn) else asarray(_where_fn)
     w = broadcast_to(w, _aval(a).shape)
     return lax.select(w, a, lax.full_like(a, fillv))
 
@@ -949,7 +1015,7 @@ amax, amin = max, min
 
 
 def _to_bool(a):
-    a = a if _is_array(a) else asarray(a)
+    a = _strong(a)
     if _aval(a).dtype is not dtypes.bool_:
         a = lax.ne(*_promote("any", a, 0))
     return a
@@ -979,7 +1045,7 @@ def _count(shape, axes):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    a = a if _is_array(a) else asarray(a)
+    a = _strong(a)
     axes = _reduce_axes("mean", a, axis)
     av = _aval(a)
     if dtype is None:
@@ -999,7 +1065,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    a = a if _is_array(a) else asarray(a)
+    a = _strong(a)
     if correction is not None:
         ddof = correction
     axes = _reduce_axes("var", a, axis)
@@ -1048,7 +1114,7 @@ argmin = _arg("argmin", lax.argmin)
 
 def _cumulative(name, lax_fn, bool_to_int=True):
     def f(a, axis=None, dtype=None, out=None):
-        a = a if _is_array(a) else asarray(a)
+        a = _strong(a)
         if axis is None:
             a = ravel(a)
             axis = 0
@@ -1087,6 +1153,9 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     if w.shape != a.shape:
         if axis is None or w.ndim != 1:
             raise ValueError("average: weights shape must match a, or be 1-D along axis")
+        if w.shape[0] != a.shape[operator.index(axis) % a.ndim]:
+            raise ValueError(f"average: shape of weights {w.shape} must be consistent with the length of axis {axis} "
+                             f"of a {a.shape}")
         shape = [1] * a.ndim
         shape[operator.index(axis) % a.ndim] = w.shape[0]
         w = reshape(w, shape)
@@ -1259,7 +1328,7 @@ def concatenate(arrays, axis=0, dtype=None):
             raise ValueError(f"Cannot concatenate arrays with different numbers of dimensions: got "
                              f"{', '.join(str(_aval(x).shape) for x in arrs)}.")
     ax = _norm_axis(axis, nd, "concatenate")
-    arrs = _promote("concatenate", *arrs) if len(arrs) > 1 and not _same_dtype(arrs) else arrs
+    arrs = _promote_list(arrs)
     if dtype is not None:
         arrs = [lax.convert_element_type(a, dtype) for a in arrs]
     for a in arrs:
@@ -1395,6 +1464,7 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    _check_arraylike("repeat", a, repeats)
     a = a if _is_array(a) else asarray(a)
     if axis is None:
         a = ravel(a)
@@ -1619,7 +1689,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out.append(r if sparse else broadcast_to(r, shape))
     if indexing == "xy" and nd >= 2:
         out[0], out[1] = out[1], out[0]
-        out = [swapaxes(o, 0, 1) for o in out]
     return out
 
 
@@ -1646,10 +1715,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if b_vec:
         b = reshape(b, (b.shape[0], 1))
     if a.shape[-1] != b.shape[-2]:
-        raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got "
-                        f"({a.shape[-1]},) and ({b.shape[-2]},).") if False else ValueError(
-            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})")
+        raise TypeError(f"matmul: dot_general requires contracting dimensions to have the same shape, got "
+                        f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}.")
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # Broadcast-only batch dims of size 1 can be squeezed into free dims; keep it simple: broadcast.
     a_full = broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
@@ -1676,7 +1743,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     d, weak = _weak_result(a, b)
     a, b = lax._convert(a, d, weak), lax._convert(b, d, weak)
     if a.shape[-1] != b.shape[-2]:
-        raise TypeError(f"Incompatible shapes for dot: got {a.shape} and {b.shape}.")
+        raise TypeError(f"dot: dot_general requires contracting dimensions to have the same shape, got "
+                        f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}.")
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())), preferred_element_type=preferred_element_type)
 
 
@@ -1831,3 +1899,157 @@ def searchsorted_right(a, v):
     from pyjax.numpy._sorting import searchsorted
 
     return searchsorted(a, v, side="right")
+
+
+# --- nan-aware reductions, fmax/fmin, complex-part stand-ins, bit counting ---------------------------
+
+
+def fmax(x1, x2, /):
+    """Elementwise maximum that ignores NaN (returns the other operand where one is NaN)."""
+    x1, x2 = _promote("fmax", x1, x2)
+    return where(isnan(x2), x1, where(isnan(x1), x2, lax.max(x1, x2)))
+
+
+def fmin(x1, x2, /):
+    """Elementwise minimum that ignores NaN (returns the other operand where one is NaN)."""
+    x1, x2 = _promote("fmin", x1, x2)
+    return where(isnan(x2), x1, where(isnan(x1), x2, lax.min(x1, x2)))
+
+
+def real(val, /):
+    """Real part: the array itself (pyjax has no complex dtypes)."""
+    return val if _is_array(val) else asarray(val)
+
+
+def imag(val, /):
+    """Imaginary part: zeros of the same dtype (pyjax has no complex dtypes)."""
+    return zeros_like(val if _is_array(val) else asarray(val))
+
+
+def conjugate(x, /):
+    """Complex conjugate: the array itself for real dtypes."""
+    return x if _is_array(x) else asarray(x)
+
+
+conj = conjugate
+
+
+def iscomplex(x, /):
+    """Elementwise 'has a nonzero imaginary part': always False for real dtypes."""
+    return full(shape(x), False, dtypes.bool_)
+
+
+def isreal(x, /):
+    """Elementwise 'has a zero imaginary part': always True for real dtypes."""
+    return full(shape(x), True, dtypes.bool_)
+
+
+def _nan_replaced(a, value):
+    a = a if _is_array(a) else asarray(a)
+    if _aval(a).dtype.kind != "f":
+        return a
+    return lax.select(lax.ne(a, a), lax.full_like(a, value), a)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Sum treating NaN as zero."""
+    return sum(_nan_replaced(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product treating NaN as one."""
+    return prod(_nan_replaced(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def _nan_extreme(name, red, fill):
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        a = a if _is_array(a) else asarray(a)
+        if _aval(a).dtype.kind != "f":
+            return red(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+        nan_mask = isnan(a)
+        y = red(_nan_replaced(a, fill), axis=axis, keepdims=keepdims, initial=initial, where=where)
+        all_nan = all(nan_mask, axis=axis, keepdims=keepdims, where=where)
+        return _where_fn(all_nan, math.nan, y)
+
+    f.__name__ = name
+    f.__doc__ = f"jax.numpy.{name}: {red.__name__} ignoring NaN (NaN where a slice is all NaN)."
+    return f
+
+
+_where_fn = where
+nanmax = _nan_extreme("nanmax", max, -math.inf)
+nanmin = _nan_extreme("nanmin", min, math.inf)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """Mean over the non-NaN elements (NaN where there are none)."""
+    a = a if _is_array(a) else asarray(a)
+    if _aval(a).dtype.kind != "f":
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    ok = lax.bitwise_not(isnan(a))
+    if where is not None:
+        ok = logical_and(ok, where)
+    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=ok)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    """Variance over the non-NaN elements."""
+    a = a if _is_array(a) else asarray(a)
+    if _aval(a).dtype.kind != "f":
+        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
+    ok = lax.bitwise_not(isnan(a))
+    if where is not None:
+        ok = logical_and(ok, where)
+    return var(_nan_replaced(a, 0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok,
+               correction=correction)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    """Standard deviation over the non-NaN elements."""
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction))
+
+
+def _nan_arg(name, fn, fill):
+    def f(a, axis=None, out=None, keepdims=False):
+        a = a if _is_array(a) else asarray(a)
+        if _aval(a).dtype.kind != "f":
+            return fn(a, axis=axis, keepdims=keepdims)
+        nan_mask = isnan(a)
+        r = fn(_nan_replaced(a, fill), axis=axis, keepdims=keepdims)
+        return _where_fn(all(nan_mask, axis=axis, keepdims=keepdims), -1, r)
+
+    f.__name__ = name
+    f.__doc__ = f"jax.numpy.{name}: index of the extreme ignoring NaN (-1 where a slice is all NaN)."
+    return f
+
+
+nanargmax = _nan_arg("nanargmax", argmax, -math.inf)
+nanargmin = _nan_arg("nanargmin", argmin, math.inf)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum treating NaN as zero."""
+    return cumsum(_nan_replaced(a, 0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product treating NaN as one."""
+    return cumprod(_nan_replaced(a, 1), axis=axis, dtype=dtype)
+
+
+def bitwise_count(x, /):
+    """Number of 1 bits in |x| for each element (uint8, as in JAX)."""
+    (x,) = _promote("bitwise_count", x)
+    d = x.dtype
+    if d.kind not in "iub":
+        raise TypeError(f"bitwise_count requires integer or bool input, got {d.name}.")
+    if d.kind == "b":
+        return lax.convert_element_type(x, dtypes.uint8)
+    if d.kind == "i":
+        x = lax.abs(x)
+    u = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[d.bits]
+    x = lax.bitcast_convert_type(x, u) if d.kind == "i" else x
+    count = lax.full_like(x, 0)
+    for k in range(d.bits):
+        count = lax.add(count, lax.bitwise_and(lax.shift_right_logical(x, lax.full_like(x, k)), lax.full_like(x, 1)))
+    return lax.convert_element_type(count, dtypes.uint8)

@@ -53,15 +53,19 @@ def _from_sublists(args):
 def _parse(subscripts: str, shapes: list) -> tuple[list, list, dict]:
     """(input label lists, output labels, label -> size) with '...' expanded to private labels."""
     subscripts = subscripts.replace(" ", "")
-    if subscripts.count("->") > 1 or subscripts.count("-") != subscripts.count("->") or subscripts.count(
-            ">") != subscripts.count("->"):
+    if (
+        subscripts.count("->") > 1
+        or subscripts.count("-") != subscripts.count("->")
+        or subscripts.count(">") != subscripts.count("->")
+    ):
         raise ValueError("Subscripts can only contain one '->'.")
     explicit = "->" in subscripts
     lhs, out_sub = subscripts.split("->") if explicit else (subscripts, None)
     terms = lhs.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(f"Number of einsum subscripts, {len(terms)}, must be equal to the number of operands, "
-                         f"{len(shapes)}.")
+        raise ValueError(
+            f"Number of einsum subscripts, {len(terms)}, must be equal to the number of operands, {len(shapes)}."
+        )
     for t in terms + ([out_sub] if explicit else []):
         if "." in t and (t.count(".") != 3 or "..." not in t):
             raise ValueError("Invalid Ellipses.")
@@ -75,15 +79,17 @@ def _parse(subscripts: str, shapes: list) -> tuple[list, list, dict]:
         if "..." in t:
             e = len(shape) - len(letters)
             if e < 0:
-                raise ValueError(f"Einstein sum subscript '{t}' does not contain the correct number of indices "
-                                 f"for operand {k}.")
+                raise ValueError(
+                    f"Einstein sum subscript '{t}' does not contain the correct number of indices for operand {k}."
+                )
             pre, post = t.split("...")
             labels = list(pre) + [_ell_label(i) for i in range(e - 1, -1, -1)] + list(post)
             n_ell = builtins.max(n_ell, e)
         else:
             if len(letters) != len(shape):
-                raise ValueError(f"Einstein sum subscript '{t}' does not contain the correct number of indices "
-                                 f"for operand {k}.")
+                raise ValueError(
+                    f"Einstein sum subscript '{t}' does not contain the correct number of indices for operand {k}."
+                )
             labels = list(letters)
         ins.append(labels)
     sizes: dict = {}
@@ -94,8 +100,9 @@ def _parse(subscripts: str, shapes: list) -> tuple[list, list, dict]:
                 sizes[lab] = d
             elif d != prev and d != 1:
                 shown = lab if lab in _LETTERS else "..."
-                raise ValueError(f"Size of label '{shown}' for operand {k} ({d}) does not match previous terms "
-                                 f"({prev}).")
+                raise ValueError(
+                    f"Size of label '{shown}' for operand {k} ({d}) does not match previous terms ({prev})."
+                )
     ell = [_ell_label(i) for i in range(n_ell - 1, -1, -1)]
     if explicit:
         out_letters = out_sub.replace("...", "")
@@ -155,8 +162,10 @@ def _contract(x, xl, y, yl, keep: set, pet):
     shared = [lab for lab in xl if lab in yl]
     batch = [lab for lab in shared if lab in keep]
     contract = [lab for lab in shared if lab not in keep]
-    dn = ((tuple(xl.index(lab) for lab in contract), tuple(yl.index(lab) for lab in contract)),
-          (tuple(xl.index(lab) for lab in batch), tuple(yl.index(lab) for lab in batch)))
+    dn = (
+        (tuple(xl.index(lab) for lab in contract), tuple(yl.index(lab) for lab in contract)),
+        (tuple(xl.index(lab) for lab in batch), tuple(yl.index(lab) for lab in batch)),
+    )
     out = lax.dot_general(x, y, dn, preferred_element_type=pet)
     labels = batch + [lab for lab in xl if lab not in shared] + [lab for lab in yl if lab not in shared]
     return out, labels
@@ -192,14 +201,27 @@ def _normalize_path(optimize, n: int, labels, out, sizes) -> list:
         optimize = optimize[1:]
     if isinstance(optimize, (list, tuple)) and builtins.all(isinstance(p, (list, tuple)) for p in optimize):
         return [tuple(int(i) for i in p) for p in optimize]
-    if optimize not in (True, False, None, "greedy", "optimal", "auto", "dp", "branch-2", "branch-all",
-                        "random-greedy", "eager", "no-optimize"):
+    if optimize not in (
+        True,
+        False,
+        None,
+        "greedy",
+        "optimal",
+        "auto",
+        "dp",
+        "branch-2",
+        "branch-all",
+        "random-greedy",
+        "eager",
+        "no-optimize",
+    ):
         raise ValueError(f"einsum: unknown optimize={optimize!r}")
     return _greedy_path(labels, out, sizes)
 
 
-def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None,
-           _dot_general=None):
+def einsum(
+    subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None, _dot_general=None
+):
     """Einstein summation over the operands described by `subscripts` (numpy's grammar)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")

@@ -149,8 +149,9 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
     if side not in ("left", "right"):
         raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
     if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
-        raise ValueError(f"invalid argument method={method!r}, expected 'scan', 'scan_unrolled', 'sort' or "
-                         f"'compare_all'")
+        raise ValueError(
+            f"invalid argument method={method!r}, expected 'scan', 'scan_unrolled', 'sort' or 'compare_all'"
+        )
     a, v = _arr("searchsorted", a), _arr("searchsorted", v)
     if jnp._aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
@@ -224,15 +225,26 @@ def _concrete_count(mask, fn: str) -> int:
     total = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
     if isinstance(total, core.Tracer):
         raise ConcretizationTypeError(
-            total, f"The error arose for the first argument of jnp.{fn}(). To make jnp.{fn}() compatible with JIT "
+            total,
+            f"The error arose for the first argument of jnp.{fn}(). To make jnp.{fn}() compatible with JIT "
             f"and other transforms, you can specify a concrete value for the size argument, which will determine "
-            f"the output size.")
+            f"the output size.",
+        )
     return int(total)
 
 
-def unique(ar, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: int | None = None, *, equal_nan: bool = True, size: int | None = None, fill_value=None,
-           sorted: bool = True):
+def unique(
+    ar,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    *,
+    equal_nan: bool = True,
+    size: int | None = None,
+    fill_value=None,
+    sorted: bool = True,
+):
     """Sorted unique elements (or slices along `axis`); `size` makes it work under jit."""
     ar = _arr("unique", ar)
     shape = jnp._aval(ar).shape
@@ -387,8 +399,10 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
             if axis is None:
                 raise ValueError("Weights shape must match 'a' shape when axis is None.")
             if jnp._aval(weights).shape != tuple(shape[i] for i in axes):
-                raise ValueError(f"Weights shape {jnp._aval(weights).shape} must match reduction axes "
-                                 f"{tuple(shape[i] for i in axes)}")
+                raise ValueError(
+                    f"Weights shape {jnp._aval(weights).shape} must match reduction axes "
+                    f"{tuple(shape[i] for i in axes)}"
+                )
             weights = lax.broadcast_in_dim(weights, shape, axes)
     kept = [i for i in range(nd) if i not in axes]
     perm = kept + list(axes)
@@ -420,22 +434,28 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         clean = lax.select(lax.bitwise_or(bad, nan_x), lax.full_like(ww, 0), ww)
         cw = lax.cumsum(clean, last)
         total = cw[..., -1]
-        target = lax.mul(qb, lax.broadcast_in_dim(total, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+        target = lax.mul(
+            qb, lax.broadcast_in_dim(total, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+        )
         full = jnp._aval(qb).shape + (red,)
-        less = lax.lt(lax.broadcast_in_dim(cw, full, tuple(range(qa.ndim, len(full)))),
-                      lax.broadcast_in_dim(target, full, tuple(range(len(full) - 1))))
+        less = lax.lt(
+            lax.broadcast_in_dim(cw, full, tuple(range(qa.ndim, len(full)))),
+            lax.broadcast_in_dim(target, full, tuple(range(len(full) - 1))),
+        )
         idx = lax.reduce_sum(lax.convert_element_type(less, _i32), (len(full) - 1,))
         hi_idx = lax.sub(lax.convert_element_type(cnt, _i32), lax.full_like(idx, 1))
         idx = lax.max(lax.full_like(idx, 0), lax.min(idx, hi_idx))
         result = _pick(x, idx)
         force = lax.eq(cnt, lax.full_like(cnt, 0))
         any_bad = lax.reduce_or(bad, (last,))
-        force = lax.bitwise_or(force, lax.broadcast_in_dim(any_bad, jnp._aval(qb).shape,
-                                                           tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+        force = lax.bitwise_or(
+            force, lax.broadcast_in_dim(any_bad, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+        )
         if not squash_nans:
             any_nan = lax.reduce_or(nan_x, (last,))
-            force = lax.bitwise_or(force, lax.broadcast_in_dim(any_nan, jnp._aval(qb).shape,
-                                                               tuple(range(qa.ndim, jnp._aval(qb).ndim))))
+            force = lax.bitwise_or(
+                force, lax.broadcast_in_dim(any_nan, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+            )
         result = lax.select(force, lax.full_like(result, float("nan")), result)
     else:
         pos = lax.mul(qb, lax.sub(cnt, lax.full_like(cnt, 1)))
@@ -458,22 +478,41 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
             result = lax.mul(lax.add(lo_v, hi_v), lax.full_like(lo_v, 0.5))
         if not squash_nans:
             any_nan = lax.reduce_or(nanmask, (last,))
-            any_nan = lax.broadcast_in_dim(any_nan, jnp._aval(result).shape,
-                                           tuple(range(qa.ndim, jnp._aval(result).ndim)))
+            any_nan = lax.broadcast_in_dim(
+                any_nan, jnp._aval(result).shape, tuple(range(qa.ndim, jnp._aval(result).ndim))
+            )
             result = lax.select(any_nan, lax.full_like(result, float("nan")), result)
     return jnp.reshape(result, qa.shape + out_kept)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-             keepdims: bool = False, *, weights=None):
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights=None,
+):
     """q-th quantiles (q in [0, 1], scalar or 1-D) of `a` over `axis`; NaN if a slice has a NaN."""
     if out is not None:
         raise ValueError("jax.numpy.quantile does not support the 'out' argument")
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False, *, weights=None):
+def nanquantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights=None,
+):
     """quantile ignoring NaNs."""
     if out is not None:
         raise ValueError("jax.numpy.nanquantile does not support the 'out' argument")
@@ -485,16 +524,36 @@ def _pct(fn, q):
     return lax.div(q, lax.full_like(q, 100))
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False, *, weights=None):
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights=None,
+):
     """q-th percentiles (q in [0, 100]) of `a` over `axis`."""
     return quantile(a, _pct("percentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights)
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False, *, weights=None):
+def nanpercentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights=None,
+):
     """percentile ignoring NaNs."""
-    return nanquantile(a, _pct("nanpercentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights)
+    return nanquantile(
+        a, _pct("nanpercentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights
+    )
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
@@ -511,6 +570,24 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
 
 
-__all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition", "searchsorted", "digitize",
-           "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "quantile", "nanquantile",
-           "percentile", "nanpercentile", "median", "nanmedian"]
+__all__ = [
+    "sort",
+    "argsort",
+    "lexsort",
+    "sort_complex",
+    "partition",
+    "argpartition",
+    "searchsorted",
+    "digitize",
+    "unique",
+    "unique_values",
+    "unique_counts",
+    "unique_inverse",
+    "unique_all",
+    "quantile",
+    "nanquantile",
+    "percentile",
+    "nanpercentile",
+    "median",
+    "nanmedian",
+]

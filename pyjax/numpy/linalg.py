@@ -29,8 +29,9 @@ def _inexact(fn: str, *args):
     d, weak = jnp._weak_result(*args)
     if d.kind != "f":
         d, weak = dtypes.default_float(), False
-    return [lax._convert(a, d, weak) if jnp._aval(a).dtype is not d or jnp._aval(a).weak_type != weak else a
-            for a in args]
+    return [
+        lax._convert(a, d, weak) if jnp._aval(a).dtype is not d or jnp._aval(a).weak_type != weak else a for a in args
+    ]
 
 
 def _square(fn: str, a) -> None:
@@ -67,15 +68,19 @@ def solve(a, b):
     m = sa[-1]
     if len(sb) == 1:
         if sb[0] != m:
-            raise ValueError(f"solve: inconsistent size for core dimension 'm': {sb[0]} vs {m} on vectorized "
-                             f"function with signature '(m,m),(m)->(m)'")
+            raise ValueError(
+                f"solve: inconsistent size for core dimension 'm': {sb[0]} vs {m} on vectorized "
+                f"function with signature '(m,m),(m)->(m)'"
+            )
         bm = jnp.broadcast_to(jnp.reshape(b, (m, 1)), sa[:-2] + (m, 1))
         lu_mat, _, perm = lax_linalg.lu(a)
         return jnp.reshape(_lu_solve_matrix(lu_mat, perm, bm), sa[:-1])
     if len(sb) < 2 or sb[-2] != m:
-        raise ValueError(f"Invalid shapes for solve: {sa}, {sb}. Prior to JAX v0.5.0, this would have been treated "
-                         f"as a batched 1-dimensional solve. To recover this behavior, use "
-                         f"solve(a, b[..., None]).squeeze(-1).")
+        raise ValueError(
+            f"Invalid shapes for solve: {sa}, {sb}. Prior to JAX v0.5.0, this would have been treated "
+            f"as a batched 1-dimensional solve. To recover this behavior, use "
+            f"solve(a, b[..., None]).squeeze(-1)."
+        )
     batch = jnp.broadcast_shapes(sa[:-2], sb[:-2])
     a = jnp.broadcast_to(a, batch + sa[-2:]) if sa[:-2] != batch else a
     b = jnp.broadcast_to(b, batch + sb[-2:]) if sb[:-2] != batch else b
@@ -135,8 +140,14 @@ def det(a):
     if n == 2:
         return e(0, 0) * e(1, 1) - e(0, 1) * e(1, 0)
     if n == 3:
-        return (e(0, 0) * e(1, 1) * e(2, 2) + e(0, 1) * e(1, 2) * e(2, 0) + e(0, 2) * e(1, 0) * e(2, 1)
-                - e(0, 2) * e(1, 1) * e(2, 0) - e(0, 0) * e(1, 2) * e(2, 1) - e(0, 1) * e(1, 0) * e(2, 2))
+        return (
+            e(0, 0) * e(1, 1) * e(2, 2)
+            + e(0, 1) * e(1, 2) * e(2, 0)
+            + e(0, 2) * e(1, 0) * e(2, 1)
+            - e(0, 2) * e(1, 1) * e(2, 0)
+            - e(0, 0) * e(1, 2) * e(2, 1)
+            - e(0, 1) * e(1, 0) * e(2, 2)
+        )
     diag, odd = _lu_diag_parity(a)
     d = lax.reduce_prod(diag, (jnp._aval(diag).ndim - 1,))
     return d if odd is None else lax.select(odd, lax.neg(d), d)
@@ -178,8 +189,10 @@ def multi_dot(arrays, *, precision=None):
         arrs[-1] = jnp.reshape(arrs[-1], (-1, 1))
     for i, x in enumerate(arrs):
         if jnp._aval(x).ndim != 2:
-            raise ValueError(f"multi_dot: array {i} has {jnp._aval(x).ndim} dimensions; only the first and last "
-                             f"may be 1-D, the others must be 2-D")
+            raise ValueError(
+                f"multi_dot: array {i} has {jnp._aval(x).ndim} dimensions; only the first and last "
+                f"may be 1-D, the others must be 2-D"
+            )
     dims = [jnp._aval(arrs[0]).shape[0]] + [jnp._aval(x).shape[1] for x in arrs]
     n = len(arrs)
     cost = [[0] * n for _ in range(n)]
@@ -224,8 +237,9 @@ def _vector_norm(x, ord, axes, keepdims):
     if ord == -float("inf"):
         return jnp.min(ax, axis=axes, keepdims=keepdims)
     if ord == 0:
-        return jnp.sum(lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), jnp._aval(x).dtype), axis=axes,
-                       keepdims=keepdims)
+        return jnp.sum(
+            lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), jnp._aval(x).dtype), axis=axes, keepdims=keepdims
+        )
     if ord == 1:
         return jnp.sum(ax, axis=axes, keepdims=keepdims)
     p = jnp.asarray(ord, dtype=jnp._aval(x).dtype)
@@ -237,8 +251,10 @@ def _matrix_norm(x, ord, axes, keepdims):
     if ord is None or ord == "fro":
         return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"norm: matrix norm ord={ord!r} needs singular values (svd), which pyjax does "
-                                  f"not provide; use ord in (None, 'fro', 1, -1, inf, -inf)")
+        raise NotImplementedError(
+            f"norm: matrix norm ord={ord!r} needs singular values (svd), which pyjax does "
+            f"not provide; use ord in (None, 'fro', 1, -1, inf, -inf)"
+        )
     ax = jnp.absolute(x)
     if ord in (1, -1):
         s = jnp.sum(ax, axis=r, keepdims=True)
@@ -276,8 +292,10 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
         if axes[0] == axes[1]:
             raise ValueError("Duplicate axes given.")
         return _matrix_norm(x, ord, axes, keepdims)
-    raise ValueError(f"Improper number of axes for norm: axis={axis if axis is not None else axes}. Pass one axis "
-                     f"to compute a vector-norm, or two axes to compute a matrix-norm.")
+    raise ValueError(
+        f"Improper number of axes for norm: axis={axis if axis is not None else axes}. Pass one axis "
+        f"to compute a vector-norm, or two axes to compute a matrix-norm."
+    )
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
@@ -349,8 +367,10 @@ def cross(x1, x2, /, *, axis: int = -1):
     """Cross product of 3-vectors along `axis`."""
     x1, x2 = _arr("cross", x1), _arr("cross", x2)
     if jnp._aval(x1).shape[axis] != 3 or jnp._aval(x2).shape[axis] != 3:
-        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
-                         f"shape[{axis}]={jnp._aval(x1).shape[axis]} and {jnp._aval(x2).shape[axis]}")
+        raise ValueError(
+            f"Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+            f"shape[{axis}]={jnp._aval(x1).shape[axis]} and {jnp._aval(x2).shape[axis]}"
+        )
     return jnp.cross(x1, x2, axis=axis)
 
 
@@ -367,8 +387,10 @@ def tensorinv(a, ind: int = 2):
     for d in s[ind:]:
         cols *= d
     if rows != cols:
-        raise ValueError(f"tensorinv is only possible when the product of the first {ind} dimensions equals that "
-                         f"of the remaining dimensions. got {s=}")
+        raise ValueError(
+            f"tensorinv is only possible when the product of the first {ind} dimensions equals that "
+            f"of the remaining dimensions. got {s=}"
+        )
     return jnp.reshape(inv(jnp.reshape(a, (rows, cols))), s[ind:] + s[:ind])
 
 
@@ -381,7 +403,7 @@ def tensorsolve(a, b, axes=None):
         rest = [i for i in range(nd) if i not in axes]
         a = jnp.transpose(a, rest + axes)
     bs = jnp._aval(b).shape
-    xs = jnp._aval(a).shape[len(bs):]
+    xs = jnp._aval(a).shape[len(bs) :]
     rows, cols = 1, 1
     for d in bs:
         rows *= d
@@ -392,6 +414,26 @@ def tensorsolve(a, b, axes=None):
     return jnp.reshape(solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b)), xs)
 
 
-__all__ = ["cholesky", "solve", "inv", "det", "slogdet", "SlogdetResult", "matrix_power", "multi_dot", "norm",
-           "vector_norm", "matrix_norm", "matmul", "tensordot", "outer", "vecdot", "matrix_transpose", "trace",
-           "diagonal", "cross", "tensorinv", "tensorsolve"]
+__all__ = [
+    "cholesky",
+    "solve",
+    "inv",
+    "det",
+    "slogdet",
+    "SlogdetResult",
+    "matrix_power",
+    "multi_dot",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "matmul",
+    "tensordot",
+    "outer",
+    "vecdot",
+    "matrix_transpose",
+    "trace",
+    "diagonal",
+    "cross",
+    "tensorinv",
+    "tensorsolve",
+]

@@ -56,8 +56,13 @@ def solve_triangular(
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
-    """Cholesky factor: upper U (a = U^T U) by default, lower L with lower=True."""
-    return jla.cholesky(a, upper=not lower)
+    """Cholesky factor: upper U (a = U^T U) by default, lower L with lower=True.
+
+    Like scipy, only the triangle being factored is read (no symmetrization).
+    """
+    (a,) = jla._inexact("cholesky", a)
+    L = lax_linalg.cholesky(a if lower else lax_linalg._T(a), symmetrize_input=False)
+    return L if lower else lax_linalg._T(L)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):

@@ -216,15 +216,15 @@ def entr(x: Any) -> Any:
     return lax.select(lax.lt(x, _c(x, 0)), lax.full_like(x, -math.inf), lax.neg(_xlogx(x)))
 
 
-def softmax(x: Any, axis: Any = -1) -> Any:
-    """jax.nn.softmax."""
+def softmax(x: Any, axis: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) over axis (all axes by default, as scipy)."""
     from pyjax import nn
 
     return nn.softmax(x, axis=axis)
 
 
-def log_softmax(x: Any, axis: Any = -1) -> Any:
-    """jax.nn.log_softmax."""
+def log_softmax(x: Any, axis: Any = None) -> Any:
+    """x - logsumexp(x) over axis (all axes by default, as scipy)."""
     from pyjax import nn
 
     return nn.log_softmax(x, axis=axis)
@@ -268,6 +268,19 @@ def ndtri(p: Any) -> Any:
 
 
 def log_ndtr(x: Any) -> Any:
-    """log of the standard normal CDF (log1p(-ndtr(-x)) for x > 0, direct otherwise)."""
+    """log of the standard normal CDF, stable in both tails (asymptotic series far left)."""
     x = _check_ndtr_dtype(x, "log_ndtr")
-    return jnp.where(x > 0, jnp.log1p(-ndtr(-x)), jnp.log(ndtr(x)))
+    f32 = get_aval(x).dtype is dtypes.float32
+    lower, upper = (-10.0, 5.0) if f32 else (-20.0, 8.0)
+    # each branch sees a clamped input (select, not clip) so unused branches have finite gradients
+    zero = jnp.zeros_like(x)
+    xr = jnp.where(x > upper, x, zero + upper)
+    right = jnp.log1p(-ndtr(-xr))
+    xm = jnp.where(x > upper, zero + upper, jnp.where(x > lower, x, zero + lower))
+    middle = jnp.log(ndtr(xm))
+    xl = jnp.where(x > lower, zero + lower, x)
+    x2 = xl * xl
+    inv = 1.0 / x2
+    series = 1.0 - inv + 3.0 * inv * inv - 15.0 * inv * inv * inv
+    left = -0.5 * x2 - jnp.log(-xl) - 0.5 * math.log(2 * math.pi) + jnp.log(series)
+    return jnp.where(x > upper, right, jnp.where(x > lower, middle, left))

@@ -76,7 +76,8 @@ def _in_f64(fn):
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 _erfc = np.frompyfunc(math.erfc, 1, 1)
-_lgamma = np.frompyfunc(lambda v: math.lgamma(v) if not (v <= 0 and v == math.floor(v)) else math.inf, 1, 1)
+_lgamma = np.frompyfunc(
+    lambda v: math.inf if math.isinf(v) else (math.lgamma(v) if not (v <= 0 and v == math.floor(v)) else math.inf), 1, 1)
 
 
 def _round_away(a):
@@ -95,7 +96,9 @@ def _logistic(a):
 
 
 def _popcnt(a):
-    return np.bitwise_count(a).astype(a.dtype)
+    # bits of the two's complement, like XLA (numpy counts the bits of |a| for signed ints)
+    u = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "i" else a
+    return np.bitwise_count(u).astype(a.dtype)
 
 
 def _clz(a):

@@ -36,7 +36,7 @@ from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.core import dtypes
 
-__all__ = ["KernelCodegen", "compile_kernel_bytes", "DTYPE_INFO", "valtype"]
+__all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", "valtype"]
 
 LANES = 4
 HALF = ("float16", "bfloat16")
@@ -206,7 +206,7 @@ class KernelCodegen:
     def _affine(self, off: Node, valid: Node):
         """(rest, coeff) if off = rest + coeff * idx(V) with rest and valid independent of V."""
         V = self.V
-        if self.deps[valid] >> V & 1:
+        if self.deps.get(valid, 0) >> V & 1:
             return None
         terms, c = ir._terms(off)
         coeff = 0
@@ -248,8 +248,9 @@ class KernelCodegen:
         if not self.simd or n == 0:
             return
         op = k.reduce_op
+        out_vec = k.epilogue.dtype.name in VEC_DTYPES
         if op is None:
-            if k.shape[n - 1] >= LANES and self._vectorizable(n - 1):
+            if out_vec and k.shape[n - 1] >= LANES and self._vectorizable(n - 1):
                 self.mode, self.V = "A", n - 1
             return
         if op in ("argmax", "argmin"):
@@ -258,7 +259,7 @@ class KernelCodegen:
         if acc_name not in VEC_DTYPES:
             return
         b_ok = k.shape[n - 1] >= LANES and self._vectorizable(n - 1)
-        c_ok = nk >= 1 and k.shape[nk - 1] >= LANES and self._vectorizable(nk - 1)
+        c_ok = out_vec and nk >= 1 and k.shape[nk - 1] >= LANES and self._vectorizable(nk - 1)
         if b_ok and self._contiguous_along(n - 1):
             self.mode, self.V = "B", n - 1
         elif c_ok:
@@ -1221,11 +1222,18 @@ class KernelCodegen:
         return f.index
 
     def _nextafter(self, d) -> int:
+        saved = self.f
+        try:
+            return self._nextafter_body(d)
+        finally:
+            self.f = saved
+
+    def _nextafter_body(self, d) -> int:
         key = ("pyjax.nextafter", d.name)
         if key in self.m.memo:
             return self.m.memo[key]
         t = valtype(d)
-        f = self.m.function(f"pyjax_nextafter_{d.name}", [t, t], [t])
+        f = self.f = self.m.function(f"pyjax_nextafter_{d.name}", [t, t], [t])
         self.m.memo[key] = f.index
         a, b = 0, 1
         g = f.local_get
@@ -1284,11 +1292,18 @@ class KernelCodegen:
         return f.index
 
     def _ipow(self, d) -> int:
+        saved = self.f
+        try:
+            return self._ipow_body(d)
+        finally:
+            self.f = saved
+
+    def _ipow_body(self, d) -> int:
         key = ("pyjax.ipow", d.name)
         if key in self.m.memo:
             return self.m.memo[key]
         t = valtype(d)
-        f = self.m.function(f"pyjax_ipow_{d.name}", [t, t], [t])
+        f = self.f = self.m.function(f"pyjax_ipow_{d.name}", [t, t], [t])
         self.m.memo[key] = f.index
         x, y, r = 0, 1, f.local(t)
         c = f.i64_const if t == I64 else f.i32_const
@@ -1638,6 +1653,13 @@ class KernelCodegen:
 
 def _depends_on(nd: Node, axis: int) -> bool:
     return any(x.op == "idx" and x.arg == axis for x in ir.walk(nd))
+
+
+def scalar_ops(m: Module, f: Function) -> KernelCodegen:
+    """The scalar op/cast emitters of KernelCodegen bound to module m and function f (for routines)."""
+    ops = KernelCodegen.__new__(KernelCodegen)
+    ops.m, ops.f = m, f
+    return ops
 
 
 def compile_kernel_bytes(kernel: Kernel, relaxed_simd: bool = True, simd: bool = True) -> bytes:

@@ -134,7 +134,7 @@ class _Ext:
         z, prod, inv, inv2 = 0, f.local(F64), f.local(F64), f.local(F64)
         f.f64_const(1.0).local_set(prod)
         with f.block(), f.loop():
-            f.local_get(z).f64_const(8.0).f64_ge().br_if(1)
+            f.local_get(z).f64_const(8.0).f64_lt().i32_eqz().br_if(1)  # also exits for nan
             f.local_get(prod).local_get(z).f64_mul().local_set(prod)
             f.local_get(z).f64_const(1.0).f64_add().local_set(z)
             f.br(0)
@@ -176,7 +176,7 @@ class _Ext:
         self.index["digamma_pos"] = f.index
         x, acc, inv, inv2 = 0, f.local(F64), f.local(F64), f.local(F64)
         with f.block(), f.loop():
-            f.local_get(x).f64_const(6.0).f64_ge().br_if(1)
+            f.local_get(x).f64_const(6.0).f64_lt().i32_eqz().br_if(1)  # also exits for nan
             f.local_get(acc).f64_const(1.0).local_get(x).f64_div().f64_sub().local_set(acc)
             f.local_get(x).f64_const(1.0).f64_add().local_set(x)
             f.br(0)

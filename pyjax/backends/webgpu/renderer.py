@@ -163,7 +163,10 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     n_out = math.prod(shape)
     d = k.out_dtype
     P = wgsl.per_word(d)
-    G = 4 if (n_out % 4 == 0 or P > 1) else 1
+    # Small kernels: one output (or packed word) per thread keeps the WGSL short, which matters
+    # more than vector width there (pipeline creation costs more than the dispatch).
+    big = n_out >= 16384
+    G = 4 if (big and n_out % 4 == 0) or P == 4 else (P if P > 1 else 1)
     nd = len(shape)
     vec = P == 1 and G == 4 and nd > 0 and shape[-1] % 4 == 0
     loads = [n for n in ir.walk(k.epilogue) if n.op == "load"]

@@ -1,0 +1,172 @@
+"""WebGPU backend benchmark: pyjax on webgpu next to torch (cuBLAS, TF32 off) on the same GPU.
+
+Prints, in one run: f32 matmul 1024/2048/4096 (GFLOP/s), elementwise add of 2^26 floats (GB/s),
+a row reduction (sum over the last axis of a 8192 x 8192 matrix, GB/s), and a sort of 10^7
+floats (Melem/s). torch columns are skipped when torch or CUDA is absent. Sizes shrink
+automatically on a CPU adapter (lavapipe) unless --full is given.
+
+    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort]
+
+Each pyjax timing runs a jitted function `reps` times back to back (the backend records all of
+them into command buffers without waiting) and ends with one readback of a few bytes, so
+it measures GPU throughput, not Python overhead; the first call (compile) is excluded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+
+import pyjax  # noqa: E402
+import pyjax.numpy as jnp  # noqa: E402
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+def time_pyjax(f, args, reps: int) -> float:
+    """Seconds per call of jitted f (compile excluded, one sync at the end)."""
+    out = f(*args)
+    _sync(out)
+    t = time.perf_counter()
+    for _ in range(reps):
+        out = f(*args)
+    _sync(out)
+    return (time.perf_counter() - t) / reps
+
+
+def _sync(out):
+    leaf = out[0] if isinstance(out, (tuple, list)) else out
+    leaf.block_until_ready()
+    # a tiny readback makes sure the work really finished on every host
+    np.asarray(leaf.reshape(-1)[:1])
+
+
+def time_torch(torch, f, reps: int) -> float:
+    f()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(reps):
+        f()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / reps
+
+
+def row(name: str, unit: str, ours: float, theirs: float | None, check: str = ""):
+    ratio = f"{ours / theirs * 100:6.1f}%" if theirs else "     -"
+    t = f"{theirs:12.1f}" if theirs else f"{'-':>12}"
+    print(f"{name:<34} {ours:12.1f} {t} {ratio}  {unit} {check}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="full sizes even on a CPU adapter")
+    ap.add_argument("--reps", type=int, default=0, help="repetitions per timing (default: by size)")
+    ap.add_argument("--default-limits", action="store_true",
+                    help="keep the WebGPU default limits (128 MiB bindings: too small for 2^26 floats)")
+    ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort")
+    args = ap.parse_args()
+
+    from pyjax import hosts
+
+    if not args.default_limits and not hosts.IN_BROWSER:
+        from pyjax.hosts.wgpu_host import WgpuHost
+
+        hosts.set_webgpu_host(WgpuHost(adapter_limits=True))
+    dev = pyjax.devices("webgpu")[0]
+    host = dev.backend.host
+    info = getattr(host, "adapter_info", {})
+    cpu_adapter = info.get("adapter_type", "") == "CPU"
+    small = cpu_adapter and not args.full
+    torch = _torch()
+    print(f"adapter: {info.get('device', '?')} ({info.get('adapter_type', '?')}, {info.get('backend_type', '?')}, "
+          f"{info.get('description', '')})")
+    print(f"limits: max-buffer {host.limits.get('max-buffer-size')}, binding "
+          f"{host.limits.get('max-storage-buffer-binding-size')}, f16={getattr(host, 'has_f16', '?')}")
+    print(f"torch: {torch.__version__ + ' ' + torch.cuda.get_device_name() if torch else 'not available'}"
+          f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}")
+    print(f"\n{'benchmark':<34} {'pyjax':>12} {'torch':>12} {'ratio':>7}  unit")
+    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort"}
+    rng = np.random.default_rng(0)
+
+    with pyjax.default_device(dev):
+        if "matmul" in only:
+            for n in ((256, 512) if small else (1024, 2048, 4096)):
+                reps = args.reps or (2 if small else max(3, int(2e11 / (2 * n**3)) + 3))
+                a = rng.standard_normal((n, n), dtype=np.float32)
+                b = rng.standard_normal((n, n), dtype=np.float32)
+                A, B = jnp.asarray(a), jnp.asarray(b)
+                f = pyjax.jit(lambda x, y: x @ y)
+                dt = time_pyjax(f, (A, B), reps)
+                got = np.asarray(f(A, B)[:64])
+                err = np.abs(got - a[:64].astype(np.float64) @ b).max() / np.sqrt(n)
+                tt = None
+                if torch is not None:
+                    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+                    tt = 2 * n**3 / time_torch(torch, lambda: ta @ tb, reps) / 1e9
+                row(f"matmul f32 {n}x{n}x{n}", "GFLOP/s", 2 * n**3 / dt / 1e9, tt, f"(err/sqrt(n) {err:.1e})")
+        if "add" in only:
+            n = 1 << (20 if small else 26)
+            reps = args.reps or (3 if small else 20)
+            x = rng.standard_normal(n, dtype=np.float32)
+            y = rng.standard_normal(n, dtype=np.float32)
+            X, Y = jnp.asarray(x), jnp.asarray(y)
+            f = pyjax.jit(lambda p, q: p + q)
+            dt = time_pyjax(f, (X, Y), reps)
+            ok = np.array_equal(np.asarray(f(X, Y)[:1000]), (x + y)[:1000])
+            tt = None
+            if torch is not None:
+                tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+                tt = 12 * n / time_torch(torch, lambda: tx + ty, reps) / 1e9
+            row(f"add f32 2^{n.bit_length() - 1}", "GB/s", 12 * n / dt / 1e9, tt, f"(correct={ok})")
+        if "reduce" in only:
+            r, c = (1024, 1024) if small else (8192, 8192)
+            reps = args.reps or (3 if small else 20)
+            m = rng.standard_normal((r, c), dtype=np.float32)
+            M = jnp.asarray(m)
+            f = pyjax.jit(lambda p: jnp.sum(p, axis=1))
+            dt = time_pyjax(f, (M,), reps)
+            err = np.abs(np.asarray(f(M)) - m.astype(np.float64).sum(1)).max()
+            tt = None
+            if torch is not None:
+                tm = torch.from_numpy(m).cuda()
+                tt = 4 * r * c / time_torch(torch, lambda: tm.sum(1), reps) / 1e9
+            row(f"row sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt, f"(max err {err:.1e})")
+            f2 = pyjax.jit(lambda p: jnp.sum(p))
+            dt = time_pyjax(f2, (M,), reps)
+            tt = None
+            if torch is not None:
+                tt = 4 * r * c / time_torch(torch, lambda: tm.sum(), reps) / 1e9
+            row(f"full sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt)
+        if "sort" in only:
+            n = 100_000 if small else 10_000_000
+            reps = args.reps or (2 if small else 5)
+            s = rng.standard_normal(n, dtype=np.float32)
+            S = jnp.asarray(s)
+            f = pyjax.jit(jnp.sort)
+            dt = time_pyjax(f, (S,), reps)
+            ok = np.array_equal(np.asarray(f(S)), np.sort(s))
+            tt = None
+            if torch is not None:
+                ts = torch.from_numpy(s).cuda()
+                tt = n / time_torch(torch, lambda: torch.sort(ts), reps) / 1e6
+            row(f"sort f32 {n}", "Melem/s", n / dt / 1e6, tt, f"(correct={ok})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""pyjax.tree: the short pytree API of `jax.tree` (`pyjax.tree.map(f, tree)` and friends)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pyjax.core import pytree as _pt
+from pyjax.core.pytree import PyTreeDef
+
+__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]
+
+
+def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:  # noqa: A001
+    """Apply f leafwise over tree (and the matching leaves of each tree in rest)."""
+    return _pt.tree_map(f, tree, *rest, is_leaf=is_leaf)
+
+
+def leaves(tree: Any, is_leaf: Callable | None = None) -> list:
+    """The leaves of tree, left to right."""
+    return _pt.tree_leaves(tree, is_leaf=is_leaf)
+
+
+def flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
+    """(leaves, treedef) of tree; unflatten(treedef, leaves) rebuilds it."""
+    return _pt.tree_flatten(tree, is_leaf=is_leaf)
+
+
+def unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
+    """Rebuild a tree of structure treedef from leaves."""
+    return _pt.tree_unflatten(treedef, leaves)
+
+
+def structure(tree: Any, is_leaf: Callable | None = None) -> PyTreeDef:
+    """The treedef of tree."""
+    return _pt.tree_structure(tree, is_leaf=is_leaf)
+
+
+def reduce(function: Callable, tree: Any, initializer: Any = ..., is_leaf: Callable | None = None) -> Any:
+    """functools.reduce over the leaves of tree."""
+    return _pt.tree_reduce(function, tree, initializer, is_leaf=is_leaf)
+
+
+def all(tree: Any, *, is_leaf: Callable | None = None) -> bool:  # noqa: A001
+    """True when every leaf of tree is truthy."""
+    return _pt.tree_all(tree, is_leaf=is_leaf)
+
+
+def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any) -> Any:
+    """Swap the outer and inner structure of a tree of trees (inner_treedef None: taken from the first subtree)."""
+    if inner_treedef is None:
+        subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+        if not subtrees:
+            raise ValueError("tree.transpose needs inner_treedef when the outer tree has no leaves")
+        inner_treedef = _pt.tree_structure(subtrees[0])
+    return _pt.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
