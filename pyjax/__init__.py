@@ -9,6 +9,7 @@ from pyjax.core.config import config
 from pyjax import numpy  # noqa: F401  (installs array methods and the runtime)
 from pyjax import tree_util  # noqa: F401
 from pyjax import tree  # noqa: F401
+from pyjax.core import errors  # noqa: F401  (pyjax.errors: JAX's exception classes)
 from pyjax import lax  # noqa: F401
 from pyjax.api import (  # noqa: F401
     ShapeDtypeStruct,

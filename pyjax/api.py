@@ -363,9 +363,13 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
 
 
 def _zeros_or(g, x):
+    """The gradient for input x, with x's dtype and weak type (as in JAX); symbolic zeros materialized."""
+    a = get_aval(x)
     if type(g) is Zero:
-        a = get_aval(x)
-        return lax.full(a.shape, 0, a.dtype)
+        return lax._convert(lax.full(a.shape, 0, a.dtype), a.dtype, a.weak_type)
+    ga = get_aval(g)
+    if ga.dtype is a.dtype and ga.weak_type != a.weak_type:
+        return lax._convert(g, a.dtype, a.weak_type)
     return g
 
 
@@ -584,8 +588,14 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
         size = sizes.pop()
         out_tree_box = []
 
+        # unmapped Python scalars reach fun unchanged (as in JAX: e.g. a static argument of a jitted fun)
+        raw = tree_flatten(list(args))[0]
+        keep = [ax is None and type(r) in (int, float, bool) for r, ax in zip(raw, norm_axes)] \
+            if len(raw) == len(flat) else [False] * len(flat)
+
         def flat_fun(*xs):
-            a = tree_unflatten(in_tree, list(xs))
+            xs = [r if k else x for x, r, k in zip(xs, raw, keep)] if any(keep) else list(xs)
+            a = tree_unflatten(in_tree, xs)
             out = fun(*a, **kwargs)
             leaves, t = tree_flatten(out)
             out_tree_box.append((t, out))
@@ -616,7 +626,8 @@ def _std_basis(aval: ShapedArray):
     from pyjax import numpy as jnp
 
     n = math.prod(aval.shape)
-    return jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
+    basis = jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
+    return lax._convert(basis, aval.dtype, aval.weak_type)  # weak inputs get weak Jacobians, as in JAX
 
 
 def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, allow_int=False) -> Callable:

@@ -160,7 +160,7 @@ METHODS = {
     "clip": lambda a: a.clip(0, 3),
     "clip_min": lambda a: a.clip(min=1),
     "round": lambda a: a.round(),
-    "round_dec": lambda a: (a * 1.2345).round(2),
+    "round_dec": lambda a: (a * np.float32(1.2345)).round(2),
     "sort": lambda a: a.sort(),
     "sort_axis": lambda a: a.sort(axis=0),
     "argsort": lambda a: a.argsort(),

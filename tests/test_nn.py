@@ -90,7 +90,7 @@ def test_gelu(backend, approximate):
     close(pnn.gelu(pjnp.asarray(X), approximate), jax.nn.gelu(X, approximate), atol=1e-5)
     gp = pyjax.grad(lambda v: pjnp.sum(pnn.gelu(v, approximate)))(pjnp.asarray(X))
     gj = jax.grad(lambda v: jnp.sum(jax.nn.gelu(v, approximate)))(X)
-    close(gp, gj)
+    close(gp, gj, atol=1e-5)
 
 
 def test_glu(backend):
@@ -259,8 +259,6 @@ def test_special_unary(backend, name, x):
     close(fp(pjnp.asarray(x)), fj(x), rtol=2e-5, atol=1e-6)
     if name in ("entr",):
         x = x[x > 0]
-    if name == "digamma":
-        pytest.skip("lax.digamma has no derivative rule yet (needs polygamma); reported")
     gp = pyjax.grad(lambda v: pjnp.sum(fp(v)))(pjnp.asarray(x))
     gj = jax.grad(lambda v: jnp.sum(fj(v)))(x)
     close(gp, gj, rtol=1e-4, atol=1e-5)

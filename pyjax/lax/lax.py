@@ -273,10 +273,33 @@ _D(lgamma_p, lambda x, y: digamma(x))
 _D(neg_p, lambda x, y: full(_aval(x).shape, -1, _aval(x).dtype))
 _D(square_p, lambda x, y: mul(2, x))
 _D(integer_pow_p, lambda x, y, y_: _ipow_deriv(x, y_))
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, population_count_p, clz_p, not_p, digamma_p):
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, population_count_p, clz_p, not_p):
     ad.jvp_rules[_p] = lambda primals, tangents, _p=_p, **params: (
         bind(_p, *primals, **params), Zero(_aval(bind(_p, *primals, **params))))
     ad.vjp_rules[_p] = lambda primals, needs, _p=_p, **params: (bind(_p, *primals, **params), lambda ct: [None])
+
+
+def _trigamma(x):
+    """polygamma(1, x): recurrence up to x + 6, asymptotic series, reflection below 1/2."""
+
+    def direct(z):
+        acc = _zeros(z)
+        for k in range(6):
+            acc = add(acc, integer_pow(add(z, float(k)), -2))
+        w = add(z, 6.0)
+        iw = div(_ones(w), w)
+        iw2 = mul(iw, iw)
+        series = mul(iw, add(1.0, mul(iw, add(0.5, mul(iw, add(1.0 / 6, mul(iw2, add(-1.0 / 30, mul(
+            iw2, add(1.0 / 42, mul(iw2, -1.0 / 30)))))))))))
+        return add(acc, series)
+
+    small = lt(x, 0.5)
+    safe = select(small, sub(1.0, x), x)
+    refl = sub(div(full_like(x, math.pi**2), integer_pow(sin(mul(x, math.pi)), 2)), direct(safe))
+    return select(small, refl, direct(safe))
+
+
+_D(digamma_p, lambda x, y: _trigamma(x))
 
 
 def _ipow_deriv(x, y):

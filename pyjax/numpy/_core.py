@@ -679,10 +679,10 @@ def floor_divide(x1, x2, /):
         q = lax.div(x1, x2)
         if x1.dtype.kind == "u":
             return q
-        # Round toward -inf when signs differ and the division is inexact.
+        # Round toward -inf when signs differ and the division is inexact (sign test as JAX, also for x2 == 0).
         r = lax.rem(x1, x2)
-        fix_ = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
-        return lax.select(fix_, lax.sub(q, 1), q)
+        fix_ = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.sign(x1), lax.sign(x2)))
+        return lax.select(fix_, lax.sub(q, lax.full_like(q, 1)), q)
     # floats: (x1 - fmod(x1, x2)) / x2, stepped down when the remainder's sign differs from x2's (JAX's rule:
     # exact quotients, and nan where the remainder is nan, e.g. inf // 1)
     mod = lax.rem(x1, x2)
@@ -696,7 +696,7 @@ def remainder(x1, x2, /):
     x1, x2 = _promote_numeric("remainder", x1, x2)
     r = lax.rem(x1, x2)
     if x1.dtype.kind == "u":
-        return r
+        return lax.select(lax.eq(x2, 0), lax.full_like(r, 0), r)  # x % 0 is 0, as in JAX
     fix_ = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
     if x1.dtype.kind in "iu":
         r = lax.select(lax.eq(x2, 0), lax.full_like(r, 0), r)
@@ -721,10 +721,14 @@ def power(x1, x2, /):
         if x1.dtype.kind in "iu" and x2 < 0:
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {x2})")
         return lax.integer_pow(x1, x2)
+    exp_strong_int = _is_array(x2) and _aval(x2).dtype.kind in "iub" and not _aval(x2).weak_type
     x1, x2 = _promote_numeric("power", x1, x2)
     if x1.dtype.kind in "iu":
         return _int_power(x1, x2)
-    return lax.pow(x1, x2)
+    out = lax.pow(x1, x2)
+    if exp_strong_int and out.aval.weak_type:  # JAX: a float base with an integer-array exponent is not weak
+        out = lax._convert(out, out.dtype, False)
+    return out
 
 
 pow = power

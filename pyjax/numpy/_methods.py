@@ -68,6 +68,26 @@ def _at(self):
     return _IndexUpdateHelper(self)
 
 
+_array_item = Array.item
+
+
+def _item(self, *args):
+    """x.item() of a size-1 array; x.item(k) takes the k-th element of the flattened array, x.item(i, j) an index."""
+    if len(args) == 1:
+        (k,) = args
+        k = k if isinstance(k, tuple) else (k,)
+        if len(k) == 1 and self.ndim != 1:
+            n = self.size
+            i = k[0].__index__()
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for size {n}")
+            return _array_item(jnp.ravel(self)[i % n])
+        return _array_item(self[k])
+    if args:
+        return _array_item(self[args])
+    return _array_item(self)
+
+
 def _round(self, decimals=0):
     return jnp.round(self, decimals)
 
@@ -134,6 +154,7 @@ def install() -> None:
         for name, fn in PROPERTIES.items():
             setattr(cls, name, property(fn))
     Array.__hash__ = _unhashable
+    Array.item = _item
     Tracer.__hash__ = _unhashable_tracer
 
 

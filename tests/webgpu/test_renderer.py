@@ -21,6 +21,7 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes
 
 pytest.importorskip("wgpu")
+pytest.importorskip("ml_dtypes")  # registers bfloat16 with numpy (the cpu reference needs it)
 
 
 @pytest.fixture(scope="module")
@@ -464,7 +465,8 @@ def test_cumulative(gpu, op, reverse, shape):
         x = (1 + x / 100).astype(np.float32)
     fn = getattr(lax, op)
     both(lambda a: fn(a, axis=1, reverse=reverse), x, rtol=2e-4, atol=2e-4)
-    both(lambda a: fn(a, axis=1, reverse=reverse), (x * 4).astype(np.int32))
+    if op != "cumlogsumexp":
+        both(lambda a: fn(a, axis=1, reverse=reverse), (x * 4).astype(np.int32))
 
 
 def test_linalg_routines(gpu):

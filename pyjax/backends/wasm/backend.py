@@ -119,7 +119,7 @@ class WasmBackend(Backend):
         return self.host.load(wasm).function("run").unchecked
 
     def compile_kernel(self, kernel: Kernel) -> _Exe:
-        wasm = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd)
+        wasm, scratch = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd)
         fn = self._load(wasm, f"kernel-{kernel.name}")
         nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
         hi = kernel.shape[0] if nk >= 1 else 1
@@ -131,6 +131,13 @@ class WasmBackend(Backend):
 
             def run(ins, outs):
                 fn(*ins, outs[0], 0, hi, *[sizes[ins[g]] // itemsizes[g] for g in gathers])
+
+        elif scratch:
+            # kept for the executable's lifetime (not a user buffer: not in live_buffers)
+            sp = self.alloc.malloc(scratch)
+
+            def run(ins, outs):
+                fn(*ins, outs[0], 0, hi, sp)
 
         else:
 

@@ -182,15 +182,29 @@ class KernelCodegen:
             if info is not None:
                 extra.append(info[0])
             for e in extra:
-                visit(e)
-            for nd in self.order:
-                if nd not in self.deps:
-                    d = 0
-                    for s in self._children(nd):
-                        d |= self.deps[s]
-                    self.deps[nd] = d
-                    self.accdep[nd] = any(self.accdep[s] for s in self._children(nd))
+                self._schedule_extra(e)
         self.level = {nd: d.bit_length() - 1 for nd, d in self.deps.items()}
+        self.body_nodes = set()
+        if k.reduce_op:
+            stack = [k.body]
+            while stack:
+                x = stack.pop()
+                if x not in self.body_nodes:
+                    self.body_nodes.add(x)
+                    stack.extend(self._children(x))
+
+    def _schedule_extra(self, root: Node) -> None:
+        """Add the nodes of root (e.g. a load's rest offset) to the schedule, with deps and levels."""
+        new = [x for x in ir.walk(root) if x not in self.deps]
+        for nd in new:
+            d = 0
+            for s in self._children(nd):
+                d |= self.deps[s]
+            self.deps[nd] = d
+            self.accdep[nd] = any(self.accdep[s] for s in self._children(nd))
+            self.order.append(nd)
+            if hasattr(self, "level"):
+                self.level[nd] = d.bit_length() - 1
 
     def _children(self, nd: Node) -> tuple:
         if nd.op == "load":
@@ -274,13 +288,15 @@ class KernelCodegen:
 
         self._analyze()
         plan = matmul.match(self) if self.simd else None
-        n_params = self.n_in + 3 + len(self.gathers)
+        self.scratch_bytes = plan.scratch if plan is not None else 0
+        n_params = self.n_in + 3 + len(self.gathers) + (1 if plan is not None else 0)
         f = self.m.function("run", [I32] * n_params, [], export=True)
         self.f = f
         self.p_in = list(range(self.n_in))
         self.p_out = self.n_in
         self.p_lo, self.p_hi = self.n_in + 1, self.n_in + 2
         self.p_len = {g: self.n_in + 3 + i for i, g in enumerate(self.gathers)}
+        self.p_scratch = n_params - 1
         self.env: dict = {}
         self.vec = False
         self.idx_local: dict = {}
@@ -1662,6 +1678,11 @@ def scalar_ops(m: Module, f: Function) -> KernelCodegen:
     return ops
 
 
-def compile_kernel_bytes(kernel: Kernel, relaxed_simd: bool = True, simd: bool = True) -> bytes:
-    """The Wasm module (bytes) for a Kernel; export `run`."""
-    return KernelCodegen(kernel, relaxed_simd=relaxed_simd, simd=simd).build()
+def compile_kernel_bytes(kernel: Kernel, relaxed_simd: bool = True, simd: bool = True) -> tuple[bytes, int]:
+    """The Wasm module (bytes) for a Kernel, exporting `run`, and the scratch bytes `run` needs.
+
+    `run(in_ptr..., out_ptr, lo, hi, gather_len..., [scratch_ptr])`: scratch_ptr only when the
+    scratch size is nonzero (tiled matmuls pack B there).
+    """
+    cg = KernelCodegen(kernel, relaxed_simd=relaxed_simd, simd=simd)
+    return cg.build(), cg.scratch_bytes

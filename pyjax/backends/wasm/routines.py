@@ -54,15 +54,14 @@ class _Builder:
             f.br(0)
 
     def loop_down(self, var: int, start, stop, body) -> None:
-        """for var from start - 1 down to stop (inclusive)."""
+        """for var in range(start - 1, stop, -1)."""
         f = self.f
         self._push(start)
         f.local_set(var)
         with f.block(), f.loop():
-            f.local_get(var)
+            f.local_get(var).i32_const(1).i32_sub().local_tee(var)
             self._push(stop)
             f.i32_le_s().br_if(1)
-            f.local_get(var).i32_const(1).i32_sub().local_set(var)
             body()
             f.br(0)
 

@@ -767,6 +767,8 @@ def compile_routine(routine, backend):
     avals = tuple(routine.in_avals) + tuple(routine.out_avals)
     if any(not wgsl.supported(a.dtype) for a in avals):
         return None
+    if routine.name == "cumulative" and routine.p["op"] == "logsumexp" and routine.in_avals[0].dtype.kind != "f":
+        return None
     if routine.name == "sort" and routine.p["num_keys"] + 1 > min(backend.caps.max_storage, 7):
         return None
     if routine.name == "scatter" and routine.p["kind"] not in ("set", "add", "mul", "min", "max"):

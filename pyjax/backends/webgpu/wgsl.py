@@ -560,6 +560,9 @@ class Emitter:
             if op == "rem":
                 return f"{self._h('fmod')}({a}, {b})"
             if op == "nextafter":
+                if d.itemsize == 2:  # step in half-precision ulps
+                    self.helpers |= helpers_for_dtype(d)
+                    return f"{self._h('nextafter_' + d.name)}({a}, {b})"
                 return f"{self._h('nextafter')}({a}, {b})"
             if op == "idiv":
                 return f"floor({a} / {b})"

@@ -190,6 +190,23 @@ fn pj_nextafter(x: f32, y: f32) -> f32 {
 """,
 )
 
+for _h, _to, _from, _sign, _mag in (("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
+                                    ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu")):
+    _def(
+        "nextafter_" + _h,
+        ("isnan", "nan", _to, _from),
+        f"""
+fn pj_nextafter_{_h}(x: f32, y: f32) -> f32 {{
+  if (pj_isnan(x) || pj_isnan(y)) {{ return pj_nan(); }}
+  if (x == y) {{ return y; }}
+  let ux = pj_{_to}(x);
+  if ((ux & {_mag}) == 0u) {{ return pj_{_from}(1u | (pj_{_to}(y) & {_sign})); }}
+  let up = (x < y) == ((ux & {_sign}) == 0u);
+  return pj_{_from}(select(ux - 1u, ux + 1u, up));
+}}
+""",
+    )
+
 # ---- inverse hyperbolics, cbrt -------------------------------------------------------------
 
 _def(
