@@ -14,12 +14,14 @@ APT := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 test: deps lint pytest
 
-deps: sysdeps pydeps
+deps: sysdeps pydeps web/node_modules/pyodide/pyodide.mjs
 
-# Mesa's lavapipe (software Vulkan) gives wgpu-py a WebGPU adapter on a headless machine.
+# Mesa's lavapipe (software Vulkan) gives wgpu-py a WebGPU adapter on a headless machine;
+# Debian's Chromium runs the browser tests (Playwright drives it; no browser download).
 sysdeps:
 	@if command -v apt-get >/dev/null 2>&1; then \
-	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends mesa-vulkan-drivers libvulkan1 >/dev/null && \
+	  $(APT) install -y -qq chromium >/dev/null; \
 	else echo "apt-get not found: install Mesa's Vulkan drivers (lavapipe) yourself for the webgpu tests"; fi
 
 # PIP_BREAK_SYSTEM_PACKAGES: Debian's own python3 refuses pip installs (PEP 668) unless told; CI is disposable.
@@ -34,6 +36,7 @@ lint:
 
 pytest:
 	$(PYTHON) -m pytest tests -q
+	$(PYTHON) -m pytest playwright-tests -q -p no:playwright
 
 format:
 	$(PYTHON) -m ruff format .
