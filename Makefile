@@ -12,7 +12,12 @@ APT := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 .PHONY: test serve demo bench deps sysdeps pydeps lint pytest format wheel site clean
 
-test: deps lint pytest
+# Lint and tests both run (a lint error does not hide test results); either failing fails `make test`.
+test: deps
+	@status=0; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	$(MAKE) --no-print-directory pytest || status=1; \
+	exit $$status
 
 deps: sysdeps pydeps web/node_modules/pyodide/pyodide.mjs
 

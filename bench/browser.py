@@ -38,8 +38,12 @@ window.__startup = async () => {
 window.__ready = true;
 </script></body></html>"""
 
-ROWS = [("matmul1024", "f32 matmul 1024², jit"), ("mlpStep", "MLP train step (128, 784-256-10), jit"),
-        ("chain", "fused elementwise chain 2^20, jit"), ("sort", "sort 10^6 f32")]
+ROWS = [
+    ("matmul1024", "f32 matmul 1024², jit"),
+    ("mlpStep", "MLP train step (128, 784-256-10), jit"),
+    ("chain", "fused elementwise chain 2^20, jit"),
+    ("sort", "sort 10^6 f32"),
+]
 
 
 def main() -> None:
@@ -48,10 +52,11 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
 
+    from playwright.sync_api import sync_playwright
+
     import build as site_build
     import serve as site_serve
     from conftest import CHROMIUM_ARGS
-    from playwright.sync_api import sync_playwright
 
     out = site_build.main()
     shutil.copytree(ROOT / "web" / "node_modules" / "@jax-js" / "jax" / "dist", out / "jaxjs")
@@ -81,8 +86,10 @@ def main() -> None:
         browser.close()
     httpd.shutdown()
 
-    print(f"Chromium headless; pyjax wheel {wheel.stat().st_size / 1024:.0f} KiB; start-up: Pyodide "
-          f"{startup['pyodideMs']:.0f} ms + import pyjax {startup['importMs']:.0f} ms (total {startup['total']:.0f} ms)")
+    print(
+        f"Chromium headless; pyjax wheel {wheel.stat().st_size / 1024:.0f} KiB; start-up: Pyodide "
+        f"{startup['pyodideMs']:.0f} ms + import pyjax {startup['importMs']:.0f} ms (total {startup['total']:.0f} ms)"
+    )
     header = "| workload |" + "".join(f" pyjax {d} | jax-js {d} | ratio |" for d in args.devices.split(","))
     print(header)
     print("|" + " --- |" * (1 + 3 * len(args.devices.split(","))))

@@ -93,8 +93,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--number", type=int, default=2000, help="calls per timing round")
     ap.add_argument("--repeat", type=int, default=7, help="timing rounds (the best one counts)")
     ap.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per import timing")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="time with process CPU time instead of wall time (other processes' load does not count)")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with process CPU time instead of wall time (other processes' load does not count)",
+    )
     args = ap.parse_args(argv)
     global CLOCK
     if args.cpu_time:
@@ -108,9 +111,11 @@ def main(argv: list[str] | None = None) -> None:
 
     import jax
 
-    print(f"pyjax ({args.backend} backend) vs JAX {jax.__version__} (cpu); Python {sys.version.split()[0]}; "
-          f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; "
-          f"{'process CPU' if args.cpu_time else 'wall'} time per call, best of {args.repeat} rounds")
+    print(
+        f"pyjax ({args.backend} backend) vs JAX {jax.__version__} (cpu); Python {sys.version.split()[0]}; "
+        f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}; "
+        f"{'process CPU' if args.cpu_time else 'wall'} time per call, best of {args.repeat} rounds"
+    )
     print(f"{'measure':<28}{'pyjax':>12}{'JAX':>12}{'ratio':>9}")
     for name, (p, j) in best.items():
         print(f"{name:<28}{p * 1e6:>10.1f}us{j * 1e6:>10.1f}us{p / j:>8.2f}x")

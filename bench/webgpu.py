@@ -77,8 +77,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="full sizes even on a CPU adapter")
     ap.add_argument("--reps", type=int, default=0, help="repetitions per timing (default: by size)")
-    ap.add_argument("--default-limits", action="store_true",
-                    help="keep the WebGPU default limits (128 MiB bindings: too small for 2^26 floats)")
+    ap.add_argument(
+        "--default-limits",
+        action="store_true",
+        help="keep the WebGPU default limits (128 MiB bindings: too small for 2^26 floats)",
+    )
     ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort")
     args = ap.parse_args()
 
@@ -94,19 +97,25 @@ def main() -> None:
     cpu_adapter = info.get("adapter_type", "") == "CPU"
     small = cpu_adapter and not args.full
     torch = _torch()
-    print(f"adapter: {info.get('device', '?')} ({info.get('adapter_type', '?')}, {info.get('backend_type', '?')}, "
-          f"{info.get('description', '')})")
-    print(f"limits: max-buffer {host.limits.get('max-buffer-size')}, binding "
-          f"{host.limits.get('max-storage-buffer-binding-size')}, f16={getattr(host, 'has_f16', '?')}")
-    print(f"torch: {torch.__version__ + ' ' + torch.cuda.get_device_name() if torch else 'not available'}"
-          f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}")
+    print(
+        f"adapter: {info.get('device', '?')} ({info.get('adapter_type', '?')}, {info.get('backend_type', '?')}, "
+        f"{info.get('description', '')})"
+    )
+    print(
+        f"limits: max-buffer {host.limits.get('max-buffer-size')}, binding "
+        f"{host.limits.get('max-storage-buffer-binding-size')}, f16={getattr(host, 'has_f16', '?')}"
+    )
+    print(
+        f"torch: {torch.__version__ + ' ' + torch.cuda.get_device_name() if torch else 'not available'}"
+        f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}"
+    )
     print(f"\n{'benchmark':<34} {'pyjax':>12} {'torch':>12} {'ratio':>7}  unit")
     only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort"}
     rng = np.random.default_rng(0)
 
     with pyjax.default_device(dev):
         if "matmul" in only:
-            for n in ((256, 512) if small else (1024, 2048, 4096)):
+            for n in (256, 512) if small else (1024, 2048, 4096):
                 reps = args.reps or (2 if small else max(3, int(2e11 / (2 * n**3)) + 3))
                 a = rng.standard_normal((n, n), dtype=np.float32)
                 b = rng.standard_normal((n, n), dtype=np.float32)

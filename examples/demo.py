@@ -73,8 +73,10 @@ def main(argv: list[str] | None = None) -> None:
         dt = time.perf_counter() - t0
         pred = mlp(params, jnp.array([[0.5], [1.5]]))
         print(f"{args.steps + 1} jitted steps in {dt:.2f}s ({dt / (args.steps + 1) * 1e3:.2f} ms/step)")
-        print(f"sin(0.5) = {math.sin(0.5):.4f}, model: {float(pred[0, 0]):.4f}; "
-              f"sin(1.5) = {math.sin(1.5):.4f}, model: {float(pred[1, 0]):.4f}")
+        print(
+            f"sin(0.5) = {math.sin(0.5):.4f}, model: {float(pred[0, 0]):.4f}; "
+            f"sin(1.5) = {math.sin(1.5):.4f}, model: {float(pred[1, 0]):.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ CASES_SRC = (ROOT / "tests" / "cases.py").read_text()
 BACKENDS = [b for b in os.environ.get("PYJAX_BROWSER_BACKENDS", "cpu").split(",") if b]
 
 
-@lru_cache(maxsize=None)
+@cache
 def jax_result(name: str) -> list:
     import jax
     import jax.numpy as jnp
@@ -33,12 +33,15 @@ def jax_result(name: str) -> list:
 
 
 def _program(name: str, backend: str) -> str:
-    return CASES_SRC + f"""
+    return (
+        CASES_SRC
+        + f"""
 import pyjax, pyjax.numpy as _jnp
 from pyjax import lax as _lax
 await pyjax.init_async({backend!r})
 encode(run_case(CASES[{name!r}], pyjax, _jnp, _lax), pyjax.tree_util)
 """
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

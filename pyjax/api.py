@@ -6,11 +6,12 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyjax.core import core, dtypes
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
-from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten, tree_leaves
+from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
@@ -140,8 +141,11 @@ def _argnums_tuple(argnums, n, name="argnums"):
     nums = (argnums,) if single else tuple(argnums)
     for a in nums:
         if not -n <= a < n:
-            raise ValueError(f"jax.grad-like function called with {name}={argnums} but only {n} "
-                             f"positional arguments were given")
+            raise TypeError(
+                f"differentiating with respect to {name}={argnums} requires at least "
+                f"{(a if a >= 0 else -a - 1) + 1} positional arguments to be passed by the caller, "
+                f"but got only {n} positional arguments."
+            )
     return single, tuple(a % n for a in nums)
 
 
@@ -174,11 +178,18 @@ class _Jitted:
             has_kwargs = any(p.kind == p.VAR_KEYWORD for p in params)
             for nm in self.static_argnames:
                 if nm not in names and not has_kwargs:
-                    raise ValueError(f"jit: static_argnames {nm!r} does not name a parameter of "
-                                     f"{getattr(fun, '__name__', fun)}{self.sig}")
-            self.static_argnames = tuple(set(self.static_argnames) | {
-                params[i].name for i in self.static_argnums
-                if i < len(params) and params[i].kind in (params[i].POSITIONAL_OR_KEYWORD,)})
+                    raise ValueError(
+                        f"jit: static_argnames {nm!r} does not name a parameter of "
+                        f"{getattr(fun, '__name__', fun)}{self.sig}"
+                    )
+            self.static_argnames = tuple(
+                set(self.static_argnames)
+                | {
+                    params[i].name
+                    for i in self.static_argnums
+                    if i < len(params) and params[i].kind in (params[i].POSITIONAL_OR_KEYWORD,)
+                }
+            )
         self.cache: dict = {}
         self.__name__ = getattr(fun, "__name__", "jitted")
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -280,9 +291,11 @@ def _hashable_static(v, where):
     try:
         hash(v)
     except TypeError:
-        raise ValueError(f"Non-hashable static arguments are not supported. An error occurred while trying "
-                         f"to hash an object of type {type(v)}, {v!r}. The error was:\nTypeError: unhashable type: "
-                         f"'{type(v).__name__}'") from None
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(v)}, {v!r}. The error was:\nTypeError: unhashable type: "
+            f"'{type(v).__name__}'"
+        ) from None
     return v
 
 
@@ -294,12 +307,28 @@ def _check_out_leaf(x):
     return x
 
 
-def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-        donate_argnames=None, inline: bool = False, device=None, backend=None, keep_unused=False, **_kw) -> Any:
+def jit(
+    fun: Callable | None = None,
+    *,
+    static_argnums=None,
+    static_argnames=None,
+    donate_argnums=None,
+    donate_argnames=None,
+    inline: bool = False,
+    device=None,
+    backend=None,
+    keep_unused=False,
+    **_kw,
+) -> Any:
     """Compile fun: trace once per argument signature, fuse into kernels, cache per backend."""
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, inline=inline)
+        return lambda f: jit(
+            f,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            inline=inline,
+        )
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     return _Jitted(fun, static_argnums, static_argnames, donate_argnums, inline)
@@ -311,13 +340,16 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 def _check_grad_input(x, allow_int):
     d = get_aval(x).dtype
     if d.kind != "f" and not allow_int:
-        raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-                        f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued inputs, "
-                        f"use vjp or set allow_int to True.")
+        raise TypeError(
+            f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+            f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued inputs, "
+            f"use vjp or set allow_int to True."
+        )
 
 
-def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False, reduce_axes=()) -> Callable:
+def value_and_grad(
+    fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False, reduce_axes=()
+) -> Callable:
     """Returns f(*args) -> (value, grad) [with aux as ((value, aux), grad)]."""
     _check_callable(fun, "value_and_grad")
 
@@ -345,10 +377,12 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic:
                 shape = a.shape if a is not None else type(out).__name__
                 raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
             if a.dtype.kind != "f":
-                raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
-                                f"np.floating), but got {a.dtype.name}. For holomorphic differentiation, pass "
-                                f"holomorphic=True. For differentiation of non-holomorphic functions involving "
-                                f"complex outputs, use jax.vjp directly.")
+                raise TypeError(
+                    f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                    f"np.floating), but got {a.dtype.name}. For holomorphic differentiation, pass "
+                    f"holomorphic=True. For differentiation of non-holomorphic functions involving "
+                    f"complex outputs, use jax.vjp directly."
+                )
             return [out], aux
 
         outs, backward, aux = ad.vjp_flat(flat_fun, flat)
@@ -373,8 +407,9 @@ def _zeros_or(g, x):
     return g
 
 
-def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
-         reduce_axes=()) -> Callable:
+def grad(
+    fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False, reduce_axes=()
+) -> Callable:
     """Gradient of a scalar-output function with respect to argnums."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -414,13 +449,16 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
         try:
             cts = out_tree.flatten_up_to(ct)
         except ValueError:
-            raise ValueError(f"vjp cotangent structure {tree_structure(ct)} does not match the function "
-                             f"output structure {out_tree}") from None
+            raise ValueError(
+                f"vjp cotangent structure {tree_structure(ct)} does not match the function output structure {out_tree}"
+            ) from None
         for c, a in zip(cts, out_avals):
             ca = get_aval(c)
             if ca.shape != a.shape:
-                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
-                                 f"as the shape of corresponding primal input {a.shape}.")
+                raise ValueError(
+                    f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
+                    f"as the shape of corresponding primal input {a.shape}."
+                )
         res = [_zeros_or(g, x) for g, x in zip(backward(list(cts)), flat)]
         return tuple(tree_unflatten(in_tree, res))
 
@@ -432,19 +470,32 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """(primals_out, tangents_out) of fun at primals along tangents."""
     _check_callable(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
-                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
     if len(primals) != len(tangents):
         raise ValueError("jvp requires primals and tangents to have the same number of arguments")
     flat_p, tree_p = tree_flatten([tree_map(_to_jax, p) for p in primals])
     flat_t, tree_t = tree_flatten([tree_map(_to_jax, t) for t in tangents])
     if tree_p != tree_t:
-        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
-                        f"have tree structure {tree_p} whereas tangents have tree structure {tree_t}.")
+        raise TypeError(
+            f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+            f"have tree structure {tree_p} whereas tangents have tree structure {tree_t}."
+        )
     for p, t in zip(flat_p, flat_t):
         if get_aval(p).shape != get_aval(t).shape:
-            raise ValueError(f"jvp called with different primal and tangent shapes; primal shape "
-                             f"{get_aval(p).shape}, tangent shape {get_aval(t).shape}")
+            raise ValueError(
+                f"jvp called with different primal and tangent shapes; primal shape "
+                f"{get_aval(p).shape}, tangent shape {get_aval(t).shape}"
+            )
+        pd, td = get_aval(p).dtype, get_aval(t).dtype
+        if pd.kind == "f" and td is not pd:
+            raise TypeError(
+                f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal. Got "
+                f"primal dtype {pd.name} and so expected tangent dtype {pd.name}, but got tangent "
+                f"dtype {td.name} instead."
+            )
     out_tree_box, aux_box = [], []
 
     def flat_fun(*xs):
@@ -535,8 +586,10 @@ def _broadcast_prefix(prefix, tree, what: str) -> list:
         try:
             subs = pt.flatten_up_to(t)
         except ValueError:
-            raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding value, "
-                             f"got specification {prefix} for value tree {tree_structure(tree)}.") from None
+            raise ValueError(
+                f"vmap {what} specification must be a tree prefix of the corresponding value, "
+                f"got specification {prefix} for value tree {tree_structure(tree)}."
+            ) from None
         for pv, sub in zip(pl, subs):
             rec(pv, sub)
 
@@ -550,19 +603,24 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     if not (in_axes is None or isinstance(in_axes, (int, tuple, dict))):
-        raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                        f"positional arguments passed to the function, but got {in_axes}.")
+        raise TypeError(
+            f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
+        )
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-            raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                             f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
-                             f"len(args)={len(args)}")
+            raise ValueError(
+                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+                f"len(args)={len(args)}"
+            )
         args_j = [tree_map(_to_jax, a) for a in args]
         flat, in_tree = tree_flatten(args_j)
-        axes = _broadcast_prefix(in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), tuple(args_j),
-                                 "in_axes")
+        axes = _broadcast_prefix(
+            in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), tuple(args_j), "in_axes"
+        )
         sizes = set()
         norm_axes = []
         for x, ax in zip(flat, axes):
@@ -571,9 +629,11 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 continue
             nd = get_aval(x).ndim
             if not -nd <= ax < nd:
-                raise ValueError(f"vmap was requested to map its argument along axis {ax}, which implies that "
-                                 f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
-                                 f"(its shape is {get_aval(x).shape})")
+                raise ValueError(
+                    f"vmap was requested to map its argument along axis {ax}, which implies that "
+                    f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
+                    f"(its shape is {get_aval(x).shape})"
+                )
             ax %= nd
             norm_axes.append(ax)
             sizes.add(get_aval(x).shape[ax])
@@ -582,16 +642,22 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
         if not sizes:
             raise ValueError("vmap must have at least one non-None value in in_axes")
         if len(sizes) > 1:
-            desc = ", ".join(f"axis {ax} of argument with shape {get_aval(x).shape}"
-                             for x, ax in zip(flat, norm_axes) if ax is not None)
+            desc = ", ".join(
+                f"axis {ax} of argument with shape {get_aval(x).shape}"
+                for x, ax in zip(flat, norm_axes)
+                if ax is not None
+            )
             raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n{desc}")
         size = sizes.pop()
         out_tree_box = []
 
         # unmapped Python scalars reach fun unchanged (as in JAX: e.g. a static argument of a jitted fun)
         raw = tree_flatten(list(args))[0]
-        keep = [ax is None and type(r) in (int, float, bool) for r, ax in zip(raw, norm_axes)] \
-            if len(raw) == len(flat) else [False] * len(flat)
+        keep = (
+            [ax is None and type(r) in (int, float, bool) for r, ax in zip(raw, norm_axes)]
+            if len(raw) == len(flat)
+            else [False] * len(flat)
+        )
 
         def flat_fun(*xs):
             xs = [r if k else x for x, r, k in zip(xs, raw, keep)] if any(keep) else list(xs)
@@ -613,6 +679,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 res.append(o)
                 continue
             nd = get_aval(o).ndim + (1 if d is None else 0)
+            if not -nd <= oa < nd:
+                raise ValueError(f"vmap out_axes: axis {oa} is out of bounds for array of dimension {nd}")
             res.append(batching.move_to(o, d, oa % nd, size))
         return tree_unflatten(out_tree, res)
 
@@ -725,8 +793,9 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) 
 # --- staging helpers -------------------------------------------------------------------------------
 
 
-def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None, return_shape: bool = False,
-               abstracted_axes=None) -> Callable:
+def make_jaxpr(
+    fun: Callable, static_argnums=(), axis_env=None, return_shape: bool = False, abstracted_axes=None
+) -> Callable:
     """make_jaxpr(f)(*args) -> ClosedJaxpr (printable, JAX's format)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
@@ -779,8 +848,7 @@ class ShapeDtypeStruct:
         return hash((self.shape, self.dtype))
 
 
-core.pytype_aval_mappings[ShapeDtypeStruct] = lambda s: ShapedArray(s.shape, dtypes.canonicalize(s.dtype),
-                                                                     s.weak_type)
+core.pytype_aval_mappings[ShapeDtypeStruct] = lambda s: ShapedArray(s.shape, dtypes.canonicalize(s.dtype), s.weak_type)
 
 
 def _abstractify(x) -> ShapedArray:
@@ -804,8 +872,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
         return leaves
 
     jaxpr, _ = staging.trace_to_jaxpr(flat_fun, avals)
-    return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                                   for a in jaxpr.out_avals])
+    return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals])
 
 
 # --- devices --------------------------------------------------------------------------------------

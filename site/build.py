@@ -20,8 +20,11 @@ def build_wheel() -> Path:
     dist = ROOT / "dist"
     for old in dist.glob("pyjax-*.whl"):
         old.unlink()
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return next(dist.glob("pyjax-*-py3-none-any.whl"))
 
 

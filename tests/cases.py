@@ -19,54 +19,77 @@ def case(name: str, src: str) -> None:
     CASES[name] = src
 
 
-case("elementwise", """
+case(
+    "elementwise",
+    """
 def run(jax, jnp, lax):
     x = jnp.linspace(-3.0, 3.0, 24).reshape(4, 6)
     return [jnp.tanh(x * 1.5 + 0.5) * jnp.exp(-x * x) + jnp.sin(x), jnp.abs(x) ** 0.5, jnp.log1p(x * x),
             jnp.maximum(x, 0.25), jnp.where(x > 0, x, -2 * x), jnp.clip(x, -1, 1), x // 0.7, x % 0.7]
-""")
-case("integer_ops", """
+""",
+)
+case(
+    "integer_ops",
+    """
 def run(jax, jnp, lax):
     a = jnp.arange(-12, 12, dtype=jnp.int32)
     b = jnp.array([3, -5, 7, 2] * 6, dtype=jnp.int32)
     return [a // b, a % b, a * b + 7, a << 2, a >> 1, a & b, a | b, a ^ b, -a, jnp.abs(a), a.astype(jnp.float32) / 4]
-""")
-case("comparisons_and_logic", """
+""",
+)
+case(
+    "comparisons_and_logic",
+    """
 def run(jax, jnp, lax):
     x = jnp.array([0.0, -0.0, 1.5, float("nan"), float("inf"), -2.0])
     return [x < 1, x == 0, x != x, jnp.isnan(x), jnp.isfinite(x), jnp.logical_and(x > -1, x < 2),
             jnp.maximum(x, 1.0), jnp.minimum(x, 1.0)]
-""")
-case("reductions", """
+""",
+)
+case(
+    "reductions",
+    """
 def run(jax, jnp, lax):
     x = jnp.arange(60.0).reshape(3, 4, 5) / 7.0 - 3.0
     b = x > 0
     return [x.sum(), x.sum(axis=1), x.mean(axis=(0, 2)), x.max(axis=2, keepdims=True), x.min(axis=0),
             x.prod(axis=2), x.var(axis=1), x.std(), x.argmax(axis=1), x.argmin(axis=2), b.any(axis=2), b.all(axis=0),
             jnp.cumsum(x, axis=1), jnp.cumprod(x[:, :, :3] / 3, axis=2)]
-""")
-case("bool_reductions_identity", """
+""",
+)
+case(
+    "bool_reductions_identity",
+    """
 def run(jax, jnp, lax):
     f = jnp.zeros((3, 4), dtype=bool)
     t = jnp.ones((3, 4), dtype=bool)
     return [f.any(), f.max(axis=1), t.all(axis=0), t.min()]
-""")
-case("shapes", """
+""",
+)
+case(
+    "shapes",
+    """
 def run(jax, jnp, lax):
     x = jnp.arange(24.0).reshape(2, 3, 4)
     return [x.T, x.reshape(6, 4), jnp.moveaxis(x, 0, -1), jnp.swapaxes(x, 1, 2), jnp.expand_dims(x, 1),
             jnp.concatenate([x, x * 2], axis=2), jnp.stack([x, -x], axis=1), jnp.tile(x[0], (2, 1)),
             jnp.repeat(x[1], 2, axis=0), jnp.pad(x, ((0, 0), (1, 2), (0, 1))), jnp.flip(x, (0, 2)),
             jnp.roll(x, 2, axis=2), jnp.tril(x[0]), jnp.triu(x[1], 1), x[1, ::-1, 1:3], x[..., None, 2]]
-""")
-case("matmul", """
+""",
+)
+case(
+    "matmul",
+    """
 def run(jax, jnp, lax):
     a = jnp.linspace(-1.0, 1.0, 48).reshape(6, 8)
     b = jnp.cos(jnp.arange(40.0)).reshape(8, 5)
     c = jnp.arange(2 * 6 * 8.0).reshape(2, 6, 8) / 50
     return [a @ b, jnp.dot(a[0], b), c @ b, jnp.tensordot(a, b, 1), jnp.outer(a[0], b[:, 0]), jnp.inner(a, a)]
-""")
-case("grad_mlp", """
+""",
+)
+case(
+    "grad_mlp",
+    """
 def run(jax, jnp, lax):
     x = jnp.linspace(-1.0, 1.0, 32).reshape(8, 4)
     w1 = jnp.sin(jnp.arange(24.0)).reshape(4, 6) * 0.5
@@ -76,8 +99,11 @@ def run(jax, jnp, lax):
         h = jnp.tanh(x @ w1)
         return jnp.mean((h @ w2 - 0.3) ** 2)
     return [loss((w1, w2)), jax.grad(loss)((w1, w2))]
-""")
-case("jit_train_steps", """
+""",
+)
+case(
+    "jit_train_steps",
+    """
 def run(jax, jnp, lax):
     x = jnp.linspace(-2.0, 2.0, 40).reshape(20, 2)
     y = jnp.sin(x[:, :1]) + x[:, 1:] ** 2
@@ -93,8 +119,11 @@ def run(jax, jnp, lax):
         p, l = step(p)
         losses.append(l)
     return [jnp.stack(losses), p]
-""")
-case("vmap_jacobians", """
+""",
+)
+case(
+    "vmap_jacobians",
+    """
 def run(jax, jnp, lax):
     def f(x):
         return jnp.sin(x) * jnp.sum(x ** 2)
@@ -102,37 +131,52 @@ def run(jax, jnp, lax):
     xs = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
     return [jax.vmap(f)(xs), jax.jacfwd(f)(x), jax.jacrev(f)(x), jax.hessian(lambda x: jnp.sum(jnp.sin(x) * x))(x),
             jax.vmap(jax.grad(lambda x: jnp.sum(f(x))))(xs), jax.jvp(f, (x,), (jnp.ones(3),))]
-""")
-case("vmap_axes", """
+""",
+)
+case(
+    "vmap_axes",
+    """
 def run(jax, jnp, lax):
     a = jnp.arange(12.0).reshape(3, 4)
     b = jnp.arange(4.0)
     f = jax.vmap(lambda u, v: u * v + jnp.sum(u), in_axes=(1, None), out_axes=1)
     g = jax.vmap(jax.vmap(lambda u, v: jnp.dot(u, v), in_axes=(0, None)), in_axes=(0, None))
     return [f(a, b[:3]), g(a.reshape(3, 4, 1), b[:1])]
-""")
-case("softmax_logsumexp", """
+""",
+)
+case(
+    "softmax_logsumexp",
+    """
 def run(jax, jnp, lax):
     x = jnp.linspace(-5.0, 5.0, 30).reshape(3, 10)
     def softmax(z):
         e = jnp.exp(z - z.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
     return [softmax(x), jax.jit(softmax)(x * 3), jax.grad(lambda z: jnp.sum(softmax(z)[:, 0] ** 2))(x)]
-""")
-case("dtypes_promotion", """
+""",
+)
+case(
+    "dtypes_promotion",
+    """
 def run(jax, jnp, lax):
     i = jnp.arange(5, dtype=jnp.int32)
     u = jnp.arange(5, dtype=jnp.uint32)
     f = jnp.arange(5, dtype=jnp.float32)
     h = jnp.arange(5, dtype=jnp.float16)
     return [i + 1.5, i * 2, u + 3, f + h, h * 2, h + 1.0, i + u, (i > 2).astype(jnp.float32), jnp.float32(2) * i]
-""")
-case("indexing_basic", """
+""",
+)
+case(
+    "indexing_basic",
+    """
 def run(jax, jnp, lax):
     x = jnp.arange(30.0).reshape(5, 6)
     return [x[2], x[:, 3], x[1:4, ::2], x[::-1], x[-1, -2], x[None, 1, :, None]]
-""")
-case("jit_static_and_nested", """
+""",
+)
+case(
+    "jit_static_and_nested",
+    """
 def run(jax, jnp, lax):
     from functools import partial
     @partial(jax.jit, static_argnums=1)
@@ -144,7 +188,8 @@ def run(jax, jnp, lax):
     outer = jax.jit(lambda x: inner(x) * inner(x * 2))
     x = jnp.linspace(0.0, 1.0, 5)
     return [power(x, 3), outer(x), jax.grad(lambda x: jnp.sum(outer(x)))(x)]
-""")
+""",
+)
 
 
 # --- running and encoding ---------------------------------------------------------------------

@@ -9,10 +9,11 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
-from jax_compare import check
 
 import pyjax
 import pyjax.numpy as pjnp
+
+from jax_compare import check, check_all
 
 F = np.array([[1.5, -2.0, 0.0], [3.25, -0.5, 4.0]], np.float32)
 I = np.array([[3, -7, 0], [12, 5, -1]], np.int32)
@@ -67,9 +68,8 @@ def test_binary_operators(backend, op):
         cases = [(I, pos), (U, np.uint8(2)), (B, B[::-1]), (I, 2), (F, F)]
     if op is operator.pow:
         cases = [(np.abs(F), F[::-1]), (I, pos), (F, 2), (F, 0.5), (I, 2), (pos, 2.0)]
-    for a, b in cases:
-        check(lambda j, n, x, y: op(x, y), a, b)
-        check(lambda j, n, x, y: op(y, x), a, b)  # reflected when y is a Python scalar
+    check_all(lambda j, n, x, y: op(x, y), cases)
+    check_all(lambda j, n, x, y: op(y, x), cases)  # reflected when y is a Python scalar
 
 
 def test_reflected_scalars(backend):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import jax as real_jax
 import jax.numpy as real_jnp
@@ -17,7 +17,7 @@ from pyjax import lax as plax
 from cases import CASES, compare, encode, run_case
 
 
-@lru_cache(maxsize=None)
+@cache
 def jax_result(name: str) -> list:
     return json.loads(encode(run_case(CASES[name], real_jax, real_jnp, real_lax), real_jax.tree_util))
 

@@ -312,8 +312,12 @@ def test_views_of_inputs_need_no_kernel():
 
 def test_softmax_values_match_numpy():
     x = np.random.RandomState(0).randn(5, 7).astype(np.float32)
-    f = pyjax.jit(lambda x: jnp.exp(x - jnp.max(x, axis=1, keepdims=True)) /
-                  jnp.sum(jnp.exp(x - jnp.max(x, axis=1, keepdims=True)), axis=1, keepdims=True))
+    f = pyjax.jit(
+        lambda x: (
+            jnp.exp(x - jnp.max(x, axis=1, keepdims=True))
+            / jnp.sum(jnp.exp(x - jnp.max(x, axis=1, keepdims=True)), axis=1, keepdims=True)
+        )
+    )
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(np.asarray(f(x)), e / e.sum(1, keepdims=True), rtol=1e-6)
 

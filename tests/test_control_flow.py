@@ -6,11 +6,12 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from jax_compare import check
 
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax import lax as plax
+
+from jax_compare import check
 
 R = np.random.RandomState(0)
 X4 = R.randn(4).astype(np.float32)

@@ -10,10 +10,10 @@ import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
-from jax_compare import assert_close, check
-
 from pyjax.compiler.views import ShapeTracker, View
 from pyjax.core import dtypes
+
+from jax_compare import check
 
 RTOL, ATOL = 2e-4, 2e-4
 
@@ -23,8 +23,7 @@ def _rand(shape, seed=0, dtype=np.float32):
 
 
 def _close(a, b, rtol=RTOL, atol=ATOL):
-    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=rtol,
-                               atol=atol)
+    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=rtol, atol=atol)
 
 
 def _shape_in(spec: str, sizes: dict) -> tuple:
@@ -133,8 +132,9 @@ def test_conv_groups_value_and_grads(groups, bgroups, layout, case):
     lhs, rhs = _operands(layout, groups=groups, bgroups=bgroups, c=2, o=2)
 
     def f(lib, x, y):
-        return lib.lax.conv_general_dilated(x, y, dimension_numbers=dn, feature_group_count=groups,
-                                           batch_group_count=bgroups, **kw)
+        return lib.lax.conv_general_dilated(
+            x, y, dimension_numbers=dn, feature_group_count=groups, batch_group_count=bgroups, **kw
+        )
 
     pj, jx = _both(f, lhs, rhs)
     assert pj.shape == jx.shape
@@ -149,15 +149,26 @@ def test_conv_groups_value_and_grads(groups, bgroups, layout, case):
     _close(pgr, jgr)
 
 
-@pytest.mark.parametrize("dn,lshape,rshape,kw", [
-    (("NWC", "WIO", "NWC"), (2, 9, 3), (3, 3, 4), dict(window_strides=(2,), padding="SAME")),
-    (None, (2, 3, 9), (4, 3, 2), dict(window_strides=(1,), padding=((2, 0),), rhs_dilation=(3,))),
-    (("NCDHW", "OIDHW", "NCDHW"), (1, 2, 5, 4, 6), (3, 2, 2, 3, 2),
-     dict(window_strides=(1, 2, 1), padding="SAME", rhs_dilation=(1, 1, 2))),
-    (("NDHWC", "DHWIO", "NDHWC"), (2, 4, 5, 3, 2), (2, 2, 2, 2, 4),
-     dict(window_strides=(2, 1, 1), padding=((0, 1), (1, 0), (1, 1)), lhs_dilation=(1, 2, 1))),
-    (("NC", "IO", "NC"), (3, 4), (4, 5), dict(window_strides=(), padding=())),
-])
+@pytest.mark.parametrize(
+    "dn,lshape,rshape,kw",
+    [
+        (("NWC", "WIO", "NWC"), (2, 9, 3), (3, 3, 4), dict(window_strides=(2,), padding="SAME")),
+        (None, (2, 3, 9), (4, 3, 2), dict(window_strides=(1,), padding=((2, 0),), rhs_dilation=(3,))),
+        (
+            ("NCDHW", "OIDHW", "NCDHW"),
+            (1, 2, 5, 4, 6),
+            (3, 2, 2, 3, 2),
+            dict(window_strides=(1, 2, 1), padding="SAME", rhs_dilation=(1, 1, 2)),
+        ),
+        (
+            ("NDHWC", "DHWIO", "NDHWC"),
+            (2, 4, 5, 3, 2),
+            (2, 2, 2, 2, 4),
+            dict(window_strides=(2, 1, 1), padding=((0, 1), (1, 0), (1, 1)), lhs_dilation=(1, 2, 1)),
+        ),
+        (("NC", "IO", "NC"), (3, 4), (4, 5), dict(window_strides=(), padding=())),
+    ],
+)
 def test_conv_1d_3d_0d(dn, lshape, rshape, kw):
     lhs, rhs = _rand(lshape, 1), _rand(rshape, 2)
 
@@ -192,8 +203,11 @@ def test_conv_jvp_and_jit():
     _close(pt, jt)
     pj, jx = _both(lambda lib, x, y: lib.jit(lambda a, b: f(lib, a, b))(x, y), lhs, rhs)
     _close(pj, jx)
-    pg, jg = _both(lambda lib, x, y: lib.jit(lib.grad(lambda a, b: lib.numpy.sum(f(lib, a, b) ** 2),
-                                                    argnums=(0, 1)))(x, y), lhs, rhs)
+    pg, jg = _both(
+        lambda lib, x, y: lib.jit(lib.grad(lambda a, b: lib.numpy.sum(f(lib, a, b) ** 2), argnums=(0, 1)))(x, y),
+        lhs,
+        rhs,
+    )
     _close(pg[0], jg[0], rtol=1e-3, atol=1e-3)
     _close(pg[1], jg[1], rtol=1e-3, atol=1e-3)
 
@@ -223,8 +237,15 @@ def test_conv_vmap(groups, bgroups, in_axes, layout):
 
     def f(lib, x, y):
         conv = lambda a, b: lib.lax.conv_general_dilated(  # noqa: E731
-            a, b, (2, 1), ((1, 0), (1, 1)), rhs_dilation=(1, 2), dimension_numbers=dn,
-            feature_group_count=groups, batch_group_count=bgroups)
+            a,
+            b,
+            (2, 1),
+            ((1, 0), (1, 1)),
+            rhs_dilation=(1, 2),
+            dimension_numbers=dn,
+            feature_group_count=groups,
+            batch_group_count=bgroups,
+        )
         return lib.vmap(conv, in_axes=in_axes)(x, y)
 
     pj, jx = _both(f, lb, rb)
@@ -245,37 +266,73 @@ def test_conv_vmap(groups, bgroups, in_axes, layout):
 def test_conv_dtypes():
     lhs, rhs = _rand((1, 2, 5, 5), 1), _rand((3, 2, 3, 3), 2)
     for dt in ("float16", "bfloat16", "float32"):
-        check(lambda lib, np_, x, y: lib.lax.conv(x.astype(dt), y.astype(dt), (1, 1), "SAME"), lhs, rhs,
-              rtol=5e-2, atol=5e-2)
+        check(
+            lambda lib, np_, x, y: lib.lax.conv(x.astype(dt), y.astype(dt), (1, 1), "SAME"),
+            lhs,
+            rhs,
+            rtol=5e-2,
+            atol=5e-2,
+        )
     li = np.random.RandomState(0).randint(-3, 4, (1, 2, 5, 5)).astype(np.int32)
     ri = np.random.RandomState(1).randint(-3, 4, (3, 2, 3, 3)).astype(np.int32)
     check(lambda lib, np_, x, y: lib.lax.conv(x, y, (1, 1), "VALID"), li, ri)
-    check(lambda lib, np_, x, y: lib.lax.conv_general_dilated(x, y, (1, 1), "VALID",
-                                                             preferred_element_type=np_.float32), li, ri)
-    check(lambda lib, np_, x, y: lib.lax.conv_general_dilated(x.astype(np_.float16), y.astype(np_.float16), (1, 1),
-                                                             "SAME", preferred_element_type=np_.float32), lhs, rhs,
-          rtol=1e-2, atol=1e-2)
+    check(
+        lambda lib, np_, x, y: lib.lax.conv_general_dilated(x, y, (1, 1), "VALID", preferred_element_type=np_.float32),
+        li,
+        ri,
+    )
+    check(
+        lambda lib, np_, x, y: lib.lax.conv_general_dilated(
+            x.astype(np_.float16), y.astype(np_.float16), (1, 1), "SAME", preferred_element_type=np_.float32
+        ),
+        lhs,
+        rhs,
+        rtol=1e-2,
+        atol=1e-2,
+    )
 
 
 def test_conv_wrappers():
     lhs, rhs = _rand((2, 3, 8, 7), 1), _rand((4, 3, 3, 2), 2)
     check(lambda lib, np_, x, y: lib.lax.conv(x, y, (2, 2), "SAME"), lhs, rhs, rtol=RTOL, atol=ATOL)
-    check(lambda lib, np_, x, y: lib.lax.conv_with_general_padding(x, y, (1, 2), ((1, 1), (2, 0)), (2, 1), (1, 2)),
-          lhs, rhs, rtol=RTOL, atol=ATOL)
+    check(
+        lambda lib, np_, x, y: lib.lax.conv_with_general_padding(x, y, (1, 2), ((1, 1), (2, 0)), (2, 1), (1, 2)),
+        lhs,
+        rhs,
+        rtol=RTOL,
+        atol=ATOL,
+    )
     x, k = _rand((2, 5, 6, 3), 3), _rand((3, 2, 3, 4), 4)
     for pad in ("SAME", "VALID", ((1, 2), (0, 1))):
         for strides in ((1, 1), (2, 2), (2, 3)):
             for tk in (False, True):
                 kk = k if not tk else _rand((3, 2, 4, 3), 5)
-                check(lambda lib, np_, a, b: lib.lax.conv_transpose(a, b, strides, pad, transpose_kernel=tk), x, kk,
-                      rtol=RTOL, atol=ATOL)
-    check(lambda lib, np_, a, b: lib.lax.conv_transpose(a, b, (2, 1), "SAME", rhs_dilation=(1, 2),
-                                                        dimension_numbers=("NCHW", "OIHW", "NCHW")),
-          _rand((1, 4, 5, 5), 6), _rand((3, 4, 2, 3), 7), rtol=RTOL, atol=ATOL)
-    check(lambda lib, np_, a: lib.lax.conv_general_dilated_patches(a, (2, 3), (1, 2), "SAME"), lhs,
-          rtol=RTOL, atol=ATOL)
-    pg, jg = _both(lambda lib, a, b: lib.grad(lambda u, v: lib.numpy.sum(
-        lib.lax.conv_transpose(u, v, (2, 2), "SAME") ** 2), argnums=(0, 1))(a, b), x, k)
+                check(
+                    lambda lib, np_, a, b: lib.lax.conv_transpose(a, b, strides, pad, transpose_kernel=tk),
+                    x,
+                    kk,
+                    rtol=RTOL,
+                    atol=ATOL,
+                )
+    check(
+        lambda lib, np_, a, b: lib.lax.conv_transpose(
+            a, b, (2, 1), "SAME", rhs_dilation=(1, 2), dimension_numbers=("NCHW", "OIHW", "NCHW")
+        ),
+        _rand((1, 4, 5, 5), 6),
+        _rand((3, 4, 2, 3), 7),
+        rtol=RTOL,
+        atol=ATOL,
+    )
+    check(
+        lambda lib, np_, a: lib.lax.conv_general_dilated_patches(a, (2, 3), (1, 2), "SAME"), lhs, rtol=RTOL, atol=ATOL
+    )
+    pg, jg = _both(
+        lambda lib, a, b: lib.grad(
+            lambda u, v: lib.numpy.sum(lib.lax.conv_transpose(u, v, (2, 2), "SAME") ** 2), argnums=(0, 1)
+        )(a, b),
+        x,
+        k,
+    )
     _close(pg[0], jg[0], rtol=1e-3, atol=1e-3)
     _close(pg[1], jg[1], rtol=1e-3, atol=1e-3)
 
@@ -286,27 +343,35 @@ def test_conv_dimension_numbers_helpers():
         b = jax.lax.conv_dimension_numbers((1,) * 4, (1,) * 4, spec)
         assert tuple(a) == tuple(tuple(s) for s in b)
     assert pyjax.lax.padtype_to_pads((7, 8), (3, 2), (2, 3), "SAME") == jax.lax.padtype_to_pads(
-        (7, 8), (3, 2), (2, 3), "SAME")
+        (7, 8), (3, 2), (2, 3), "SAME"
+    )
     assert pyjax.lax.padtype_to_pads((7, 8), (4, 2), (1, 3), "SAME_LOWER") == jax.lax.padtype_to_pads(
-        (7, 8), (4, 2), (1, 3), "SAME_LOWER")
+        (7, 8), (4, 2), (1, 3), "SAME_LOWER"
+    )
 
 
-@pytest.mark.parametrize("args", [
-    dict(lhs=(1, 4, 5, 5), rhs=(2, 3, 3, 3), kw=dict(feature_group_count=1)),  # channel mismatch
-    dict(lhs=(1, 4, 5, 5), rhs=(3, 2, 3, 3), kw=dict(feature_group_count=2)),  # O not multiple of G
-    dict(lhs=(3, 4, 5, 5), rhs=(4, 4, 3, 3), kw=dict(batch_group_count=2)),  # N not multiple of B
-    dict(lhs=(2, 4, 5, 5), rhs=(4, 2, 3, 3), kw=dict(batch_group_count=2, feature_group_count=2)),
-    dict(lhs=(1, 4, 5), rhs=(2, 4, 3, 3), kw={}),  # rank mismatch
-    dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(dimension_numbers=("NCHW", "OIHW"))),
-    dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(dimension_numbers=("NCHW", "OIHW", "NCXW"))),
-    dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(lhs_dilation=(2, 2), padding="SAME")),
-    dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(padding="FOO")),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        dict(lhs=(1, 4, 5, 5), rhs=(2, 3, 3, 3), kw=dict(feature_group_count=1)),  # channel mismatch
+        dict(lhs=(1, 4, 5, 5), rhs=(3, 2, 3, 3), kw=dict(feature_group_count=2)),  # O not multiple of G
+        dict(lhs=(3, 4, 5, 5), rhs=(4, 4, 3, 3), kw=dict(batch_group_count=2)),  # N not multiple of B
+        dict(lhs=(2, 4, 5, 5), rhs=(4, 2, 3, 3), kw=dict(batch_group_count=2, feature_group_count=2)),
+        dict(lhs=(1, 4, 5), rhs=(2, 4, 3, 3), kw={}),  # rank mismatch
+        dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(dimension_numbers=("NCHW", "OIHW"))),
+        dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(dimension_numbers=("NCHW", "OIHW", "NCXW"))),
+        dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(lhs_dilation=(2, 2), padding="SAME")),
+        dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(padding="FOO")),
+    ],
+)
 def test_conv_errors(args):
     kw = dict(args["kw"])
     padding = kw.pop("padding", "VALID")
-    check(lambda lib, np_, x, y: lib.lax.conv_general_dilated(x, y, (1,) * (x.ndim - 2), padding, **kw),
-          _rand(args["lhs"]), _rand(args["rhs"]))
+    check(
+        lambda lib, np_, x, y: lib.lax.conv_general_dilated(x, y, (1,) * (x.ndim - 2), padding, **kw),
+        _rand(args["lhs"]),
+        _rand(args["rhs"]),
+    )
 
 
 def test_conv_dtype_mismatch_error():
@@ -316,6 +381,7 @@ def test_conv_dtype_mismatch_error():
 
 def test_conv_kernel_is_one_reduction():
     """The lowering is one sum Kernel whose body multiplies two loads (window view x kernel)."""
+
     def f(x, y):
         return pyjax.lax.conv_general_dilated(x, y, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
@@ -352,8 +418,13 @@ RW_CASES = [
     dict(window_dimensions=(2, 2), window_strides=(2, 2), padding="VALID"),
     dict(window_dimensions=(3, 3), window_strides=(1, 1), padding="SAME"),
     dict(window_dimensions=(3, 2), window_strides=(2, 1), padding=((1, 2), (0, 1))),
-    dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (2, 1)), base_dilation=(2, 1),
-         window_dilation=(1, 2)),
+    dict(
+        window_dimensions=(2, 3),
+        window_strides=(1, 2),
+        padding=((1, 0), (2, 1)),
+        base_dilation=(2, 1),
+        window_dilation=(1, 2),
+    ),
     dict(window_dimensions=(1, 3), window_strides=(1, 1), padding=((0, 0), (-1, 2))),
 ]
 
@@ -391,8 +462,9 @@ def test_reduce_window_ties_pick_first():
     x = np.array([[1.0, 1.0, 0.0], [1.0, 0.5, 1.0], [0.0, 1.0, 1.0]], np.float32)
 
     def f(lib, a):
-        return lib.grad(lambda u: lib.numpy.sum(lib.lax.reduce_window(u, -lib.numpy.inf, lib.lax.max, (2, 2),
-                                                                      (1, 1), "VALID")))(a)
+        return lib.grad(
+            lambda u: lib.numpy.sum(lib.lax.reduce_window(u, -lib.numpy.inf, lib.lax.max, (2, 2), (1, 1), "VALID"))
+        )(a)
 
     pj, jx = _both(f, x)
     _close(pj, jx)
@@ -404,7 +476,7 @@ def test_reduce_window_pooling_jit_vmap():
     def pool(lib, a):
         mx = lib.lax.reduce_window(a, -lib.numpy.inf, lib.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
         av = lib.lax.reduce_window(a, 0.0, lib.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME") / 9.0
-        return lib.numpy.sum(mx ** 2) + lib.numpy.sum(lib.numpy.sin(av))
+        return lib.numpy.sum(mx**2) + lib.numpy.sum(lib.numpy.sin(av))
 
     pj, jx = _both(lambda lib, a: lib.jit(lib.value_and_grad(lambda u: pool(lib, u)))(a), x)
     _close(pj[0], jx[0])
@@ -415,28 +487,41 @@ def test_reduce_window_pooling_jit_vmap():
 
     pv, jv = _both(lambda lib, a: lib.vmap(lambda u: single(lib, u), in_axes=3, out_axes=1)(a), x)
     _close(pv, jv)
-    pg, jg = _both(lambda lib, a: lib.grad(lambda u: lib.numpy.sum(
-        lib.vmap(lambda v: single(lib, v) ** 2)(u)))(a), x)
+    pg, jg = _both(lambda lib, a: lib.grad(lambda u: lib.numpy.sum(lib.vmap(lambda v: single(lib, v) ** 2)(u)))(a), x)
     _close(pg, jg)
 
 
 def test_reduce_window_init_and_computations():
     x = _rand((6, 5), 2)
     # non-identity init values, traced or concrete, and computations given as jnp functions
-    check(lambda lib, np_, a: lib.lax.reduce_window(a, 1.5, lib.lax.add, (2, 2), (1, 1), ((1, 1), (0, 1))), x,
-          rtol=RTOL, atol=ATOL)
+    check(
+        lambda lib, np_, a: lib.lax.reduce_window(a, 1.5, lib.lax.add, (2, 2), (1, 1), ((1, 1), (0, 1))),
+        x,
+        rtol=RTOL,
+        atol=ATOL,
+    )
     check(lambda lib, np_, a: lib.lax.reduce_window(a, 0.25, lib.lax.max, (3, 2), (2, 1), "SAME"), x)
-    check(lambda lib, np_, a: lib.lax.reduce_window(a, 0.0, np_.add, (2, 2), (1, 1), "VALID"), x, rtol=RTOL,
-          atol=ATOL)
-    check(lambda lib, np_, a: lib.lax.reduce_window(a, -np_.inf, lambda u, v: np_.maximum(u, v), (2, 2), (1, 1),
-                                                    "VALID"), x)
-    check(lambda lib, np_, a: lib.jit(lambda u, c: lib.lax.reduce_window(u, c, lib.lax.add, (2, 3), (1, 1),
-                                                                         "SAME"))(a, np_.float32(0.5)), x,
-          rtol=RTOL, atol=ATOL)
+    check(lambda lib, np_, a: lib.lax.reduce_window(a, 0.0, np_.add, (2, 2), (1, 1), "VALID"), x, rtol=RTOL, atol=ATOL)
+    check(
+        lambda lib, np_, a: lib.lax.reduce_window(a, -np_.inf, lambda u, v: np_.maximum(u, v), (2, 2), (1, 1), "VALID"),
+        x,
+    )
+    check(
+        lambda lib, np_, a: lib.jit(lambda u, c: lib.lax.reduce_window(u, c, lib.lax.add, (2, 3), (1, 1), "SAME"))(
+            a, np_.float32(0.5)
+        ),
+        x,
+        rtol=RTOL,
+        atol=ATOL,
+    )
     xi = np.arange(30, dtype=np.int32).reshape(6, 5) % 7
     for op, init in (("add", 0), ("max", np.iinfo(np.int32).min), ("min", np.iinfo(np.int32).max), ("mul", 1)):
-        check(lambda lib, np_, a: lib.lax.reduce_window(a, np_.int32(init), getattr(lib.lax, op), (2, 2), (1, 2),
-                                                        ((1, 0), (0, 1))), xi)
+        check(
+            lambda lib, np_, a: lib.lax.reduce_window(
+                a, np_.int32(init), getattr(lib.lax, op), (2, 2), (1, 2), ((1, 0), (0, 1))
+            ),
+            xi,
+        )
     xb = xi > 3
     check(lambda lib, np_, a: lib.lax.reduce_window(a, False, lib.lax.bitwise_or, (2, 2), (1, 1), "VALID"), xb)
     check(lambda lib, np_, a: lib.lax.reduce_window(a, True, lib.lax.bitwise_and, (2, 2), (1, 1), "SAME"), xb)
@@ -455,8 +540,16 @@ def test_avg_pool_grad_3d_with_dilation():
 
     def f(lib, a):
         def loss(u):
-            y = lib.lax.reduce_window(u, 0.0, lib.lax.add, (1, 2, 3, 2), (1, 2, 1, 2), ((0, 0), (1, 1), (2, 0), (0, 1)),
-                                      base_dilation=(1, 1, 2, 1), window_dilation=(1, 2, 1, 1))
+            y = lib.lax.reduce_window(
+                u,
+                0.0,
+                lib.lax.add,
+                (1, 2, 3, 2),
+                (1, 2, 1, 2),
+                ((0, 0), (1, 1), (2, 0), (0, 1)),
+                base_dilation=(1, 1, 2, 1),
+                window_dilation=(1, 2, 1, 1),
+            )
             return lib.numpy.sum(y * y)
 
         return lib.grad(loss)(a)
@@ -474,8 +567,13 @@ def test_convolve_correlate(mode, na, nv):
     a, v = _rand((na,), 1), _rand((nv,), 2)
     check(lambda lib, np_, x, y: np_.convolve(x, y, mode=mode), a, v, rtol=RTOL, atol=ATOL)
     check(lambda lib, np_, x, y: np_.correlate(x, y, mode=mode), a, v, rtol=RTOL, atol=ATOL)
-    pg, jg = _both(lambda lib, x, y: lib.grad(lambda p, q: lib.numpy.sum(lib.numpy.convolve(p, q, mode=mode) ** 2),
-                                              argnums=(0, 1))(x, y), a, v)
+    pg, jg = _both(
+        lambda lib, x, y: lib.grad(
+            lambda p, q: lib.numpy.sum(lib.numpy.convolve(p, q, mode=mode) ** 2), argnums=(0, 1)
+        )(x, y),
+        a,
+        v,
+    )
     _close(pg[0], jg[0])
     _close(pg[1], jg[1])
 

@@ -12,11 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from oracle import assert_close
 
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax.core.config import config
+
+from oracle import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,8 +34,9 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
     for k in ("PYJAX_PLATFORMS", "JAX_PLATFORMS"):
         full_env.pop(k, None)
     full_env.update(env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full_env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=300
+    )
 
 
 def test_devices_default_and_named(backend):

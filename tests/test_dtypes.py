@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from oracle import assert_close
 
 import pyjax
 import pyjax.numpy as pjnp
+
+from oracle import assert_close
 
 DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16", "float32"]
 NUMERIC = [d for d in DTYPES if d != "bool"]
@@ -122,40 +123,20 @@ def test_result_type_of_arrays_and_weak_arrays(d):
 # --- binary ops: dtype and weak_type of results ----------------------------------------------------
 
 
-# Known pyjax divergences from JAX, reported to the library owners. A listed case that starts
-# to match JAX fails the test too, so this list shrinks as the bugs are fixed.
+# Known pyjax divergences from JAX, reported to the library owners: listed cases may differ
+# from JAX (remove them once fixed); any other difference fails.
 KNOWN_DIVERGENCES = {
-    # jnp.add / jnp.multiply on bools are logical or / and in JAX; pyjax raises TypeError
-    "bool add bool",
-    "bool mul bool",
-    "bool add True (array_first)",
-    "bool add True (scalar_first)",
-    "bool mul True (array_first)",
-    "bool mul True (scalar_first)",
-    # floor_divide and power of bools compute in int32 in JAX; pyjax raises TypeError
-    "bool floordiv True (array_first)",
-    "bool floordiv True (scalar_first)",
-    "bool pow 2 (array_first)",
-    "bool pow True (array_first)",
-    "bool pow True (scalar_first)",
-    # Python scalar ** array gives a strong result in JAX (power's promotion); pyjax keeps it weak
+    # Python scalar ** bool array: JAX's power gives a strong int32 for int exponents' bases and
+    # a weak float32 for a float base; pyjax has the weak types the other way round
     "bool pow 2 (scalar_first)",
     "bool pow -3 (scalar_first)",
-    "int8 pow 2.5 (scalar_first)",
-    "int16 pow 2.5 (scalar_first)",
-    "int32 pow 2.5 (scalar_first)",
-    "uint8 pow 2.5 (scalar_first)",
-    "uint16 pow 2.5 (scalar_first)",
-    "uint32 pow 2.5 (scalar_first)",
+    "bool pow 2.5 (scalar_first)",
 }
 
 
-def _check_against_known(mismatches: dict, cases: list) -> None:
-    unexpected = {k: v for k, v in mismatches.items() if k not in KNOWN_DIVERGENCES}
-    fixed = [k for k in cases if k in KNOWN_DIVERGENCES and k not in mismatches]
-    msgs = [f"{k}: {v}" for k, v in unexpected.items()]
-    msgs += [f"{k}: now matches JAX; remove it from KNOWN_DIVERGENCES" for k in fixed]
-    assert not msgs, "\n".join(msgs)
+def _check_against_known(mismatches: dict) -> None:
+    unexpected = [f"{k}: {v}" for k, v in mismatches.items() if k not in KNOWN_DIVERGENCES]
+    assert not unexpected, "\n".join(unexpected)
 
 
 @pytest.mark.parametrize("op", list(BINOPS))
@@ -163,31 +144,29 @@ def _check_against_known(mismatches: dict, cases: list) -> None:
 def test_binop_array_with_python_scalar(d, op):
     fn = BINOPS[op]
     px, jx = _sample(pjnp, d), _sample(jnp, d)
-    mismatches, cases = {}, []
+    mismatches = {}
     for s in SCALARS:
         for order in ("array_first", "scalar_first"):
             args_p, args_j = ((px, s), (jx, s)) if order == "array_first" else ((s, px), (s, jx))
             got = _outcome(lambda: fn(*args_p))
             want = _outcome(lambda: fn(*args_j), abstract=True)
             key = f"{d} {op} {s!r} ({order})"
-            cases.append(key)
             if got != want:
                 mismatches[key] = f"pyjax {got}, jax {want}"
-    _check_against_known(mismatches, cases)
+    _check_against_known(mismatches)
 
 
 @pytest.mark.parametrize("op", ["add", "mul", "truediv", "lt", "maximum"])
 def test_binop_array_pairs(op):
     fn = BINOPS[op]
-    mismatches, cases = {}, []
+    mismatches = {}
     for a, b in itertools.product(DTYPES, repeat=2):
         got = _outcome(lambda: fn(_sample(pjnp, a), _sample(pjnp, b)))
         want = _outcome(lambda: fn(_sample(jnp, a), _sample(jnp, b)), abstract=True)
         key = f"{a} {op} {b}"
-        cases.append(key)
         if got != want:
             mismatches[key] = f"pyjax {got}, jax {want}"
-    _check_against_known(mismatches, cases)
+    _check_against_known(mismatches)
 
 
 def test_binop_values_with_wrapping_scalars():
@@ -214,15 +193,12 @@ def test_weak_types_propagate_like_jax():
         lambda m: m.asarray(2, dtype="int16") + 1,
         lambda m: m.arange(3) + 1.5,
         lambda m: m.zeros(2) + True,
+        lambda m: m.full((2,), 3.0),
+        lambda m: m.full((3,), 2),
     ]
     for k, case in enumerate(cases):
         got, want = _outcome(lambda: case(pjnp)), _outcome(lambda: case(jnp), abstract=True)
         assert got == want, f"case {k}: pyjax {got}, jax {want}"
-
-
-@pytest.mark.xfail(strict=True, reason="jnp.full with a Python scalar fill gives a weak array in JAX; pyjax strong")
-def test_full_with_python_scalar_is_weak():
-    assert _outcome(lambda: pjnp.full((2,), 3.0)) == _outcome(lambda: jnp.full((2,), 3.0), abstract=True)
 
 
 def test_jit_preserves_weak_types():
@@ -280,7 +256,9 @@ def test_finfo(d):
     assert float(got.resolution) == pytest.approx(float(want.resolution), rel=1e-2)
     assert float(got.smallest_subnormal) == pytest.approx(float(want.smallest_subnormal), rel=0.05)
     assert got.dtype == pjnp.dtype(d)
-    assert pjnp.finfo(pjnp.ones(2, dtype=d if d != "float64" else "float32")).bits == (32 if d in ("float32", "float64") else 16)
+    assert pjnp.finfo(pjnp.ones(2, dtype=d if d != "float64" else "float32")).bits == (
+        32 if d in ("float32", "float64") else 16
+    )
 
 
 @pytest.mark.parametrize("d", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "int64", "uint64"])

@@ -8,10 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from oracle import assert_close, check_grads, to_both
 
 import pyjax
 import pyjax.numpy as pjnp
+
+from oracle import assert_close, check_grads, to_both
 
 RNG = np.random.default_rng(2)
 TOL = dict(rtol=1e-4, atol=1e-5)

@@ -63,7 +63,7 @@ def test_grad_errors(backend):
     _raise_both(lambda j, n: j.grad(lambda x: (x, x), has_aux=False)(1.0))
     _raise_both(lambda j, n: j.grad(lambda x: x)("a"))
     _raise_both(lambda j, n: j.jvp(lambda x: x, (n.ones(2),), (n.ones(3),)), "shape")
-    _raise_both(lambda j, n: j.jvp(lambda x: x, (1.0,), (n.ones(2, n.int32),)))
+    _raise_both(lambda j, n: j.jvp(lambda x: x, (1.0,), (n.int32(1),)), "dtype")
 
 
 def test_vmap_errors(backend):
@@ -92,7 +92,6 @@ def test_traced_control_flow(backend):
     assert "lax.cond" in msg and "jnp.where" in msg
     e = _raise_both(lambda j, n: j.jit(lambda x: n.where(x > 0, 1, 2) if (x > 0).any() else x)(n.ones(2)))
     assert isinstance(e, TypeError)
-    _raise_both(lambda j, n: j.grad(lambda x: x if x > 0 else -x)(1.0))
     _raise_both(lambda j, n: j.vmap(lambda x: x if x > 0 else -x)(n.ones(2)))
     _raise_both(lambda j, n: j.jit(lambda x: [0] * 3 if x else 0)(True))
 
@@ -152,7 +151,12 @@ def test_shape_op_errors(backend):
 
 
 def test_errors_module_classes() -> None:
-    for name in ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-                 "TracerArrayConversionError", "UnexpectedTracerError"):
+    for name in (
+        "ConcretizationTypeError",
+        "TracerBoolConversionError",
+        "TracerIntegerConversionError",
+        "TracerArrayConversionError",
+        "UnexpectedTracerError",
+    ):
         cls = getattr(pyjax.errors, name)
         assert issubclass(cls, TypeError) == issubclass(getattr(jax.errors, name), TypeError)

@@ -10,6 +10,7 @@ import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
+
 from jax_compare import check
 
 X = np.array([0.5, -1.25, 2.0], np.float32)
@@ -164,11 +165,10 @@ COMPOSITIONS = {
     "vjp_jit": lambda j, n, x: j.vjp(j.jit(lambda v: n.sin(v) * v), x)[1](x),
     "linearize_jit": lambda j, n, x: j.linearize(j.jit(lambda v: n.exp(v) * v), x)[1](x),
     "value_and_grad_jit_aux": lambda j, n, x: j.value_and_grad(
-        j.jit(lambda v: (n.sum(v**2), {"m": n.mean(v)})), has_aux=True)(x),
-    "jit_static_grad": lambda j, n, x: j.grad(
-        j.jit(lambda v, k: n.sum(v**k), static_argnums=1))(x, 3),
-    "vmap_jit_static": lambda j, n, x: j.vmap(
-        j.jit(lambda v, k: v * k, static_argnums=1), in_axes=(0, None))(x, 4),
+        j.jit(lambda v: (n.sum(v**2), {"m": n.mean(v)})), has_aux=True
+    )(x),
+    "jit_static_grad": lambda j, n, x: j.grad(j.jit(lambda v, k: n.sum(v**k), static_argnums=1))(x, 3),
+    "vmap_jit_static": lambda j, n, x: j.vmap(j.jit(lambda v, k: v * k, static_argnums=1), in_axes=(0, None))(x, 4),
     "jit_closure_grad": lambda j, n, x: j.grad(lambda w: j.jit(lambda v: n.sum(v * w))(x))(x),
 }
 

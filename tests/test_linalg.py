@@ -11,12 +11,13 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 import pytest
-from oracle import assert_close, check_grads, to_both
 
 import pyjax
 import pyjax.numpy as pjnp
 import pyjax.scipy.linalg as psl
 from pyjax import lax as plax
+
+from oracle import assert_close, check_grads, to_both
 
 RNG = np.random.default_rng(1)
 NEEDED_ROUTINES = ("sort", "cumulative", "cholesky", "triangular_solve", "lu")

@@ -19,11 +19,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TEST_BACKENDS
 
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax.runtime import printing
+
+from conftest import TEST_BACKENDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -8,11 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from oracle import assert_close, check_grads, to_both
 
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax import lax as plax
+
+from oracle import assert_close, check_grads, to_both
 
 RNG = np.random.default_rng(0)
 NEEDED_ROUTINES = ("sort", "cumulative")

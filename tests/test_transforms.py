@@ -11,6 +11,7 @@ import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
+
 from jax_compare import check
 
 X = np.array([0.5, -1.25, 2.0], np.float32)
@@ -96,6 +97,22 @@ def test_grad_integer_and_dtype_rules(backend):
     check(lambda j, n, x: j.grad(lambda v: n.sum(j.lax.stop_gradient(v) * v))(x), X)
 
 
+def test_python_control_flow_under_ad(backend):
+    # AD of concrete values: Python control flow, int() and .item() read the primal, as in JAX
+    check(lambda j, n: j.grad(lambda x: x if x > 0 else -x)(-1.5))
+    check(lambda j, n: j.grad(lambda x: x**2 if x.item() > 0 else -x)(1.5))
+    check(lambda j, n: j.grad(lambda x: x * [1.0, 2.0, 3.0][int(x)])(1.5))
+    check(lambda j, n, x: j.jvp(lambda v: n.sin(v) if (v > 0).all() else v, (x,), (x,)), X)
+    check(lambda j, n, x: j.vjp(lambda v: v * 2 if n.sum(v) > 0 else v, x)[1](x), X)
+
+    def loop(n, x):
+        while x < 10.0:
+            x = x * 2
+        return x
+
+    check(lambda j, n: j.grad(lambda x: loop(n, x))(1.5))
+
+
 def test_grad_of_grad(backend):
     check(lambda j, n: j.grad(j.grad(lambda v: v**3 + n.sin(v)))(1.5))
     check(lambda j, n: j.grad(j.grad(j.grad(lambda v: n.exp(2 * v))))(0.3))
@@ -172,8 +189,7 @@ def test_vmap_pytrees(backend):
     check(lambda j, n, t: j.vmap(lambda d: d, in_axes=({"a": 1, "b": (None, 0)},))(t), tree)
     check(lambda j, n, t: j.vmap(lambda d: {"x": d["a"], "y": d["b"]}, out_axes={"x": 1, "y": 0})(t), tree)
     check(lambda j, n, t: j.vmap(lambda p: p.a * p.b)(Pair(t["a"], t["a"])), tree)
-    check(lambda j, n, t: j.vmap(lambda p: Pair(p.b, p.a), in_axes=(Pair(0, 1),))(Pair(t["a"], t["a"][:, :3].T)),
-          tree)
+    check(lambda j, n, t: j.vmap(lambda p: Pair(p.b, p.a), in_axes=(Pair(0, 1),))(Pair(t["a"], t["a"][:, :3].T)), tree)
 
 
 def test_vmap_nested(backend):
@@ -276,8 +292,9 @@ def test_make_jaxpr_format(backend):
 def test_make_jaxpr_of_grad_runs(backend):
     jpr = pyjax.make_jaxpr(pyjax.grad(lambda x: pjnp.sum(pjnp.tanh(x) ** 2)))(pjnp.ones(3))
     assert "tanh" in str(jpr)
-    out = pyjax.core.core.eval_jaxpr(jpr.jaxpr, list(jpr.consts) + [pjnp.arange(3.0)]) if hasattr(
-        pyjax, "core") else None
+    out = (
+        pyjax.core.core.eval_jaxpr(jpr.jaxpr, list(jpr.consts) + [pjnp.arange(3.0)]) if hasattr(pyjax, "core") else None
+    )
     if out is not None:
         ref = pyjax.grad(lambda x: pjnp.sum(pjnp.tanh(x) ** 2))(pjnp.arange(3.0))
         np.testing.assert_allclose(np.asarray(out[0]), np.asarray(ref), rtol=1e-6)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from weakref import WeakValueDictionary
 
-from pyjax.core import dtypes
 from pyjax.compiler.views import ShapeTracker
+from pyjax.core import dtypes
 
 UNARY_OPS = frozenset(
     "neg not abs sign floor ceil round_even round_away trunc exp exp2 log log2 log1p expm1 sin cos tan "
@@ -26,8 +26,7 @@ UNARY_OPS = frozenset(
     "digamma logistic isnan isinf isfinite popcnt clz reciprocal".split()
 )
 BINARY_OPS = frozenset(
-    "add sub mul div rem pow max min atan2 nextafter and or xor shl shr "
-    "lt le gt ge eq ne idiv mod".split()
+    "add sub mul div rem pow max min atan2 nextafter and or xor shl shr lt le gt ge eq ne idiv mod".split()
 )
 COMPARE_OPS = frozenset("lt le gt ge eq ne isnan isinf isfinite".split())
 REDUCE_OPS = ("sum", "prod", "max", "min", "and", "or", "argmax", "argmin")

@@ -157,8 +157,13 @@ def reshape(ctx, x: Lazy, new_shape) -> Lazy:
     new_shape = tuple(new_shape)
     if new_shape == x.shape:
         return x
-    return _move(ctx, x, lambda tr: tr.reshape(new_shape),
-                 lambda: _unflatten(_flatten(_new_idx(new_shape), new_shape), x.shape), new_shape)
+    return _move(
+        ctx,
+        x,
+        lambda tr: tr.reshape(new_shape),
+        lambda: _unflatten(_flatten(_new_idx(new_shape), new_shape), x.shape),
+        new_shape,
+    )
 
 
 def broadcast_in_dim(ctx, x: Lazy, shape, dims) -> Lazy:
@@ -177,8 +182,13 @@ def broadcast_in_dim(ctx, x: Lazy, shape, dims) -> Lazy:
 def shrink(ctx, x: Lazy, bounds) -> Lazy:
     bounds = tuple(bounds)
     new_shape = tuple(e - b for b, e in bounds)
-    return _move(ctx, x, lambda tr: tr.shrink(bounds),
-                 lambda: tuple(alu("add", idx(i), const(b, i32)) for i, (b, _) in enumerate(bounds)), new_shape)
+    return _move(
+        ctx,
+        x,
+        lambda tr: tr.shrink(bounds),
+        lambda: tuple(alu("add", idx(i), const(b, i32)) for i, (b, _) in enumerate(bounds)),
+        new_shape,
+    )
 
 
 def stride(ctx, x: Lazy, steps) -> Lazy:
@@ -186,9 +196,15 @@ def stride(ctx, x: Lazy, steps) -> Lazy:
         if st != 1:
             n = x.shape[ax]
             new_shape = tuple((n + st - 1) // st if i == ax else s for i, s in enumerate(x.shape))
-            x = _move(ctx, x, lambda tr, ax=ax, st=st: tr.stride(ax, st),
-                      lambda ax=ax, st=st, k=len(x.shape): tuple(
-                          alu("mul", idx(i), const(st, i32)) if i == ax else idx(i) for i in range(k)), new_shape)
+            x = _move(
+                ctx,
+                x,
+                lambda tr, ax=ax, st=st: tr.stride(ax, st),
+                lambda ax=ax, st=st, k=len(x.shape): tuple(
+                    alu("mul", idx(i), const(st, i32)) if i == ax else idx(i) for i in range(k)
+                ),
+                new_shape,
+            )
     return x
 
 
@@ -198,7 +214,7 @@ def window(ctx, x: Lazy, axis: int, size: int, step: int = 1, dilation: int = 1)
     n = x.shape[axis]
     span = (size - 1) * dilation + 1
     out = (n - span) // step + 1 if n >= span else 0
-    new_shape = x.shape[:axis] + (out, size) + x.shape[axis + 1:]
+    new_shape = x.shape[:axis] + (out, size) + x.shape[axis + 1 :]
 
     def imap():
         old = [idx(i) for i in range(axis)]
@@ -211,8 +227,13 @@ def window(ctx, x: Lazy, axis: int, size: int, step: int = 1, dilation: int = 1)
 
 def flip(ctx, x: Lazy, axes) -> Lazy:
     axes = tuple(axes)
-    return _move(ctx, x, lambda tr: tr.flip(axes), lambda: tuple(
-        alu("sub", const(s - 1, i32), idx(i)) if i in axes else idx(i) for i, s in enumerate(x.shape)), x.shape)
+    return _move(
+        ctx,
+        x,
+        lambda tr: tr.flip(axes),
+        lambda: tuple(alu("sub", const(s - 1, i32), idx(i)) if i in axes else idx(i) for i, s in enumerate(x.shape)),
+        x.shape,
+    )
 
 
 def pad_zero(ctx, x: Lazy, pads) -> Lazy:
@@ -229,9 +250,14 @@ def pad_zero(ctx, x: Lazy, pads) -> Lazy:
                 v = alu("and", v, alu("lt", idx(i), const(lo + s, i32)))
         return v
 
-    return _move(ctx, x, lambda tr: tr.pad(pads),
-                 lambda: tuple(alu("sub", idx(i), const(lo, i32)) for i, (lo, _) in enumerate(pads)),
-                 new_shape, pad_valid=valid)
+    return _move(
+        ctx,
+        x,
+        lambda tr: tr.pad(pads),
+        lambda: tuple(alu("sub", idx(i), const(lo, i32)) for i, (lo, _) in enumerate(pads)),
+        new_shape,
+        pad_valid=valid,
+    )
 
 
 def gather_move(ctx, x: Lazy, new_shape, index_fn, valid_fn=None) -> Lazy:
@@ -287,16 +313,62 @@ def _f(op):
 
 
 _SIMPLE = {
-    "neg": "neg", "floor": "floor", "ceil": "ceil", "exp": "exp", "exp2": "exp2", "log": "log",
-    "log1p": "log1p", "expm1": "expm1", "tanh": "tanh", "logistic": "logistic", "sin": "sin", "cos": "cos",
-    "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh",
-    "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt",
-    "abs": "abs", "sign": "sign", "not": "not", "erf": "erf", "erfc": "erfc", "erf_inv": "erf_inv",
-    "lgamma": "lgamma", "digamma": "digamma", "population_count": "popcnt", "clz": "clz",
-    "add": "add", "add_any": "add", "sub": "sub", "mul": "mul", "div": "div", "rem": "rem", "pow": "pow",
-    "max": "max", "min": "min", "atan2": "atan2", "nextafter": "nextafter", "and": "and", "or": "or",
-    "xor": "xor", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-    "shift_left": "shl", "shift_right_arithmetic": "shr",
+    "neg": "neg",
+    "floor": "floor",
+    "ceil": "ceil",
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "tanh": "tanh",
+    "logistic": "logistic",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "cbrt": "cbrt",
+    "abs": "abs",
+    "sign": "sign",
+    "not": "not",
+    "erf": "erf",
+    "erfc": "erfc",
+    "erf_inv": "erf_inv",
+    "lgamma": "lgamma",
+    "digamma": "digamma",
+    "population_count": "popcnt",
+    "clz": "clz",
+    "add": "add",
+    "add_any": "add",
+    "sub": "sub",
+    "mul": "mul",
+    "div": "div",
+    "rem": "rem",
+    "pow": "pow",
+    "max": "max",
+    "min": "min",
+    "atan2": "atan2",
+    "nextafter": "nextafter",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+    "eq": "eq",
+    "ne": "ne",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "shift_left": "shl",
+    "shift_right_arithmetic": "shr",
 }
 
 rules: dict = {}
@@ -323,7 +395,8 @@ rules["shift_right_logical"] = lambda ctx, x, y: elementwise(ctx, [x, y], _shr_l
 rules["is_finite"] = lambda ctx, x: elementwise(ctx, [x], _f("isfinite"))
 rules["square"] = lambda ctx, x: elementwise(ctx, [x], lambda a: alu("mul", a, a))
 rules["round"] = lambda ctx, x, rounding_method: elementwise(
-    ctx, [x], _f("round_even" if rounding_method == 1 else "round_away"))
+    ctx, [x], _f("round_even" if rounding_method == 1 else "round_away")
+)
 
 
 def _ipow(a: Node, y: int) -> Node:
@@ -359,8 +432,7 @@ def _select_n(ctx, which, *cases):
 
 
 rules["select_n"] = _select_n
-rules["convert_element_type"] = lambda ctx, x, new_dtype, weak_type: elementwise(
-    ctx, [x], lambda a: cast(a, new_dtype))
+rules["convert_element_type"] = lambda ctx, x, new_dtype, weak_type: elementwise(ctx, [x], lambda a: cast(a, new_dtype))
 rules["bitcast_convert_type"] = lambda ctx, x, new_dtype: elementwise(ctx, [x], lambda a: ir.bitcast(a, new_dtype))
 rules["stop_gradient"] = lambda ctx, x: x
 rules["copy"] = lambda ctx, x: ctx.materialize(x) if x.red is None and x.expr.op == "load" else x
@@ -375,7 +447,8 @@ rules["iota"] = _iota
 # --- movement ------------------------------------------------------------------------------------
 
 rules["broadcast_in_dim"] = lambda ctx, x, shape, broadcast_dimensions: broadcast_in_dim(
-    ctx, x, shape, broadcast_dimensions)
+    ctx, x, shape, broadcast_dimensions
+)
 rules["reshape"] = lambda ctx, x, new_sizes, dimensions: reshape(ctx, x, new_sizes)
 rules["transpose"] = lambda ctx, x, permutation: permute(ctx, x, permutation)
 rules["rev"] = lambda ctx, x, dimensions: flip(ctx, x, dimensions)
@@ -404,8 +477,12 @@ def _pad(ctx, x, padval, padding_config):
         shape = tuple(lo + hi + n + max(0, n - 1) * it for n, (lo, hi, it) in zip(x.shape, padding_config))
 
         def index_fn():
-            return tuple(alu("idiv", alu("sub", idx(i), const(lo, i32)), const(it + 1, i32)) if it else
-                         alu("sub", idx(i), const(lo, i32)) for i, (lo, _, it) in enumerate(padding_config))
+            return tuple(
+                alu("idiv", alu("sub", idx(i), const(lo, i32)), const(it + 1, i32))
+                if it
+                else alu("sub", idx(i), const(lo, i32))
+                for i, (lo, _, it) in enumerate(padding_config)
+            )
 
         def valid_fn():
             v = const(True, BOOL)
@@ -500,10 +577,21 @@ def reduce(ctx, x: Lazy, op: str, axes) -> Lazy:
     return Lazy(out_shape, x.dtype, cast(ir.acc(adt), x.dtype), red)
 
 
-for _name, _op in (("reduce_sum", "sum"), ("reduce_prod", "prod"), ("reduce_max", "max"), ("reduce_min", "min"),
-                   ("reduce_and", "and"), ("reduce_or", "or")):
-    rules[_name] = (lambda op: lambda ctx, x, axes: reduce(ctx, x, op if x.dtype is not BOOL else
-                                                           {"max": "or", "min": "and", "sum": "or"}.get(op, op), axes))(_op)
+for _name, _op in (
+    ("reduce_sum", "sum"),
+    ("reduce_prod", "prod"),
+    ("reduce_max", "max"),
+    ("reduce_min", "min"),
+    ("reduce_and", "and"),
+    ("reduce_or", "or"),
+):
+    rules[_name] = (
+        lambda op: (
+            lambda ctx, x, axes: reduce(
+                ctx, x, op if x.dtype is not BOOL else {"max": "or", "min": "and", "sum": "or"}.get(op, op), axes
+            )
+        )
+    )(_op)
 
 
 def _reduce_xor(ctx, x, axes):
@@ -579,8 +667,13 @@ def _last_axis_routine(ctx, name, xs, axis, params, out_dtypes=None):
 
 
 for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
-    rules[_name] = (lambda name: lambda ctx, x, axis, reverse: _last_axis_routine(
-        ctx, "cumulative", [x], axis, {"op": name[3:], "reverse": reverse})[0])(_name)
+    rules[_name] = (
+        lambda name: (
+            lambda ctx, x, axis, reverse: _last_axis_routine(
+                ctx, "cumulative", [x], axis, {"op": name[3:], "reverse": reverse}
+            )[0]
+        )
+    )(_name)
 
 
 def _sort(ctx, *xs, dimension, is_stable, num_keys):

@@ -36,8 +36,21 @@ def _pad_dilate(ctx, x: Lazy, config, fill) -> Lazy:
     return ctx.materialize(padded)
 
 
-def _conv(ctx, lhs: Lazy, rhs: Lazy, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-          feature_group_count, batch_group_count, precision=None, preferred_element_type=None):
+def _conv(
+    ctx,
+    lhs: Lazy,
+    rhs: Lazy,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+    precision=None,
+    preferred_element_type=None,
+):
     ls, rs, os_ = dimension_numbers
     nsp = len(ls) - 2
     out_dtype = preferred_element_type or lhs.dtype
@@ -134,8 +147,9 @@ def _reduce_window(op):
     def rule(ctx, x: Lazy, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
         nd = len(x.shape)
         out_shape = []
-        for n, k, s, (lo, hi), bd, wd in zip(x.shape, window_dimensions, window_strides, padding, base_dilation,
-                                             window_dilation):
+        for n, k, s, (lo, hi), bd, wd in zip(
+            x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+        ):
             padded = (0 if n == 0 else (n - 1) * bd + 1) + lo + hi
             span = (k - 1) * wd + 1 if k else 0
             out_shape.append(max(0, (padded - span) // s + 1) if padded >= span else 0)

@@ -49,9 +49,7 @@ class View:
 
     def permute(self, perm: tuple) -> View:
         mask = tuple(self.mask[p] for p in perm) if self.mask else None
-        return View(
-            tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm), self.offset, mask
-        )
+        return View(tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm), self.offset, mask)
 
     def expand(self, new_shape: tuple) -> View:
         """Broadcast size-1 axes to new sizes (stride 0)."""
@@ -70,8 +68,7 @@ class View:
         mask = None
         if self.mask:
             mask = tuple(
-                (max(mb, b) - b, max(min(me, e), max(mb, b)) - b)
-                for (mb, me), (b, e) in zip(self.mask, bounds)
+                (max(mb, b) - b, max(min(me, e), max(mb, b)) - b) for (mb, me), (b, e) in zip(self.mask, bounds)
             )
         return View(tuple(e - b for b, e in bounds), self.strides, offset, mask)
 
@@ -123,11 +120,11 @@ class View:
         span = (size - 1) * dilation + 1
         out = (n - span) // step + 1 if n >= span else 0
         st = self.strides[axis]
-        shape = self.shape[:axis] + (out, size) + self.shape[axis + 1:]
-        strides = self.strides[:axis] + (st * step, st * dilation) + self.strides[axis + 1:]
+        shape = self.shape[:axis] + (out, size) + self.shape[axis + 1 :]
+        strides = self.strides[:axis] + (st * step, st * dilation) + self.strides[axis + 1 :]
         mask = None
         if self.mask:
-            mask = self.mask[:axis] + ((0, out), (0, size)) + self.mask[axis + 1:]
+            mask = self.mask[:axis] + ((0, out), (0, size)) + self.mask[axis + 1 :]
         return View(shape, strides, self.offset, mask)
 
     def reshape(self, new_shape: tuple) -> View | None:

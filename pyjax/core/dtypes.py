@@ -8,7 +8,7 @@ equal to numpy dtypes, numpy scalar types and dtype names, so user code written 
 from __future__ import annotations
 
 import builtins
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from pyjax.core.config import config
 
@@ -246,7 +246,7 @@ _LATTICE = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _upper_bounds(node: str) -> frozenset:
     out = {node}
     for nxt in _LATTICE[node]:
@@ -330,9 +330,7 @@ class finfo:
         self.tiny = self.smallest_normal = tiny
         self.max, self.min = fmax, -fmax
         self.smallest_subnormal = smallest_sub
-        self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(
-            self.dtype.name, 15
-        )
+        self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(self.dtype.name, 15)
 
     def __repr__(self):
         return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -26,9 +26,7 @@ class ConcretizationTypeError(JAXTypeError):
 
 class TracerBoolConversionError(ConcretizationTypeError):
     def __init__(self, tracer):
-        super().__init__(
-            tracer, "The truth value of a traced array was requested (bool() / if / while)."
-        )
+        super().__init__(tracer, "The truth value of a traced array was requested (bool() / if / while).")
 
 
 class TracerIntegerConversionError(JAXTypeError):

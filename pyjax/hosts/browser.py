@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 PAGE_SIZE = 65536
 
@@ -217,8 +218,9 @@ class BrowserWebGPUHost:
         await self.mgr.sync()
 
     # --- pipelines and dispatch ---
-    def pipeline(self, wgsl: str, entry: str = "main", writable: Sequence[bool] | None = None,
-                 has_uniform: bool = False) -> int:
+    def pipeline(
+        self, wgsl: str, entry: str = "main", writable: Sequence[bool] | None = None, has_uniform: bool = False
+    ) -> int:
         from pyodide.ffi import JsException, to_js
 
         if writable is None:

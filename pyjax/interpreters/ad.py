@@ -9,7 +9,7 @@ Tangents/cotangents may be `Zero` (symbolic zero) to skip work.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from pyjax.core import core
 from pyjax.core.core import ShapedArray, Trace, Tracer, bind, get_aval, new_main
@@ -61,7 +61,26 @@ _add_any_p = core.Primitive("add_any")
 # --- forward mode -------------------------------------------------------------------------
 
 
-class JVPTracer(Tracer):
+class _ConcretePrimal:
+    """Python control flow on an AD tracer reads its primal (concrete unless staged below), as in JAX;
+    float() still raises there, like JAX."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return bool(self.primal)
+
+    def __int__(self):
+        return int(self.primal)
+
+    def __index__(self):
+        return self.primal.__index__()
+
+    def item(self, *args):
+        return self.primal.item(*args)
+
+
+class JVPTracer(_ConcretePrimal, Tracer):
     __slots__ = ("primal", "tangent")
 
     def __init__(self, trace, primal, tangent):
@@ -126,7 +145,7 @@ class _Node:
         self.multi = multi
 
 
-class VJPTracer(Tracer):
+class VJPTracer(_ConcretePrimal, Tracer):
     __slots__ = ("primal", "ref")  # ref: (node, output index) or None when independent of inputs
 
     def __init__(self, trace, primal, ref):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from pyjax.core.core import Trace, Tracer, bind, get_aval, new_main
 

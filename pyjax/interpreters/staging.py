@@ -7,11 +7,11 @@ Concrete Arrays captured from outside become constvars; Python scalars become Li
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from pyjax.core import core
-from pyjax.core.errors import UnexpectedTracerError
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Trace, Tracer, Var, get_aval
+from pyjax.core.errors import UnexpectedTracerError
 
 
 class JaxprTracer(Tracer):

@@ -5,6 +5,17 @@ from pyjax.lax.lax import abs, max, min, pow, round  # noqa: F401
 from pyjax.lax.sorting import sort, sort_key_val, top_k, sort_p  # noqa: F401
 from pyjax.lax import linalg  # noqa: F401,E402
 from pyjax.lax.slicing import *  # noqa: F401,F403
-from pyjax.lax.control_flow import associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p  # noqa: F401,E501
+from pyjax.lax.control_flow import (
+    associative_scan,
+    cond,
+    cond_p,
+    fori_loop,
+    map,
+    scan,
+    scan_p,
+    switch,
+    while_loop,
+    while_p,
+)  # noqa: F401,E501
 from pyjax.lax.convolution import *  # noqa: F401,F403,E402
 from pyjax.lax.windowed import *  # noqa: F401,F403,E402

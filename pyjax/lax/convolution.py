@@ -18,14 +18,15 @@ import builtins
 import enum
 import math
 import operator
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, bind
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
-from pyjax.lax.lax import _aval, _as_array, _inv_perm, _prim
+from pyjax.lax.lax import _as_array, _aval, _inv_perm, _prim
 
 __all__ = [
     "ConvDimensionNumbers",
@@ -73,14 +74,19 @@ def conv_general_permutations(dimension_numbers) -> tuple:
     pairs = (("N", "C"), ("O", "I"), ("N", "C"))
     for i, (a, b) in enumerate(pairs):
         if not dimension_numbers[i].count(a) == dimension_numbers[i].count(b) == 1:
-            raise TypeError(f"convolution dimension_numbers[{i}] must contain the characters '{a}' and '{b}' "
-                            f"exactly once, got {dimension_numbers[i]}.")
+            raise TypeError(
+                f"convolution dimension_numbers[{i}] must contain the characters '{a}' and '{b}' "
+                f"exactly once, got {dimension_numbers[i]}."
+            )
         if len(dimension_numbers[i]) != len(set(dimension_numbers[i])):
-            raise TypeError(f"convolution dimension_numbers[{i}] cannot have duplicate characters, "
-                            f"got {dimension_numbers[i]}.")
+            raise TypeError(
+                f"convolution dimension_numbers[{i}] cannot have duplicate characters, got {dimension_numbers[i]}."
+            )
     if not (set(lhs_s) - {"N", "C"} == set(rhs_s) - {"O", "I"} == set(out_s) - {"N", "C"}):
-        raise TypeError(f"convolution dimension_numbers elements must each have the same set of spatial "
-                        f"characters, got {tuple(dimension_numbers)}.")
+        raise TypeError(
+            f"convolution dimension_numbers elements must each have the same set of spatial "
+            f"characters, got {tuple(dimension_numbers)}."
+        )
 
     def perm(spec, pair):
         spatial = [i for i, c in enumerate(spec) if c not in pair]
@@ -96,23 +102,27 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
     if isinstance(dimension_numbers, ConvDimensionNumbers):
         return dimension_numbers
     if len(lhs_shape) != len(rhs_shape):
-        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got {len(lhs_shape)} and "
-                        f"{len(rhs_shape)}.")
+        raise TypeError(
+            f"convolution requires lhs and rhs ndim to be equal, got {len(lhs_shape)} and {len(rhs_shape)}."
+        )
     if dimension_numbers is None:
         iota = tuple(range(len(lhs_shape)))
         return ConvDimensionNumbers(iota, iota, iota)
     if isinstance(dimension_numbers, (list, tuple)):
         if len(dimension_numbers) != 3:
-            raise TypeError(f"convolution dimension_numbers list/tuple must be length 3, got "
-                            f"{len(dimension_numbers)}.")
+            raise TypeError(f"convolution dimension_numbers list/tuple must be length 3, got {len(dimension_numbers)}.")
         if not all(isinstance(e, str) for e in dimension_numbers):
-            raise TypeError(f"convolution dimension_numbers elements must be strings, got "
-                            f"{tuple(type(e) for e in dimension_numbers)}.")
+            raise TypeError(
+                f"convolution dimension_numbers elements must be strings, got "
+                f"{tuple(type(e) for e in dimension_numbers)}."
+            )
         for i, e in enumerate(dimension_numbers):
             if len(e) != len(lhs_shape):
-                raise TypeError(f"convolution dimension_numbers[{i}] must have len equal to the ndim of lhs "
-                                f"and rhs, got {len(e)} for lhs and rhs shapes {tuple(lhs_shape)} and "
-                                f"{tuple(rhs_shape)}.")
+                raise TypeError(
+                    f"convolution dimension_numbers[{i}] must have len equal to the ndim of lhs "
+                    f"and rhs, got {len(e)} for lhs and rhs shapes {tuple(lhs_shape)} and "
+                    f"{tuple(rhs_shape)}."
+                )
         return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
     raise TypeError(f"convolution dimension_numbers must be tuple/list or None, got {type(dimension_numbers)}.")
 
@@ -144,8 +154,9 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
 conv_general_dilated_p = _prim("conv_general_dilated")
 
 
-def _conv_out_shape(lhs_shape, rhs_shape, *, window_strides, padding, lhs_dilation, rhs_dilation,
-                    dimension_numbers, batch_group_count):
+def _conv_out_shape(
+    lhs_shape, rhs_shape, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers, batch_group_count
+):
     ls, rs, os_ = dimension_numbers
     lhs_c = [lhs_shape[i] for i in ls]
     rhs_c = [rhs_shape[i] for i in rs]
@@ -162,11 +173,25 @@ def _conv_out_shape(lhs_shape, rhs_shape, *, window_strides, padding, lhs_dilati
 
 
 @conv_general_dilated_p.def_abstract_eval
-def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                   feature_group_count, batch_group_count, precision=None, preferred_element_type=None):
+def _conv_abstract(
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+    precision=None,
+    preferred_element_type=None,
+):
     if lhs.ndim != rhs.ndim:
-        raise ValueError(f"conv_general_dilated lhs and rhs must have the same number of dimensions, but got "
-                         f"{lhs.shape} and {rhs.shape}.")
+        raise ValueError(
+            f"conv_general_dilated lhs and rhs must have the same number of dimensions, but got "
+            f"{lhs.shape} and {rhs.shape}."
+        )
     ls, rs, _ = dimension_numbers
     G, B = feature_group_count, batch_group_count
     if G <= 0:
@@ -174,40 +199,65 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     if B <= 0:
         raise ValueError(f"conv_general_dilated batch_group_count must be a positive integer, got {B}.")
     if G > 1 and B > 1:
-        raise ValueError("At most one of batch_group_count and feature_group_count may be > 1, got "
-                         f"batch_group_count={B} and feature_group_count={G}")
+        raise ValueError(
+            "At most one of batch_group_count and feature_group_count may be > 1, got "
+            f"batch_group_count={B} and feature_group_count={G}"
+        )
     c_in, i_in, o_out, n_in = lhs.shape[ls[1]], rhs.shape[rs[1]], rhs.shape[rs[0]], lhs.shape[ls[0]]
     if c_in % G:
-        raise ValueError(f"conv_general_dilated feature_group_count must divide lhs feature dimension size, "
-                         f"but {G} does not divide {c_in}.")
+        raise ValueError(
+            f"conv_general_dilated feature_group_count must divide lhs feature dimension size, "
+            f"but {G} does not divide {c_in}."
+        )
     if c_in // G != i_in:
-        raise ValueError(f"conv_general_dilated lhs feature dimension size divided by feature_group_count must "
-                         f"equal the rhs input feature dimension size, but {c_in} // {G} != {i_in}.")
+        raise ValueError(
+            f"conv_general_dilated lhs feature dimension size divided by feature_group_count must "
+            f"equal the rhs input feature dimension size, but {c_in} // {G} != {i_in}."
+        )
     if o_out % G:
-        raise ValueError(f"conv_general_dilated rhs output feature dimension size must be a multiple of "
-                         f"feature_group_count, but {o_out} is not a multiple of {G}.")
+        raise ValueError(
+            f"conv_general_dilated rhs output feature dimension size must be a multiple of "
+            f"feature_group_count, but {o_out} is not a multiple of {G}."
+        )
     if B > 1 and n_in % B:
-        raise ValueError(f"conv_general_dilated batch_group_count must divide lhs batch dimension size, but "
-                         f"{B} does not divide {n_in}.")
+        raise ValueError(
+            f"conv_general_dilated batch_group_count must divide lhs batch dimension size, but "
+            f"{B} does not divide {n_in}."
+        )
     if o_out % B:
-        raise ValueError(f"conv_general_dilated rhs output feature dimension size must be a multiple of "
-                         f"batch_group_count, but {o_out} is not a multiple of {B}.")
+        raise ValueError(
+            f"conv_general_dilated rhs output feature dimension size must be a multiple of "
+            f"batch_group_count, but {o_out} is not a multiple of {B}."
+        )
     nsp = lhs.ndim - 2
-    for name, v in (("window_strides", window_strides), ("padding", padding), ("lhs_dilation", lhs_dilation),
-                    ("rhs_dilation", rhs_dilation)):
+    for name, v in (
+        ("window_strides", window_strides),
+        ("padding", padding),
+        ("lhs_dilation", lhs_dilation),
+        ("rhs_dilation", rhs_dilation),
+    ):
         if len(v) != nsp:
-            raise ValueError(f"conv_general_dilated window and {name} must have the same number of dimensions, "
-                             f"but got {nsp} and {len(v)}")
-    for name, v in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
-                    ("rhs_dilation", rhs_dilation)):
+            raise ValueError(
+                f"conv_general_dilated window and {name} must have the same number of dimensions, "
+                f"but got {nsp} and {len(v)}"
+            )
+    for name, v in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
         if any(s <= 0 for s in v):
             raise ValueError(f"conv_general_dilated {name} must be positive, got {tuple(v)}.")
     if lhs.dtype is not rhs.dtype:
-        raise TypeError(f"conv_general_dilated requires arguments to have the same dtypes, got "
-                        f"{lhs.dtype.name}, {rhs.dtype.name}.")
-    shape = _conv_out_shape(lhs.shape, rhs.shape, window_strides=window_strides, padding=padding,
-                            lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-                            dimension_numbers=dimension_numbers, batch_group_count=B)
+        raise TypeError(
+            f"conv_general_dilated requires arguments to have the same dtypes, got {lhs.dtype.name}, {rhs.dtype.name}."
+        )
+    shape = _conv_out_shape(
+        lhs.shape,
+        rhs.shape,
+        window_strides=window_strides,
+        padding=padding,
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers,
+        batch_group_count=B,
+    )
     d = preferred_element_type or lhs.dtype
     return ShapedArray(shape, d, lhs.weak_type and rhs.weak_type and preferred_element_type is None)
 
@@ -220,14 +270,25 @@ def _ints(name, v, n, default=1) -> tuple:
     except TypeError as e:
         raise TypeError(f"conv_general_dilated {name} must be a sequence of ints, got {v!r}") from e
     if len(out) != n:
-        raise ValueError(f"conv_general_dilated {name} must have {n} entries (one per spatial dimension), "
-                         f"got {len(out)}: {v!r}")
+        raise ValueError(
+            f"conv_general_dilated {name} must have {n} entries (one per spatial dimension), got {len(out)}: {v!r}"
+        )
     return out
 
 
-def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding, lhs_dilation=None, rhs_dilation=None,
-                         dimension_numbers=None, feature_group_count: int = 1, batch_group_count: int = 1,
-                         precision=None, preferred_element_type=None):
+def conv_general_dilated(
+    lhs,
+    rhs,
+    window_strides: Sequence[int],
+    padding,
+    lhs_dilation=None,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+    precision=None,
+    preferred_element_type=None,
+):
     """General n-d convolution (XLA ConvGeneralDilated): strides, explicit or 'SAME'/'VALID'
     padding, input (lhs) and kernel (rhs) dilation, any layout, feature and batch groups."""
     lhs, rhs = _as_array(lhs), _as_array(rhs)
@@ -241,35 +302,65 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding, lhs_d
     rhs_dilation = _ints("rhs_dilation", rhs_dilation, nsp)
     if isinstance(padding, str):
         if any(d != 1 for d in lhs_dilation):
-            raise ValueError("String padding is not implemented for transposed convolution using this op. "
-                             "Please either exactly specify the required padding or use conv_transpose.")
+            raise ValueError(
+                "String padding is not implemented for transposed convolution using this op. "
+                "Please either exactly specify the required padding or use conv_transpose."
+            )
         k_eff = [_dilate(ra.shape[i], r) for i, r in zip(dn.rhs_spec[2:], rhs_dilation)]
         in_sp = [la.shape[i] for i in dn.lhs_spec[2:]]
         padding = padtype_to_pads(in_sp, k_eff, window_strides, padding)
     try:
         padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (ValueError, TypeError) as e:
-        raise ValueError(f"padding argument to conv_general_dilated should be a string or a sequence of "
-                         f"(low, high) pairs, got {padding}") from e
+        raise ValueError(
+            f"padding argument to conv_general_dilated should be a string or a sequence of "
+            f"(low, high) pairs, got {padding}"
+        ) from e
     pet = dtypes.canonicalize(preferred_element_type) if preferred_element_type is not None else None
-    return bind(conv_general_dilated_p, lhs, rhs, window_strides=window_strides, padding=padding,
-                lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dn,
-                feature_group_count=operator.index(feature_group_count),
-                batch_group_count=operator.index(batch_group_count), precision=None, preferred_element_type=pet)
+    return bind(
+        conv_general_dilated_p,
+        lhs,
+        rhs,
+        window_strides=window_strides,
+        padding=padding,
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=dn,
+        feature_group_count=operator.index(feature_group_count),
+        batch_group_count=operator.index(batch_group_count),
+        precision=None,
+        preferred_element_type=pet,
+    )
 
 
 def conv(lhs, rhs, window_strides: Sequence[int], padding, precision=None, preferred_element_type=None):
     """Convolution in NCHW/OIHW layout with strides and padding."""
-    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
-                                preferred_element_type=preferred_element_type)
+    return conv_general_dilated(
+        lhs, rhs, window_strides, padding, precision=precision, preferred_element_type=preferred_element_type
+    )
 
 
-def conv_with_general_padding(lhs, rhs, window_strides: Sequence[int], padding, lhs_dilation, rhs_dilation,
-                              precision=None, preferred_element_type=None):
+def conv_with_general_padding(
+    lhs,
+    rhs,
+    window_strides: Sequence[int],
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    precision=None,
+    preferred_element_type=None,
+):
     """Convolution in NCHW/OIHW layout with padding and both dilations."""
-    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
-                                rhs_dilation=rhs_dilation, precision=precision,
-                                preferred_element_type=preferred_element_type)
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
 
 
 def _conv_transpose_pads(k: int, s: int, padding) -> tuple:
@@ -288,9 +379,18 @@ def _conv_transpose_pads(k: int, s: int, padding) -> tuple:
     return lo, total - lo
 
 
-def conv_transpose(lhs, rhs, strides: Sequence[int], padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel: bool = False, precision=None, preferred_element_type=None,
-                   use_consistent_padding: bool = False):
+def conv_transpose(
+    lhs,
+    rhs,
+    strides: Sequence[int],
+    padding,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    transpose_kernel: bool = False,
+    precision=None,
+    preferred_element_type=None,
+    use_consistent_padding: bool = False,
+):
     """Transposed ("deconvolution") n-d convolution: a conv with lhs_dilation=strides, using
     keras Conv2DTranspose's padding conventions; layouts default to NHWC/HWIO."""
     lhs, rhs = _as_array(lhs), _as_array(rhs)
@@ -299,8 +399,12 @@ def conv_transpose(lhs, rhs, strides: Sequence[int], padding, rhs_dilation=None,
     if nd != ra.ndim or nd < 2:
         raise TypeError(f"conv_transpose requires lhs and rhs of equal rank >= 2, got {la.shape} and {ra.shape}")
     if dimension_numbers is None:
-        defaults = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"), 4: ("NHWC", "HWIO", "NHWC"),
-                    5: ("NHWDC", "HWDIO", "NHWDC")}
+        defaults = {
+            2: ("NC", "IO", "NC"),
+            3: ("NHC", "HIO", "NHC"),
+            4: ("NHWC", "HWIO", "NHWC"),
+            5: ("NHWDC", "HWDIO", "NHWDC"),
+        }
         if nd not in defaults:
             raise ValueError("No 4+ dimensional dimension_number defaults.")
         dimension_numbers = defaults[nd]
@@ -319,13 +423,30 @@ def conv_transpose(lhs, rhs, strides: Sequence[int], padding, rhs_dilation=None,
         perm = list(range(nd))
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
         rhs = lax.transpose(rhs, perm)
-    return conv_general_dilated(lhs, rhs, (1,) * nsp, pads, strides, rhs_dilation, dn, precision=precision,
-                                preferred_element_type=preferred_element_type)
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        (1,) * nsp,
+        pads,
+        strides,
+        rhs_dilation,
+        dn,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
 
 
-def conv_general_dilated_patches(lhs, filter_shape: Sequence[int], window_strides: Sequence[int], padding,
-                                 lhs_dilation=None, rhs_dilation=None, dimension_numbers=None, precision=None,
-                                 preferred_element_type=None):
+def conv_general_dilated_patches(
+    lhs,
+    filter_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding,
+    lhs_dilation=None,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    precision=None,
+    preferred_element_type=None,
+):
     """Patches (im2col) of lhs: a conv with a one-hot kernel; the output feature axis holds
     (input channel, window position...) flattened, channel-major."""
     lhs = _as_array(lhs)
@@ -339,7 +460,8 @@ def conv_general_dilated_patches(lhs, filter_shape: Sequence[int], window_stride
     # kernel in canonical (O, I=1, spatial...) layout with G=c groups: out feature o = ci*per + w
     eye = lax.convert_element_type(
         lax.eq(lax.broadcasted_iota(dtypes.int32, (per, per), 0), lax.broadcasted_iota(dtypes.int32, (per, per), 1)),
-        la.dtype)
+        la.dtype,
+    )
     kern = lax.reshape(eye, (per, 1) + filter_shape)
     kern = lax.broadcast_in_dim(kern, (c, per, 1) + filter_shape, tuple(range(1, nd + 1)))
     kern = lax.reshape(kern, (n_out, 1) + filter_shape)
@@ -348,9 +470,18 @@ def conv_general_dilated_patches(lhs, filter_shape: Sequence[int], window_stride
     for k, pos in enumerate(dn.rhs_spec):
         canon_rhs[pos] = k
     kern = lax.transpose(kern, canon_rhs) if dn.rhs_spec != rhs_dn else kern
-    return conv_general_dilated(lhs, kern, window_strides, padding, lhs_dilation, rhs_dilation, dn,
-                                feature_group_count=c, precision=precision,
-                                preferred_element_type=preferred_element_type)
+    return conv_general_dilated(
+        lhs,
+        kern,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        dn,
+        feature_group_count=c,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
 
 
 # --- autodiff ---------------------------------------------------------------------------------
@@ -370,8 +501,19 @@ def _conv_canonical(lhs, rhs, nsp, **params):
     return bind(conv_general_dilated_p, lhs, rhs, **params)
 
 
-def _lhs_grad(ct, rhs, lhs_shape, *, window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count,
-              batch_group_count, preferred_element_type):
+def _lhs_grad(
+    ct,
+    rhs,
+    lhs_shape,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+    preferred_element_type,
+):
     """Cotangent of the canonical lhs (N, C, S...) given ct (N', O, Q...) and rhs (O, I, K...)."""
     nsp = len(lhs_shape) - 2
     ra, ca = _aval(rhs), _aval(ct)
@@ -385,14 +527,25 @@ def _lhs_grad(ct, rhs, lhs_shape, *, window_strides, padding, lhs_dilation, rhs_
     rr = lax.transpose(rr, (0, 2, 1) + tuple(range(3, nsp + 3)))
     rr = lax.reshape(rr, (g * I, O // g) + ks)
     pads = []
-    for n, k, q, s, (lo, _), ld, rd in zip(lhs_shape[2:], ks, ca.shape[2:], window_strides, padding, lhs_dilation,
-                                           rhs_dilation):
+    for n, k, q, s, (lo, _), ld, rd in zip(
+        lhs_shape[2:], ks, ca.shape[2:], window_strides, padding, lhs_dilation, rhs_dilation
+    ):
         lo2 = (k - 1) * rd - lo
         length = (n - 1) * ld + (k - 1) * rd + 1 if n else 0
         pads.append((lo2, length - lo2 - _dilate(q, s)))
-    out = _conv_canonical(ct, rr, nsp, window_strides=lhs_dilation, padding=tuple(pads), lhs_dilation=window_strides,
-                          rhs_dilation=rhs_dilation, feature_group_count=g, batch_group_count=1, precision=None,
-                          preferred_element_type=preferred_element_type)
+    out = _conv_canonical(
+        ct,
+        rr,
+        nsp,
+        window_strides=lhs_dilation,
+        padding=tuple(pads),
+        lhs_dilation=window_strides,
+        rhs_dilation=rhs_dilation,
+        feature_group_count=g,
+        batch_group_count=1,
+        precision=None,
+        preferred_element_type=preferred_element_type,
+    )
     if batch_group_count > 1:
         B = batch_group_count
         oa = _aval(out)
@@ -403,22 +556,44 @@ def _lhs_grad(ct, rhs, lhs_shape, *, window_strides, padding, lhs_dilation, rhs_
     return out
 
 
-def _rhs_grad(ct, lhs, rhs_shape, *, window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count,
-              batch_group_count, preferred_element_type):
+def _rhs_grad(
+    ct,
+    lhs,
+    rhs_shape,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+    preferred_element_type,
+):
     """Cotangent of the canonical rhs (O, I, K...) given ct (N', O, Q...) and lhs (N, C, S...)."""
     nsp = len(rhs_shape) - 2
     la, ca = _aval(lhs), _aval(ct)
     pads = []
-    for n, k, q, s, (lo, _), ld, rd in zip(la.shape[2:], rhs_shape[2:], ca.shape[2:], window_strides, padding,
-                                           lhs_dilation, rhs_dilation):
+    for n, k, q, s, (lo, _), ld, rd in zip(
+        la.shape[2:], rhs_shape[2:], ca.shape[2:], window_strides, padding, lhs_dilation, rhs_dilation
+    ):
         pads.append((lo, (k - 1) * rd + _dilate(q, s) - _dilate(n, ld) - lo))
     sp = tuple(range(2, nsp + 2))
     # lhs as (batch=C, feature=N), ct as kernel (out=O, in=N'): the output is (C or I, O, K...)
     swap = ConvDimensionNumbers((1, 0) + sp, (1, 0) + sp, tuple(range(nsp + 2)))
-    out = bind(conv_general_dilated_p, lhs, ct, window_strides=rhs_dilation, padding=tuple(pads),
-               lhs_dilation=lhs_dilation, rhs_dilation=window_strides, dimension_numbers=swap,
-               feature_group_count=batch_group_count, batch_group_count=feature_group_count, precision=None,
-               preferred_element_type=preferred_element_type)
+    out = bind(
+        conv_general_dilated_p,
+        lhs,
+        ct,
+        window_strides=rhs_dilation,
+        padding=tuple(pads),
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=window_strides,
+        dimension_numbers=swap,
+        feature_group_count=batch_group_count,
+        batch_group_count=feature_group_count,
+        precision=None,
+        preferred_element_type=preferred_element_type,
+    )
     return lax.transpose(out, (1, 0) + sp)
 
 
@@ -427,8 +602,18 @@ def _conv_vjp(primals, needs, **params):
     z = bind(conv_general_dilated_p, lhs, rhs, **params)
     dn = params["dimension_numbers"]
     la, ra = _aval(lhs), _aval(rhs)
-    kw = {k: params[k] for k in ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "feature_group_count",
-                                 "batch_group_count", "preferred_element_type")}
+    kw = {
+        k: params[k]
+        for k in (
+            "window_strides",
+            "padding",
+            "lhs_dilation",
+            "rhs_dilation",
+            "feature_group_count",
+            "batch_group_count",
+            "preferred_element_type",
+        )
+    }
 
     def backward(ct):
         ctc = _canon(ct, dn.out_spec)

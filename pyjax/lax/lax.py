@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+
 from pyjax.core import core, dtypes
 from pyjax.core.core import Primitive, ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
@@ -68,8 +69,10 @@ def _promote_scalars(*args):
 def _unary_abstract(kinds: str, name: str, out_dtype=None):
     def rule(x, **_):
         if x.dtype.kind not in kinds:
-            raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of "
-                            f"{'floating' if kinds == 'f' else 'integer' if kinds == 'iu' else kinds}.")
+            raise TypeError(
+                f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of "
+                f"{'floating' if kinds == 'f' else 'integer' if kinds == 'iu' else kinds}."
+            )
         return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type and out_dtype is None)
 
     return rule
@@ -78,11 +81,13 @@ def _unary_abstract(kinds: str, name: str, out_dtype=None):
 def _binary_abstract(kinds: str, name: str, out_dtype=None):
     def rule(x, y, **_):
         if x.shape != y.shape:
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                            f"{_shape_str(x.shape)}, {_shape_str(y.shape)}.")
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: {_shape_str(x.shape)}, {_shape_str(y.shape)}."
+            )
         if x.dtype is not y.dtype:
-            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                            f"{x.dtype.name}, {y.dtype.name}.")
+            raise TypeError(
+                f"lax.{name} requires arguments to have the same dtypes, got {x.dtype.name}, {y.dtype.name}."
+            )
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
         weak = x.weak_type and y.weak_type  # comparisons of weak operands give weak bools, as in JAX
@@ -275,7 +280,9 @@ _D(square_p, lambda x, y: mul(2, x))
 _D(integer_pow_p, lambda x, y, y_: _ipow_deriv(x, y_))
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, population_count_p, clz_p, not_p):
     ad.jvp_rules[_p] = lambda primals, tangents, _p=_p, **params: (
-        bind(_p, *primals, **params), Zero(_aval(bind(_p, *primals, **params))))
+        bind(_p, *primals, **params),
+        Zero(_aval(bind(_p, *primals, **params))),
+    )
     ad.vjp_rules[_p] = lambda primals, needs, _p=_p, **params: (bind(_p, *primals, **params), lambda ct: [None])
 
 
@@ -289,8 +296,19 @@ def _trigamma(x):
         w = add(z, 6.0)
         iw = div(_ones(w), w)
         iw2 = mul(iw, iw)
-        series = mul(iw, add(1.0, mul(iw, add(0.5, mul(iw, add(1.0 / 6, mul(iw2, add(-1.0 / 30, mul(
-            iw2, add(1.0 / 42, mul(iw2, -1.0 / 30)))))))))))
+        series = mul(
+            iw,
+            add(
+                1.0,
+                mul(
+                    iw,
+                    add(
+                        0.5,
+                        mul(iw, add(1.0 / 6, mul(iw2, add(-1.0 / 30, mul(iw2, add(1.0 / 42, mul(iw2, -1.0 / 30))))))),
+                    ),
+                ),
+            ),
+        )
         return add(acc, series)
 
     small = lt(x, 0.5)
@@ -379,8 +397,9 @@ _binary_ad(
     lambda x, y, z: _pow_dx(x, y),
     lambda x, y, z: select(eq(x, 0.0), _zeros(z), mul(z, log(select(eq(x, 0.0), _ones(x), x)))),
 )
-_binary_ad(atan2_p, lambda x, y, z: div(y, add(mul(x, x), mul(y, y))),
-           lambda x, y, z: div(neg(x), add(mul(x, x), mul(y, y))))
+_binary_ad(
+    atan2_p, lambda x, y, z: div(y, add(mul(x, x), mul(y, y))), lambda x, y, z: div(neg(x), add(mul(x, x), mul(y, y)))
+)
 
 
 def _pow_dx(x, y):
@@ -442,8 +461,21 @@ def _nondiff(p):
     ad.vjp_rules[p] = vjp
 
 
-for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, nextafter_p, shift_left_p,
-           shift_right_logical_p, shift_right_arithmetic_p):
+for _p in (
+    eq_p,
+    ne_p,
+    lt_p,
+    le_p,
+    gt_p,
+    ge_p,
+    and_p,
+    or_p,
+    xor_p,
+    nextafter_p,
+    shift_left_p,
+    shift_right_logical_p,
+    shift_right_arithmetic_p,
+):
     _nondiff(_p)
 
 
@@ -459,11 +491,12 @@ def _select_n_abstract(which, *cases):
     c0 = cases[0]
     for c in cases[1:]:
         if c.shape != c0.shape or c.dtype is not c0.dtype:
-            raise TypeError(f"select_n cases must have the same shapes and dtypes, got "
-                            f"{[str(c) for c in cases]}.")
+            raise TypeError(f"select_n cases must have the same shapes and dtypes, got {[str(c) for c in cases]}.")
     if which.shape and which.shape != c0.shape:
-        raise TypeError(f"select_n `which` must be scalar or have the same shape as cases, got "
-                        f"which shape {_shape_str(which.shape)} but case shape {_shape_str(c0.shape)}.")
+        raise TypeError(
+            f"select_n `which` must be scalar or have the same shape as cases, got "
+            f"which shape {_shape_str(which.shape)} but case shape {_shape_str(c0.shape)}."
+        )
     if which.dtype.kind not in "bi" and which.dtype.name != "uint32":
         raise TypeError(f"select_n `which` must be boolean or integer type, got {which.dtype.name}.")
     return ShapedArray(c0.shape, c0.dtype, all(c.weak_type for c in cases))
@@ -525,8 +558,11 @@ def _select_batch(size, vals, dims):
     # Broadcast a scalar predicate to full shape first.
     case_nd = _aval(cases[0]).ndim - (0 if cds[0] is None else 1)
     if (wa.ndim - (0 if wd is None else 1)) == 0 and case_nd > 0:
-        wshape = _aval(cases[0]).shape if cds[0] is None else tuple(
-            s for i, s in enumerate(_aval(cases[0]).shape) if i != cds[0])
+        wshape = (
+            _aval(cases[0]).shape
+            if cds[0] is None
+            else tuple(s for i, s in enumerate(_aval(cases[0]).shape) if i != cds[0])
+        )
         if wd is None:
             which = broadcast_in_dim(which, wshape, ())
         else:
@@ -596,7 +632,9 @@ def _convert_vjp(primals, needs, new_dtype, weak_type):
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
 ad.vjp_rules[convert_element_type_p] = _convert_vjp
 batching.batch_rules[convert_element_type_p] = lambda size, vals, dims, **p: (
-    bind(convert_element_type_p, vals[0], **p), dims[0])
+    bind(convert_element_type_p, vals[0], **p),
+    dims[0],
+)
 
 bitcast_convert_type_p = _prim("bitcast_convert_type")
 
@@ -604,8 +642,10 @@ bitcast_convert_type_p = _prim("bitcast_convert_type")
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_abstract(x, new_dtype):
     if x.dtype.itemsize != new_dtype.itemsize:
-        raise TypeError("bitcast_convert_type between types of different widths is not supported: "
-                        f"{x.dtype.name} -> {new_dtype.name}")
+        raise TypeError(
+            "bitcast_convert_type between types of different widths is not supported: "
+            f"{x.dtype.name} -> {new_dtype.name}"
+        )
     return ShapedArray(x.shape, new_dtype)
 
 
@@ -615,7 +655,9 @@ def bitcast_convert_type(x, new_dtype):
 
 _nondiff(bitcast_convert_type_p)
 batching.batch_rules[bitcast_convert_type_p] = lambda size, vals, dims, **p: (
-    bind(bitcast_convert_type_p, vals[0], **p), dims[0])
+    bind(bitcast_convert_type_p, vals[0], **p),
+    dims[0],
+)
 
 
 # --- creation -------------------------------------------------------------------------------
@@ -680,14 +722,18 @@ broadcast_in_dim_p = _prim("broadcast_in_dim")
 @broadcast_in_dim_p.def_abstract_eval
 def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions):
     if len(broadcast_dimensions) != x.ndim:
-        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
-                        f"got broadcast_dimensions {broadcast_dimensions} for operand ndim {x.ndim}.")
+        raise TypeError(
+            f"broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
+            f"got broadcast_dimensions {broadcast_dimensions} for operand ndim {x.ndim}."
+        )
     for i, d in enumerate(broadcast_dimensions):
         if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
-            raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
-                            f"their corresponding dimensions in the target broadcast shape; got operand of "
-                            f"shape {_shape_str(x.shape)}, target broadcast shape {_shape_str(shape)}, "
-                            f"broadcast_dimensions {broadcast_dimensions}")
+            raise TypeError(
+                f"broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+                f"their corresponding dimensions in the target broadcast shape; got operand of "
+                f"shape {_shape_str(x.shape)}, target broadcast shape {_shape_str(shape)}, "
+                f"broadcast_dimensions {broadcast_dimensions}"
+            )
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
@@ -746,9 +792,11 @@ reshape_p = _prim("reshape")
 @reshape_p.def_abstract_eval
 def _reshape_abstract(x, *, new_sizes, dimensions):
     if math.prod(new_sizes) != x.size:
-        raise TypeError(f"reshape total size must be unchanged, got new_sizes {_shape_str(new_sizes)} "
-                        f"(of total size {math.prod(new_sizes)}) for shape {_shape_str(x.shape)} "
-                        f"(of total size {x.size}).")
+        raise TypeError(
+            f"reshape total size must be unchanged, got new_sizes {_shape_str(new_sizes)} "
+            f"(of total size {math.prod(new_sizes)}) for shape {_shape_str(x.shape)} "
+            f"(of total size {x.size})."
+        )
     return ShapedArray(tuple(new_sizes), x.dtype, x.weak_type)
 
 
@@ -792,8 +840,10 @@ transpose_p = _prim("transpose")
 @transpose_p.def_abstract_eval
 def _transpose_abstract(x, *, permutation):
     if sorted(permutation) != list(range(x.ndim)):
-        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
-                        f"permutation {permutation} for operand shape {_shape_str(x.shape)}.")
+        raise TypeError(
+            f"transpose permutation isn't a permutation of operand dimensions, got "
+            f"permutation {permutation} for operand shape {_shape_str(x.shape)}."
+        )
     return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
 
 
@@ -814,7 +864,9 @@ def _inv_perm(perm):
 
 _linear_unary(transpose_p, lambda ct, xa, permutation: transpose(ct, _inv_perm(permutation)))
 batching.batch_rules[transpose_p] = lambda size, vals, dims, permutation: (
-    bind(transpose_p, batching.moveaxis(vals[0], dims[0], 0), permutation=(0,) + tuple(p + 1 for p in permutation)), 0)
+    bind(transpose_p, batching.moveaxis(vals[0], dims[0], 0), permutation=(0,) + tuple(p + 1 for p in permutation)),
+    0,
+)
 
 
 def squeeze(x, dimensions):
@@ -822,8 +874,10 @@ def squeeze(x, dimensions):
     dims = tuple(sorted(d % a.ndim for d in dimensions))
     for d in dims:
         if a.shape[d] != 1:
-            raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, "
-                             f"got shape={_shape_str(a.shape)} and dimensions={tuple(dimensions)}")
+            raise ValueError(
+                f"cannot select an axis to squeeze out which has size not equal to one, "
+                f"got shape={_shape_str(a.shape)} and dimensions={tuple(dimensions)}"
+            )
     return reshape(x, tuple(s for i, s in enumerate(a.shape) if i not in dims))
 
 
@@ -843,12 +897,16 @@ slice_p = _prim("slice")
 @slice_p.def_abstract_eval
 def _slice_abstract(x, *, start_indices, limit_indices, strides):
     if len(start_indices) != x.ndim or len(limit_indices) != x.ndim:
-        raise TypeError(f"slice start_indices must have length equal to the number of dimensions of the "
-                        f"operand, got indices {start_indices} for operand shape {_shape_str(x.shape)}.")
+        raise TypeError(
+            f"slice start_indices must have length equal to the number of dimensions of the "
+            f"operand, got indices {start_indices} for operand shape {_shape_str(x.shape)}."
+        )
     for s, l, n in zip(start_indices, limit_indices, x.shape):
         if not (0 <= s <= l <= n):
-            raise TypeError(f"slice start_indices {start_indices} and limit_indices {limit_indices} "
-                            f"out of bounds for operand shape {_shape_str(x.shape)}.")
+            raise TypeError(
+                f"slice start_indices {start_indices} and limit_indices {limit_indices} "
+                f"out of bounds for operand shape {_shape_str(x.shape)}."
+            )
     st = strides or (1,) * x.ndim
     shape = tuple((l - s + k - 1) // k if l > s else 0 for s, l, k in zip(start_indices, limit_indices, st))
     return ShapedArray(shape, x.dtype, x.weak_type)
@@ -886,8 +944,7 @@ _linear_unary(slice_p, _slice_transpose)
 def _slice_batch(size, vals, dims, start_indices, limit_indices, strides):
     x = batching.moveaxis(vals[0], dims[0], 0)
     st = None if strides is None else (1,) + strides
-    return bind(slice_p, x, start_indices=(0,) + start_indices, limit_indices=(size,) + limit_indices,
-                strides=st), 0
+    return bind(slice_p, x, start_indices=(0,) + start_indices, limit_indices=(size,) + limit_indices, strides=st), 0
 
 
 batching.batch_rules[slice_p] = _slice_batch
@@ -896,7 +953,9 @@ rev_p = _prim("rev")
 rev_p.abstract_eval = lambda x, *, dimensions: x
 _linear_unary(rev_p, lambda ct, xa, dimensions: rev(ct, dimensions))
 batching.batch_rules[rev_p] = lambda size, vals, dims, dimensions: (
-    bind(rev_p, batching.moveaxis(vals[0], dims[0], 0), dimensions=tuple(d + 1 for d in dimensions)), 0)
+    bind(rev_p, batching.moveaxis(vals[0], dims[0], 0), dimensions=tuple(d + 1 for d in dimensions)),
+    0,
+)
 
 
 def rev(x, dimensions):
@@ -912,11 +971,14 @@ def _pad_abstract(x, padval, *, padding_config):
     if padval.shape:
         raise TypeError(f"pad padding_value must be a scalar, got shape {_shape_str(padval.shape)}.")
     if padval.dtype is not x.dtype:
-        raise TypeError(f"pad operand and padding_value must be same dtype: got {x.dtype.name} and "
-                        f"{padval.dtype.name}.")
+        raise TypeError(
+            f"pad operand and padding_value must be same dtype: got {x.dtype.name} and {padval.dtype.name}."
+        )
     if len(padding_config) != x.ndim:
-        raise ValueError(f"length of padding_config must equal the number of axes of operand, got "
-                         f"padding_config {padding_config} for operand shape {_shape_str(x.shape)}")
+        raise ValueError(
+            f"length of padding_config must equal the number of axes of operand, got "
+            f"padding_config {padding_config} for operand shape {_shape_str(x.shape)}"
+        )
     shape = []
     for n, (lo, hi, interior) in zip(x.shape, padding_config):
         if interior < 0:
@@ -931,9 +993,11 @@ def _pad_abstract(x, padval, *, padding_config):
 def pad(x, padding_value, padding_config):
     x = _as_array(x)
     xa = _aval(x)
-    padding_value = _promote_scalars(padding_value, x)[0] if not isinstance(
-        padding_value, (builtins.int, builtins.float, builtins.bool)) else core.make_scalar(
-        padding_value, xa.dtype, xa.weak_type)
+    padding_value = (
+        _promote_scalars(padding_value, x)[0]
+        if not isinstance(padding_value, (builtins.int, builtins.float, builtins.bool))
+        else core.make_scalar(padding_value, xa.dtype, xa.weak_type)
+    )
     if _aval(padding_value).shape:
         padding_value = reshape(padding_value, ())
     cfg = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
@@ -985,8 +1049,12 @@ def _pad_batch(size, vals, dims, padding_config):
         # Batched padding value: pad with zeros then select the per-example value.
         x = batching.move_to(x, xd, 0, size)
         z = bind(pad_p, x, _zero_scalar(_aval(x).dtype), padding_config=((0, 0, 0),) + padding_config)
-        mask = bind(pad_p, full(_aval(x).shape[1:], True, dtypes.bool_), core.make_scalar(False, dtypes.bool_, False),
-                    padding_config=padding_config)
+        mask = bind(
+            pad_p,
+            full(_aval(x).shape[1:], True, dtypes.bool_),
+            core.make_scalar(False, dtypes.bool_, False),
+            padding_config=padding_config,
+        )
         za = _aval(z)
         pvb = broadcast_in_dim(batching.moveaxis(pv, pd, 0), za.shape, (0,))
         return select(broadcast_in_dim(mask, za.shape, tuple(range(1, za.ndim))), z, pvb), 0
@@ -1005,16 +1073,21 @@ def _concat_abstract(*xs, dimension):
         raise TypeError("concatenate requires at least one operand")
     x0 = xs[0]
     if not 0 <= dimension < x0.ndim:
-        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
-                        f"{', '.join(_shape_str(x.shape) for x in xs)}.")
+        raise TypeError(
+            f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+            f"{', '.join(_shape_str(x.shape) for x in xs)}."
+        )
     for x in xs:
         if x.ndim != x0.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, x0.shape)) if i != dimension):
-            raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than "
-                            f"the one being concatenated: concatenating along dimension {dimension} for "
-                            f"shapes {', '.join(_shape_str(x.shape) for x in xs)}.")
+            raise TypeError(
+                "Cannot concatenate arrays with shapes that differ in dimensions other than "
+                f"the one being concatenated: concatenating along dimension {dimension} for "
+                f"shapes {', '.join(_shape_str(x.shape) for x in xs)}."
+            )
         if x.dtype is not x0.dtype:
-            raise TypeError(f"concatenate requires arguments to have the same dtypes, got "
-                            f"{', '.join(x.dtype.name for x in xs)}.")
+            raise TypeError(
+                f"concatenate requires arguments to have the same dtypes, got {', '.join(x.dtype.name for x in xs)}."
+            )
     shape = list(x0.shape)
     shape[dimension] = builtins.sum(x.shape[dimension] for x in xs)
     return ShapedArray(tuple(shape), x0.dtype, all(x.weak_type for x in xs))
@@ -1255,14 +1328,16 @@ batching.batch_rules[argmin_p] = _reduce_batch(argmin_p)
 
 def argmax(x, axis: int, index_dtype):
     x = _as_array(x)
-    return bind(argmax_p, x, axes=(int(axis) % builtins.max(_aval(x).ndim, 1),),
-                index_dtype=dtypes.canonicalize(index_dtype))
+    return bind(
+        argmax_p, x, axes=(int(axis) % builtins.max(_aval(x).ndim, 1),), index_dtype=dtypes.canonicalize(index_dtype)
+    )
 
 
 def argmin(x, axis: int, index_dtype):
     x = _as_array(x)
-    return bind(argmin_p, x, axes=(int(axis) % builtins.max(_aval(x).ndim, 1),),
-                index_dtype=dtypes.canonicalize(index_dtype))
+    return bind(
+        argmin_p, x, axes=(int(axis) % builtins.max(_aval(x).ndim, 1),), index_dtype=dtypes.canonicalize(index_dtype)
+    )
 
 
 # --- cumulative reductions (a Routine: associative scans along one axis) ----------------------
@@ -1274,8 +1349,14 @@ cummin_p = _prim("cummin")
 cumlogsumexp_p = _prim("cumlogsumexp")
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
     _p.abstract_eval = lambda x, *, axis, reverse: x
-    batching.batch_rules[_p] = (lambda p: lambda size, vals, dims, axis, reverse: (
-        bind(p, batching.moveaxis(vals[0], dims[0], 0), axis=axis + 1, reverse=reverse), 0))(_p)
+    batching.batch_rules[_p] = (
+        lambda p: (
+            lambda size, vals, dims, axis, reverse: (
+                bind(p, batching.moveaxis(vals[0], dims[0], 0), axis=axis + 1, reverse=reverse),
+                0,
+            )
+        )
+    )(_p)
 
 
 def _cum(p):
@@ -1302,7 +1383,9 @@ def _cumsum_jvp(primals, tangents, axis, reverse):
 
 ad.jvp_rules[cumsum_p] = _cumsum_jvp
 ad.vjp_rules[cumsum_p] = lambda primals, needs, axis, reverse: (
-    cumsum(primals[0], axis, reverse), lambda ct: [cumsum(ct, axis, not reverse)])
+    cumsum(primals[0], axis, reverse),
+    lambda ct: [cumsum(ct, axis, not reverse)],
+)
 
 
 def _cumprod_grad_fn(x, axis, reverse, t):
@@ -1394,10 +1477,13 @@ def take_along_axis_lax(x, idx, axis):
     """x[..., idx, ...] along axis with idx of x's shape (used by cummax's gradient)."""
     xa = _aval(x)
     n = xa.shape[axis]
-    onehot = eq(broadcast_in_dim(idx, xa.shape + (n,), tuple(range(xa.ndim))),
-                broadcasted_iota(dtypes.int32, xa.shape + (n,), xa.ndim))
-    xb = broadcast_in_dim(moveaxis_lax(x, axis, -1), xa.shape[:axis] + xa.shape[axis + 1:] + (n,),
-                          tuple(range(xa.ndim)))
+    onehot = eq(
+        broadcast_in_dim(idx, xa.shape + (n,), tuple(range(xa.ndim))),
+        broadcasted_iota(dtypes.int32, xa.shape + (n,), xa.ndim),
+    )
+    xb = broadcast_in_dim(
+        moveaxis_lax(x, axis, -1), xa.shape[:axis] + xa.shape[axis + 1 :] + (n,), tuple(range(xa.ndim))
+    )
     xb = moveaxis_lax(broadcast_in_dim(x, xa.shape + (n,), tuple(i for i in range(xa.ndim + 1) if i != axis)), axis, -1)
     return reduce_sum(select(onehot, xb, full_like(xb, 0)), (xa.ndim,))
 
@@ -1423,7 +1509,10 @@ def _cumlse_jvp(primals, tangents, axis, reverse):
 ad.jvp_rules[cumlogsumexp_p] = _cumlse_jvp
 ad.vjp_rules[cumlogsumexp_p] = lambda primals, needs, axis, reverse: (
     cumlogsumexp(primals[0], axis, reverse),
-    lambda ct: ad.vjp_flat(lambda t: ([_cumlse_jvp(primals, [t], axis, reverse)[1]], None), [_zeros(primals[0])])[1]([ct]))
+    lambda ct: ad.vjp_flat(lambda t: ([_cumlse_jvp(primals, [t], axis, reverse)[1]], None), [_zeros(primals[0])])[1](
+        [ct]
+    ),
+)
 
 # --- dot_general ------------------------------------------------------------------------------
 
@@ -1435,13 +1524,17 @@ def _dot_general_abstract(x, y, *, dimension_numbers, precision=None, preferred_
     (xc, yc), (xb, yb) = dimension_numbers
     for a, b in zip(xc, yc):
         if x.shape[a] != y.shape[b]:
-            raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got "
-                            f"{tuple(x.shape[i] for i in xc)} and {tuple(y.shape[i] for i in yc)}.")
+            raise TypeError(
+                f"dot_general requires contracting dimensions to have the same shape, got "
+                f"{tuple(x.shape[i] for i in xc)} and {tuple(y.shape[i] for i in yc)}."
+            )
     for a, b in zip(xb, yb):
         if x.shape[a] != y.shape[b]:
-            raise TypeError(f"dot_general requires lhs batch dimensions and rhs batch dimensions to have "
-                            f"the same shape, got {tuple(x.shape[i] for i in xb)} and "
-                            f"{tuple(y.shape[i] for i in yb)}.")
+            raise TypeError(
+                f"dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+                f"the same shape, got {tuple(x.shape[i] for i in xb)} and "
+                f"{tuple(y.shape[i] for i in yb)}."
+            )
     if x.dtype is not y.dtype and preferred_element_type is None:
         raise TypeError(f"dot_general requires operands of the same dtype, got {x.dtype.name} and {y.dtype.name}")
     xf = [i for i in range(x.ndim) if i not in xc and i not in xb]
@@ -1453,10 +1546,14 @@ def _dot_general_abstract(x, y, *, dimension_numbers, precision=None, preferred_
 
 def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=None):
     (xc, yc), (xb, yb) = dimension_numbers
-    dn = ((tuple(int(i) for i in xc), tuple(int(i) for i in yc)), (tuple(int(i) for i in xb), tuple(int(i) for i in yb)))
+    dn = (
+        (tuple(int(i) for i in xc), tuple(int(i) for i in yc)),
+        (tuple(int(i) for i in xb), tuple(int(i) for i in yb)),
+    )
     pet = dtypes.canonicalize(preferred_element_type) if preferred_element_type is not None else None
-    return bind(dot_general_p, _as_array(x), _as_array(y), dimension_numbers=dn, precision=None,
-                preferred_element_type=pet)
+    return bind(
+        dot_general_p, _as_array(x), _as_array(y), dimension_numbers=dn, precision=None, preferred_element_type=pet
+    )
 
 
 def dot(x, y, precision=None, preferred_element_type=None):
@@ -1469,8 +1566,14 @@ def dot(x, y, precision=None, preferred_element_type=None):
 def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_type):
     x, y = primals
     xa, ya = _aval(x), _aval(y)
-    z = bind(dot_general_p, x, y, dimension_numbers=dimension_numbers, precision=precision,
-             preferred_element_type=preferred_element_type)
+    z = bind(
+        dot_general_p,
+        x,
+        y,
+        dimension_numbers=dimension_numbers,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
     (xc, yc), (xb, yb) = dimension_numbers
 
     def grad_x(ct, y, xa, ya, xc, yc, xb, yb, swap):
@@ -1486,8 +1589,12 @@ def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_typ
             ans_x = list(range(nb, nb + len(x_kept)))
             ans_y = list(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
         # g[b, x_kept, y_contract] = sum over ans_y of ct * y[b, y_kept, y_contract]
-        g = dot_general(ct, y, ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb))),
-                        preferred_element_type=preferred_element_type)
+        g = dot_general(
+            ct,
+            y,
+            ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb))),
+            preferred_element_type=preferred_element_type,
+        )
         # g axes: batch, ans_x (x_kept order), then y's remaining (contracting, in y order)
         y_rest = [i for i in range(ya.ndim) if i not in y_kept and i not in yb]
         x_from_y = {b: a for a, b in zip(xc, yc)}
@@ -1526,8 +1633,10 @@ def _dot_batch(size, vals, dims, dimension_numbers, precision, preferred_element
         # New batch dimension at 0 on both sides.
         x = batching.moveaxis(x, xd, 0)
         y = batching.moveaxis(y, yd, 0)
-        dn = ((tuple(c + 1 for c in xc), tuple(c + 1 for c in yc)),
-              ((0,) + tuple(b + 1 for b in xb), (0,) + tuple(b + 1 for b in yb)))
+        dn = (
+            (tuple(c + 1 for c in xc), tuple(c + 1 for c in yc)),
+            ((0,) + tuple(b + 1 for b in xb), (0,) + tuple(b + 1 for b in yb)),
+        )
         return dot_general(x, y, dn, preferred_element_type=preferred_element_type), 0
     if xd is not None:
         # Batch axis becomes a free lhs axis; it lands after the batch dims in the output.
@@ -1587,8 +1696,14 @@ def _threefry_abstract(k0, k1, x0, x1):
 
 _nondiff(threefry2x32_p)
 batching.batch_rules[threefry2x32_p] = lambda size, vals, dims: (
-    threefry2x32_p.bind(*[batching.move_to(v, d, 0, size) if _aval(v).ndim or d is not None else
-                          broadcast_in_dim(v, (size,), ()) for v, d in zip(vals, dims)]), [0, 0])
+    threefry2x32_p.bind(
+        *[
+            batching.move_to(v, d, 0, size) if _aval(v).ndim or d is not None else broadcast_in_dim(v, (size,), ())
+            for v, d in zip(vals, dims)
+        ]
+    ),
+    [0, 0],
+)
 
 
 def threefry2x32(k0, k1, x0, x1):

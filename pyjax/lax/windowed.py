@@ -17,7 +17,7 @@ import builtins
 import itertools
 import math
 import operator
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pyjax.core import core, dtypes
 from pyjax.core.core import ShapedArray, Tracer, bind
@@ -25,7 +25,7 @@ from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
 from pyjax.lax.convolution import padtype_to_pads
-from pyjax.lax.lax import _aval, _as_array, _prim
+from pyjax.lax.lax import _as_array, _aval, _prim
 
 __all__ = [
     "reduce_window",
@@ -44,15 +44,17 @@ def _dilate(n: int, d: int) -> int:
     return 0 if n == 0 else 1 + d * (n - 1)
 
 
-def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding, base_dilation=None,
-                              window_dilation=None) -> tuple:
+def reduce_window_shape_tuple(
+    operand_shape, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None
+) -> tuple:
     """Output shape of a windowed reduction."""
     nd = len(operand_shape)
     base_dilation = base_dilation or (1,) * nd
     window_dilation = window_dilation or (1,) * nd
     out = []
-    for n, k, s, (lo, hi), bd, wd in zip(operand_shape, window_dimensions, window_strides, padding, base_dilation,
-                                         window_dilation):
+    for n, k, s, (lo, hi), bd, wd in zip(
+        operand_shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ):
         padded = _dilate(n, bd) + lo + hi
         span = _dilate(k, wd)
         out.append(builtins.max(0, (padded - span) // s + 1) if padded >= span else 0)
@@ -62,20 +64,28 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
 def _rw_abstract(name):
     def rule(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
         nd = x.ndim
-        for pname, v in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
-                         ("padding", padding), ("base_dilation", base_dilation),
-                         ("window_dilation", window_dilation)):
+        for pname, v in (
+            ("window_dimensions", window_dimensions),
+            ("window_strides", window_strides),
+            ("padding", padding),
+            ("base_dilation", base_dilation),
+            ("window_dilation", window_dilation),
+        ):
             if len(v) != nd:
-                raise TypeError(f"{name}: {pname} must have one entry per operand dimension ({nd}), got "
-                                f"{tuple(v)}.")
-        for pname, v in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
-                         ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
+                raise TypeError(f"{name}: {pname} must have one entry per operand dimension ({nd}), got {tuple(v)}.")
+        for pname, v in (
+            ("window_dimensions", window_dimensions),
+            ("window_strides", window_strides),
+            ("base_dilation", base_dilation),
+            ("window_dilation", window_dilation),
+        ):
             if any(s < (0 if pname == "window_dimensions" else 1) for s in v):
                 raise TypeError(f"{name}: {pname} must be positive, got {tuple(v)}.")
         if name == "reduce_window_sum" and x.dtype.kind == "b":
             raise TypeError("reduce_window_sum does not accept dtype bool.")
-        shape = reduce_window_shape_tuple(x.shape, window_dimensions, window_strides, padding, base_dilation,
-                                          window_dilation)
+        shape = reduce_window_shape_tuple(
+            x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+        )
         return ShapedArray(shape, x.dtype, x.weak_type)
 
     return rule
@@ -87,9 +97,15 @@ def _rw_prim(op):
 
     def batch(size, vals, dims, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
         x = batching.moveaxis(vals[0], dims[0], 0)
-        return bind(p, x, window_dimensions=(1,) + window_dimensions, window_strides=(1,) + window_strides,
-                    padding=((0, 0),) + padding, base_dilation=(1,) + base_dilation,
-                    window_dilation=(1,) + window_dilation), 0
+        return bind(
+            p,
+            x,
+            window_dimensions=(1,) + window_dimensions,
+            window_strides=(1,) + window_strides,
+            padding=((0, 0),) + padding,
+            base_dilation=(1,) + base_dilation,
+            window_dilation=(1,) + window_dilation,
+        ), 0
 
     batching.batch_rules[p] = batch
     return p
@@ -99,8 +115,12 @@ reduce_window_sum_p = _rw_prim("sum")
 reduce_window_max_p = _rw_prim("max")
 reduce_window_min_p = _rw_prim("min")
 reduce_window_prod_p = _rw_prim("prod")
-_PRIMS = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p,
-          "prod": reduce_window_prod_p}
+_PRIMS = {
+    "sum": reduce_window_sum_p,
+    "max": reduce_window_max_p,
+    "min": reduce_window_min_p,
+    "prod": reduce_window_prod_p,
+}
 
 
 # --- autodiff -----------------------------------------------------------------------------------
@@ -110,13 +130,21 @@ def _sum_transpose(ct, x_shape, window_dimensions, window_strides, padding, base
     """x-cotangent of reduce_window_sum: a windowed sum over the stride-dilated cotangent."""
     ca = _aval(ct)
     pads = []
-    for n, k, q, s, (lo, _), bd, wd in zip(x_shape, window_dimensions, ca.shape, window_strides, padding,
-                                           base_dilation, window_dilation):
+    for n, k, q, s, (lo, _), bd, wd in zip(
+        x_shape, window_dimensions, ca.shape, window_strides, padding, base_dilation, window_dilation
+    ):
         lo2 = (k - 1) * wd - lo
         length = (n - 1) * bd + (k - 1) * wd + 1 if n else 0
         pads.append((lo2, length - lo2 - _dilate(q, s)))
-    return bind(reduce_window_sum_p, ct, window_dimensions=window_dimensions, window_strides=base_dilation,
-                padding=tuple(pads), base_dilation=window_strides, window_dilation=window_dilation)
+    return bind(
+        reduce_window_sum_p,
+        ct,
+        window_dimensions=window_dimensions,
+        window_strides=base_dilation,
+        padding=tuple(pads),
+        base_dilation=window_strides,
+        window_dilation=window_dilation,
+    )
 
 
 def _sum_jvp(primals, tangents, **params):
@@ -256,12 +284,14 @@ def _params(x, window_dimensions, window_strides, padding, base_dilation, window
     try:
         padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"reduce_window padding must be a string or a sequence of (low, high) pairs, "
-                        f"got {padding!r}") from e
+        raise TypeError(
+            f"reduce_window padding must be a string or a sequence of (low, high) pairs, got {padding!r}"
+        ) from e
     if len(padding) != nd:
         raise TypeError(f"reduce_window padding must have one pair per operand dimension ({nd}), got {padding}")
-    return dict(window_dimensions=wdims, window_strides=strides, padding=padding, base_dilation=bdil,
-                window_dilation=wdil)
+    return dict(
+        window_dimensions=wdims, window_strides=strides, padding=padding, base_dilation=bdil, window_dilation=wdil
+    )
 
 
 def _monoid_op(computation: Callable, dtype) -> str | None:
@@ -310,7 +340,9 @@ def _concrete_scalar(v):
         if _aval(v).shape != ():
             return None
         a = _aval(v)
-        return builtins.bool(v) if a.dtype.kind == "b" else (builtins.float(v) if a.dtype.kind == "f" else builtins.int(v))
+        return (
+            builtins.bool(v) if a.dtype.kind == "b" else (builtins.float(v) if a.dtype.kind == "f" else builtins.int(v))
+        )
     except Exception:  # noqa: BLE001
         return None
 
@@ -319,9 +351,16 @@ def _combine(op, a, b):
     return {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[op](a, b)
 
 
-def reduce_window(operand, init_value, computation: Callable, window_dimensions: Sequence[int],
-                  window_strides: Sequence[int] | None = None, padding="VALID", base_dilation=None,
-                  window_dilation=None):
+def reduce_window(
+    operand,
+    init_value,
+    computation: Callable,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int] | None = None,
+    padding="VALID",
+    base_dilation=None,
+    window_dilation=None,
+):
     """Reduce sliding windows of operand with a monoid computation (lax.add/mul/max/min or any
     function that is one of them); init_value seeds every window and fills the padding."""
     if isinstance(operand, (list, tuple)) or isinstance(init_value, (list, tuple)):
@@ -331,12 +370,15 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
     params = _params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     op = _monoid_op(computation, xa.dtype)
     if op is None:
-        raise NotImplementedError("reduce_window: pyjax supports computations that are one of lax.add, lax.mul, "
-                                  f"lax.max, lax.min (or equivalent), got {computation!r}.")
+        raise NotImplementedError(
+            "reduce_window: pyjax supports computations that are one of lax.add, lax.mul, "
+            f"lax.max, lax.min (or equivalent), got {computation!r}."
+        )
     init = _concrete_scalar(init_value)
     ident = _identity(op, xa.dtype)
-    if init is not None and (init == ident or (op in ("max", "min") and xa.dtype.kind == "b" and
-                                                 builtins.bool(init) == ident)):
+    if init is not None and (
+        init == ident or (op in ("max", "min") and xa.dtype.kind == "b" and builtins.bool(init) == ident)
+    ):
         return bind(_PRIMS[op], x, **params)
     # Non-identity (or traced) init: it seeds each window once; padding and dilation holes
     # contribute nothing (what JAX computes).
@@ -352,25 +394,31 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
     return _combine(op, lax.broadcast_in_dim(iv, _aval(r).shape, ()), r)
 
 
-def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None,
-                      window_dilation=None):
+def reduce_window_sum(
+    operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None, window_dilation=None
+):
     """Sum over sliding windows (padding counts as zeros)."""
     x = _as_array(operand)
-    return bind(reduce_window_sum_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation,
-                                                  window_dilation))
+    return bind(
+        reduce_window_sum_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    )
 
 
-def reduce_window_max(operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None,
-                      window_dilation=None):
+def reduce_window_max(
+    operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None, window_dilation=None
+):
     """Maximum over sliding windows (padding is -inf / the dtype's minimum)."""
     x = _as_array(operand)
-    return bind(reduce_window_max_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation,
-                                                  window_dilation))
+    return bind(
+        reduce_window_max_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    )
 
 
-def reduce_window_min(operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None,
-                      window_dilation=None):
+def reduce_window_min(
+    operand, window_dimensions, window_strides=None, padding="VALID", base_dilation=None, window_dilation=None
+):
     """Minimum over sliding windows (padding is +inf / the dtype's maximum)."""
     x = _as_array(operand)
-    return bind(reduce_window_min_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation,
-                                                  window_dilation))
+    return bind(
+        reduce_window_min_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    )

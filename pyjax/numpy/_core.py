@@ -42,8 +42,10 @@ def _infer_dtype_from_nested(obj):
         shape0 = parts[0][1]
         for p in parts:
             if p[1] != shape0:
-                raise ValueError(f"setting an array element with a sequence. The requested array has an "
-                                 f"inhomogeneous shape after 1 dimensions.")
+                raise ValueError(
+                    "setting an array element with a sequence. The requested array has an "
+                    "inhomogeneous shape after 1 dimensions."
+                )
         d, weak = dtypes.promote([(p[2], p[3]) for p in parts])
         flat = [v for p in parts for v in p[0]]
         return flat, (len(obj),) + shape0, d, weak
@@ -54,8 +56,10 @@ def _infer_dtype_from_nested(obj):
     if _np is not None and isinstance(obj, (_np.ndarray, _np.generic)):
         a = _np.asarray(obj)
         return a.reshape(-1).tolist(), a.shape, dtypes.canonicalize(a.dtype), False
-    raise TypeError(f"Value {obj!r} with type {type(obj)} is not a valid JAX array type. Only arrays of numeric "
-                    f"types are supported by JAX.")
+    raise TypeError(
+        f"Value {obj!r} with type {type(obj)} is not a valid JAX array type. Only arrays of numeric "
+        f"types are supported by JAX."
+    )
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
@@ -132,7 +136,7 @@ def _shape_tuple(shape):
 def _check_shape(fn, shape):
     for s in shape:
         if s < 0:
-            raise ValueError(f"{fn}: negative dimensions are not allowed, got shape {shape}")
+            raise TypeError(f"{fn}: negative dimensions are not allowed, got shape {shape}")
 
 
 def zeros(shape, dtype=None, *, device=None):
@@ -154,7 +158,11 @@ def empty(shape, dtype=None, *, device=None):
 def full(shape, fill_value, dtype=None, *, device=None):
     shape = _shape_tuple(shape)
     _check_shape("full", shape)
-    if _is_array(fill_value) or isinstance(fill_value, (list, tuple)) or (_np is not None and isinstance(fill_value, _np.ndarray)):
+    if (
+        _is_array(fill_value)
+        or isinstance(fill_value, (list, tuple))
+        or (_np is not None and isinstance(fill_value, _np.ndarray))
+    ):
         fv = asarray(fill_value, dtype)
         return broadcast_to(fv, shape)
     if dtype is None:
@@ -224,8 +232,13 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start_a, stop_a = asarray(start), asarray(stop)
-    d = dtypes.canonicalize(dtype) if dtype is not None else dtypes.promote(
-        [(start_a.dtype, start_a.weak_type), (stop_a.dtype, stop_a.weak_type), (dtypes.default_float(), True)])[0]
+    d = (
+        dtypes.canonicalize(dtype)
+        if dtype is not None
+        else dtypes.promote(
+            [(start_a.dtype, start_a.weak_type), (stop_a.dtype, stop_a.weak_type), (dtypes.default_float(), True)]
+        )[0]
+    )
     ct = d if d.kind == "f" else dtypes.default_float()
     s = lax.convert_element_type(start_a, ct)
     e = lax.convert_element_type(stop_a, ct)
@@ -235,9 +248,17 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     iota_shape = (num,) + (1,) * len(bshape)
     it = reshape(lax.iota(ct, num), iota_shape)
     delta = lax.sub(e, s)
-    step = lax.div(delta, lax.full(delta.shape, builtins.max(div, 1), ct)) if div > 0 else lax.full(delta.shape, math.nan, ct)
-    out = lax.add(broadcast_to(s, (num,) + bshape), lax.mul(it, broadcast_to(step, (num,) + bshape)) if div > 0 else
-                  zeros((num,) + bshape, ct))
+    step = (
+        lax.div(delta, lax.full(delta.shape, builtins.max(div, 1), ct))
+        if div > 0
+        else lax.full(delta.shape, math.nan, ct)
+    )
+    out = lax.add(
+        broadcast_to(s, (num,) + bshape),
+        lax.mul(broadcast_to(it, (num,) + bshape), broadcast_to(step, (num,) + bshape))
+        if div > 0
+        else zeros((num,) + bshape, ct),
+    )
     if endpoint and num > 1:
         out = concatenate([out[:-1], expand_dims(e, 0)], axis=0)
     out = moveaxis(out, 0, axis)
@@ -327,7 +348,7 @@ def broadcast_to(x, shape):
     if xs == shape:
         return x
     nd = len(shape)
-    if len(xs) > nd or builtins.any(a not in (1, b) for a, b in zip(xs, shape[nd - len(xs):])):
+    if len(xs) > nd or builtins.any(a not in (1, b) for a, b in zip(xs, shape[nd - len(xs) :])):
         raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
     dims = tuple(range(nd - len(xs), nd))
     # size-1 axes that stay 1 are fine; drop nothing
@@ -365,8 +386,9 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
             shape = broadcast_shapes(*shapes)
         except ValueError:
             if builtins.all(len(s) == len(shapes[0]) for s in shapes):  # JAX: equal ranks fail in lax, a TypeError
-                raise TypeError(f"{fn} got incompatible shapes for broadcasting: "
-                                f"{', '.join(str(s) for s in shapes)}.") from None
+                raise TypeError(
+                    f"{fn} got incompatible shapes for broadcasting: {', '.join(str(s) for s in shapes)}."
+                ) from None
             raise ValueError(f"{fn}: Incompatible shapes for broadcasting: shapes={shapes}") from None
         out = [broadcast_to(a, shape) for a in out]
     return out
@@ -374,7 +396,9 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
 
 def _check_arraylike(fn, *args):
     for i, a in enumerate(args):
-        if not (_is_array(a) or isinstance(a, _SCALARS) or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))):
+        if not (
+            _is_array(a) or isinstance(a, _SCALARS) or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
+        ):
             if isinstance(a, (list, tuple)):
                 raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
             raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
@@ -770,8 +794,9 @@ def logaddexp2(x1, x2, /):
 
 def _strong_unless_all_weak(x, *args):
     """JAX's hypot/heaviside/logaddexp2 results are weakly typed only when every input is."""
-    if _aval(x).weak_type and not builtins.all(isinstance(a, _SCALARS) or (_is_array(a) and _aval(a).weak_type)
-                                               for a in args):
+    if _aval(x).weak_type and not builtins.all(
+        isinstance(a, _SCALARS) or (_is_array(a) and _aval(a).weak_type) for a in args
+    ):
         return lax._convert(x, _aval(x).dtype, False)
     return x
 
@@ -868,8 +893,10 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
-                         "got " + ("x=None" if x is None else "y=None"))
+        raise ValueError(
+            "Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
+            "got " + ("x=None" if x is None else "y=None")
+        )
     c = condition if _is_array(condition) else asarray(condition)
     if _aval(c).dtype is not dtypes.bool_:
         c = lax.ne(*_promote("where", c, 0))
@@ -904,7 +931,11 @@ def _reduce_axes(fn, x, axis):
     nd = _aval(x).ndim
     if axis is None:
         return tuple(range(nd))
-    axes = (axis,) if isinstance(axis, builtins.int) or hasattr(axis, "__index__") and not isinstance(axis, (tuple, list)) else tuple(axis)
+    axes = (
+        (axis,)
+        if isinstance(axis, builtins.int) or hasattr(axis, "__index__") and not isinstance(axis, (tuple, list))
+        else tuple(axis)
+    )
     out = []
     for a in axes:
         a = operator.index(a)
@@ -938,15 +969,22 @@ def _reduction(name, lax_fn, bool_op=None, upcast_bool_int=False, has_initial=Tr
         av = _aval(a)
         if dtype is not None:
             a = lax.convert_element_type(a, dtype)
-        elif upcast_bool_int and av.dtype.kind in "bi" and av.dtype.itemsize < 4 or (upcast_bool_int and av.dtype.kind == "b"):
+        elif (
+            upcast_bool_int
+            and av.dtype.kind in "bi"
+            and av.dtype.itemsize < 4
+            or (upcast_bool_int and av.dtype.kind == "b")
+        ):
             a = lax.convert_element_type(a, dtypes.default_int())
         elif upcast_bool_int and av.dtype.kind == "u" and av.dtype.itemsize < 4:
             a = lax.convert_element_type(a, dtypes.uint32)
         if where is not None:
             if identity is None:
                 if initial is None:
-                    raise ValueError(f"reduction operation {name} does not have an identity, so to use a where "
-                                     f"mask one has to specify 'initial'")
+                    raise ValueError(
+                        f"reduction operation {name} does not have an identity, so to use a where "
+                        f"mask one has to specify 'initial'"
+                    )
                 fillv = initial
             else:
                 fillv = identity(_aval(a).dtype)
@@ -1074,7 +1112,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         ddof = correction
     axes = _reduce_axes("var", a, axis)
     av = _aval(a)
-    d = dtypes.canonicalize(dtype) if dtype is not None else (av.dtype if av.dtype.kind == "f" else dtypes.default_float())
+    d = (
+        dtypes.canonicalize(dtype)
+        if dtype is not None
+        else (av.dtype if av.dtype.kind == "f" else dtypes.default_float())
+    )
     x = lax.convert_element_type(a, d) if av.dtype is not d else a
     m = mean(x, axis=axes, keepdims=True, where=where)
     c = lax.sub(x, broadcast_to(m, av.shape))
@@ -1158,8 +1200,9 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
         if axis is None or w.ndim != 1:
             raise ValueError("average: weights shape must match a, or be 1-D along axis")
         if w.shape[0] != a.shape[operator.index(axis) % a.ndim]:
-            raise ValueError(f"average: shape of weights {w.shape} must be consistent with the length of axis {axis} "
-                             f"of a {a.shape}")
+            raise ValueError(
+                f"average: shape of weights {w.shape} must be consistent with the length of axis {axis} of a {a.shape}"
+            )
         shape = [1] * a.ndim
         shape[operator.index(axis) % a.ndim] = w.shape[0]
         w = reshape(w, shape)
@@ -1193,15 +1236,16 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     av = _aval(a)
     shape = _shape_tuple(shape)
     if builtins.sum(1 for s in shape if s == -1) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise TypeError(f"reshape: can only specify one unknown axis size with a `-1` value, got {shape}")
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or av.size % known:
             raise TypeError(f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {shape}")
         shape = tuple(av.size // known if s == -1 else s for s in shape)
     if math.prod(shape) != av.size:
-        raise TypeError(f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {shape} "
-                        f"(size {math.prod(shape)})")
+        raise TypeError(
+            f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {shape} (size {math.prod(shape)})"
+        )
     if order == "F":
         return transpose(lax.reshape(transpose(a), shape[::-1]))
     return lax.reshape(a, shape)
@@ -1218,8 +1262,14 @@ def transpose(a, axes=None):
     if axes is None:
         axes = tuple(range(nd - 1, -1, -1))
     axes = tuple(operator.index(x) for x in axes)
+    for x in axes:
+        if not -nd <= x < nd:
+            raise ValueError(f"transpose: axis {x} is out of bounds for array of dimension {nd}")
     if len(axes) != nd or sorted(x % nd if nd else x for x in axes) != list(range(nd)):
-        raise ValueError(f"axes {axes} don't match array of dimension {nd}")
+        raise TypeError(
+            f"transpose permutation isn't a permutation of operand dimensions, got permutation {axes} "
+            f"for operand shape {_aval(a).shape}."
+        )
     return lax.transpose(a, tuple(x % nd for x in axes))
 
 
@@ -1282,8 +1332,10 @@ def squeeze(a, axis=None):
         axes = tuple(_norm_axis(x, len(shp), "squeeze") for x in axes)
         for x in axes:
             if shp[x] != 1:
-                raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, "
-                                 f"got shape={shp} and dimensions={axes}")
+                raise ValueError(
+                    f"cannot select an axis to squeeze out which has size not equal to one, "
+                    f"got shape={shp} and dimensions={axes}"
+                )
     return lax.squeeze(a, axes)
 
 
@@ -1329,8 +1381,10 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     for a in arrs:
         if _aval(a).ndim != nd:
-            raise ValueError(f"Cannot concatenate arrays with different numbers of dimensions: got "
-                             f"{', '.join(str(_aval(x).shape) for x in arrs)}.")
+            raise ValueError(
+                f"Cannot concatenate arrays with different numbers of dimensions: got "
+                f"{', '.join(str(_aval(x).shape) for x in arrs)}."
+            )
     ax = _norm_axis(axis, nd, "concatenate")
     arrs = _promote_list(arrs)
     if dtype is not None:
@@ -1338,9 +1392,14 @@ def concatenate(arrays, axis=0, dtype=None):
     for a in arrs:
         sa, s0 = _aval(a).shape, _aval(arrs[0]).shape
         if builtins.any(x != y for i, (x, y) in enumerate(zip(sa, s0)) if i != ax):
-            raise ValueError(f"All the input array dimensions except for the concatenation axis must match exactly, "
-                             f"but along dimension {[i for i, (x, y) in enumerate(zip(sa, s0)) if x != y and i != ax][0]}"
-                             f", the array at index 0 has size {s0} and the other array has shape {sa}")
+            raise TypeError(
+                f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+                f"being concatenated: concatenating along dimension {ax} for shapes "
+                f"{', '.join(str(_aval(x).shape) for x in arrs)}. "
+                f"All the input array dimensions except for the concatenation axis must match exactly, "
+                f"but along dimension {[i for i, (x, y) in enumerate(zip(sa, s0)) if x != y and i != ax][0]}"
+                f", the array at index 0 has size {s0} and the other array has shape {sa}"
+            )
     return lax.concatenate(arrs, ax)
 
 
@@ -1405,8 +1464,9 @@ def _split(fn, ary, indices_or_sections, axis):
     nd = _aval(ary).ndim
     ax = _norm_axis(axis, nd, fn)
     n = _aval(ary).shape[ax]
-    if isinstance(indices_or_sections, (builtins.int,)) or (hasattr(indices_or_sections, "__index__") and
-                                                             not isinstance(indices_or_sections, (list, tuple, Array))):
+    if isinstance(indices_or_sections, (builtins.int,)) or (
+        hasattr(indices_or_sections, "__index__") and not isinstance(indices_or_sections, (list, tuple, Array))
+    ):
         sections = operator.index(indices_or_sections)
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
@@ -1422,8 +1482,10 @@ def _split(fn, ary, indices_or_sections, axis):
                 acc += s
                 idx.append(acc)
     else:
-        idx = [operator.index(i) for i in (indices_or_sections.tolist() if isinstance(indices_or_sections, Array)
-                                           else indices_or_sections)]
+        idx = [
+            operator.index(i)
+            for i in (indices_or_sections.tolist() if isinstance(indices_or_sections, Array) else indices_or_sections)
+        ]
     bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]
     out = []
     shp = _aval(ary).shape
@@ -1474,11 +1536,14 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a = ravel(a)
         axis = 0
     ax = _norm_axis(axis, a.ndim, "repeat")
-    if isinstance(repeats, builtins.int) or (isinstance(repeats, Array) and repeats.ndim == 0 and not isinstance(repeats, Tracer)):
+    if isinstance(repeats, builtins.int) or (
+        isinstance(repeats, Array) and repeats.ndim == 0 and not isinstance(repeats, Tracer)
+    ):
         r = builtins.int(repeats)
         shp = a.shape
-        b = lax.broadcast_in_dim(a, shp[: ax + 1] + (r,) + shp[ax + 1 :],
-                                 tuple(range(ax + 1)) + tuple(range(ax + 2, a.ndim + 1)))
+        b = lax.broadcast_in_dim(
+            a, shp[: ax + 1] + (r,) + shp[ax + 1 :], tuple(range(ax + 1)) + tuple(range(ax + 2, a.ndim + 1))
+        )
         return reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1 :])
     reps = [builtins.int(v) for v in (repeats.tolist() if hasattr(repeats, "tolist") else repeats)]
     if len(reps) != a.shape[ax]:
@@ -1520,7 +1585,9 @@ def roll(a, shift, axis=None):
             continue
         s = operator.index(s) % n
         if s:
-            first = lax.slice_in_dim(a, n - s, n, axis=ax) if hasattr(lax, "slice_in_dim") else _slice_axis(a, n - s, n, ax)
+            first = (
+                lax.slice_in_dim(a, n - s, n, axis=ax) if hasattr(lax, "slice_in_dim") else _slice_axis(a, n - s, n, ax)
+            )
             rest = _slice_axis(a, 0, n - s, ax)
             a = lax.concatenate([first, rest], ax)
     return a
@@ -1556,8 +1623,9 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
     if mode == "constant":
         cv = constant_values
         if isinstance(cv, (builtins.int, builtins.float, builtins.bool)):
-            return lax.pad(a, lax._promote_scalars(cv, a)[0] if False else _scalar_like(cv, a),
-                           [(lo, hi, 0) for lo, hi in pw])
+            return lax.pad(
+                a, lax._promote_scalars(cv, a)[0] if False else _scalar_like(cv, a), [(lo, hi, 0) for lo, hi in pw]
+            )
         cvs = _pad_widths(cv, nd)
         out = a
         for ax, (lo_v, hi_v) in enumerate(cvs):
@@ -1622,7 +1690,9 @@ def tril(m, k=0):
     if m.ndim < 2:
         raise ValueError("tril requires an array of at least 2 dimensions")
     n, mm = m.shape[-2:]
-    mask = lax.ge(lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1))
+    mask = lax.ge(
+        lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1)
+    )
     return where(mask, m, zeros_like(m))
 
 
@@ -1631,7 +1701,9 @@ def triu(m, k=0):
     if m.ndim < 2:
         raise ValueError("triu requires an array of at least 2 dimensions")
     n, mm = m.shape[-2:]
-    mask = lax.le(lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1))
+    mask = lax.le(
+        lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1)
+    )
     return where(mask, m, zeros_like(m))
 
 
@@ -1653,8 +1725,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     flat = reshape(a, a.shape[:-2] + (n * m,))
     start = rows[0] * m + cols[0]
     lead = a.ndim - 2
-    return lax.slice(flat, [0] * lead + [start], list(a.shape[:-2]) + [start + (k - 1) * (m + 1) + 1],
-                     [1] * lead + [m + 1])
+    return lax.slice(
+        flat, [0] * lead + [start], list(a.shape[:-2]) + [start + (k - 1) * (m + 1) + 1], [1] * lead + [m + 1]
+    )
 
 
 def diag(v, k=0):
@@ -1709,8 +1782,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a = a if _is_array(a) else asarray(a)
     b = b if _is_array(b) else asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
-                         f"(has 0, requires at least 1)")
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions "
+            f"(has 0, requires at least 1)"
+        )
     d, weak = _weak_result(a, b)
     a, b = lax._convert(a, d, weak), lax._convert(b, d, weak)
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
@@ -1719,15 +1794,21 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if b_vec:
         b = reshape(b, (b.shape[0], 1))
     if a.shape[-1] != b.shape[-2]:
-        raise TypeError(f"matmul: dot_general requires contracting dimensions to have the same shape, got "
-                        f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}.")
+        raise TypeError(
+            f"matmul: dot_general requires contracting dimensions to have the same shape, got "
+            f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}."
+        )
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # Broadcast-only batch dims of size 1 can be squeezed into free dims; keep it simple: broadcast.
     a_full = broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
     b_full = broadcast_to(b, batch + b.shape[-2:]) if b.shape[:-2] != batch else b
     nb = len(batch)
-    out = lax.dot_general(a_full, b_full, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                          preferred_element_type=preferred_element_type)
+    out = lax.dot_general(
+        a_full,
+        b_full,
+        (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+        preferred_element_type=preferred_element_type,
+    )
     if a_vec and b_vec:
         return reshape(out, batch)
     if a_vec:
@@ -1747,9 +1828,13 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     d, weak = _weak_result(a, b)
     a, b = lax._convert(a, d, weak), lax._convert(b, d, weak)
     if a.shape[-1] != b.shape[-2]:
-        raise TypeError(f"dot: dot_general requires contracting dimensions to have the same shape, got "
-                        f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}.")
-    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())), preferred_element_type=preferred_element_type)
+        raise TypeError(
+            f"dot: dot_general requires contracting dimensions to have the same shape, got "
+            f"({a.shape[-1]},) and ({b.shape[-2]},): operand shapes {a.shape} and {b.shape}."
+        )
+    return lax.dot_general(
+        a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())), preferred_element_type=preferred_element_type
+    )
 
 
 def vdot(a, b):
@@ -1791,8 +1876,10 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     a, b = lax._convert(a, d, weak), lax._convert(b, d, weak)
     for x, y in zip(ca, cb):
         if a.shape[x] != b.shape[y]:
-            raise TypeError(f"tensordot requires contracted axes to have the same size: got {a.shape} and "
-                            f"{b.shape} with axes ({ca}, {cb})")
+            raise TypeError(
+                f"tensordot requires contracted axes to have the same size: got {a.shape} and "
+                f"{b.shape} with axes ({ca}, {cb})"
+            )
     return lax.dot_general(a, b, ((ca, cb), ((), ())), preferred_element_type=preferred_element_type)
 
 
@@ -2004,8 +2091,9 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     ok = lax.bitwise_not(isnan(a))
     if where is not None:
         ok = logical_and(ok, where)
-    return var(_nan_replaced(a, 0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok,
-               correction=correction)
+    return var(
+        _nan_replaced(a, 0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok, correction=correction
+    )
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):

@@ -94,8 +94,10 @@ def _round(self, decimals=0):
 
 def _neg_check(self):
     if dtypes.dtype(self.dtype).kind == "b":
-        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator "
-                        "or the logical_not function instead.")
+        raise TypeError(
+            "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator "
+            "or the logical_not function instead."
+        )
     return jnp.negative(self)
 
 
@@ -110,31 +112,77 @@ def _clip(self, min=None, max=None):
 
 
 METHODS = {
-    "__add__": _defer(jnp.add), "__radd__": _defer(jnp.add, True),
-    "__sub__": _defer(jnp.subtract), "__rsub__": _defer(jnp.subtract, True),
-    "__mul__": _defer(jnp.multiply), "__rmul__": _defer(jnp.multiply, True),
-    "__truediv__": _defer(jnp.true_divide), "__rtruediv__": _defer(jnp.true_divide, True),
-    "__floordiv__": _defer(jnp.floor_divide), "__rfloordiv__": _defer(jnp.floor_divide, True),
-    "__mod__": _defer(jnp.remainder), "__rmod__": _defer(jnp.remainder, True),
-    "__divmod__": _defer(jnp.divmod), "__rdivmod__": _defer(jnp.divmod, True),
-    "__pow__": _defer(jnp.power), "__rpow__": _defer(jnp.power, True),
-    "__matmul__": _defer(_matmul), "__rmatmul__": _defer(_matmul, True),
-    "__and__": _defer(jnp.bitwise_and), "__rand__": _defer(jnp.bitwise_and, True),
-    "__or__": _defer(jnp.bitwise_or), "__ror__": _defer(jnp.bitwise_or, True),
-    "__xor__": _defer(jnp.bitwise_xor), "__rxor__": _defer(jnp.bitwise_xor, True),
-    "__lshift__": _defer(jnp.left_shift), "__rlshift__": _defer(jnp.left_shift, True),
-    "__rshift__": _defer(jnp.right_shift), "__rrshift__": _defer(jnp.right_shift, True),
-    "__lt__": _defer(jnp.less), "__le__": _defer(jnp.less_equal), "__gt__": _defer(jnp.greater),
-    "__ge__": _defer(jnp.greater_equal), "__eq__": _defer(jnp.equal), "__ne__": _defer(jnp.not_equal),
-    "__neg__": _neg_check, "__pos__": jnp.positive, "__abs__": jnp.absolute, "__invert__": jnp.bitwise_not,
+    "__add__": _defer(jnp.add),
+    "__radd__": _defer(jnp.add, True),
+    "__sub__": _defer(jnp.subtract),
+    "__rsub__": _defer(jnp.subtract, True),
+    "__mul__": _defer(jnp.multiply),
+    "__rmul__": _defer(jnp.multiply, True),
+    "__truediv__": _defer(jnp.true_divide),
+    "__rtruediv__": _defer(jnp.true_divide, True),
+    "__floordiv__": _defer(jnp.floor_divide),
+    "__rfloordiv__": _defer(jnp.floor_divide, True),
+    "__mod__": _defer(jnp.remainder),
+    "__rmod__": _defer(jnp.remainder, True),
+    "__divmod__": _defer(jnp.divmod),
+    "__rdivmod__": _defer(jnp.divmod, True),
+    "__pow__": _defer(jnp.power),
+    "__rpow__": _defer(jnp.power, True),
+    "__matmul__": _defer(_matmul),
+    "__rmatmul__": _defer(_matmul, True),
+    "__and__": _defer(jnp.bitwise_and),
+    "__rand__": _defer(jnp.bitwise_and, True),
+    "__or__": _defer(jnp.bitwise_or),
+    "__ror__": _defer(jnp.bitwise_or, True),
+    "__xor__": _defer(jnp.bitwise_xor),
+    "__rxor__": _defer(jnp.bitwise_xor, True),
+    "__lshift__": _defer(jnp.left_shift),
+    "__rlshift__": _defer(jnp.left_shift, True),
+    "__rshift__": _defer(jnp.right_shift),
+    "__rrshift__": _defer(jnp.right_shift, True),
+    "__lt__": _defer(jnp.less),
+    "__le__": _defer(jnp.less_equal),
+    "__gt__": _defer(jnp.greater),
+    "__ge__": _defer(jnp.greater_equal),
+    "__eq__": _defer(jnp.equal),
+    "__ne__": _defer(jnp.not_equal),
+    "__neg__": _neg_check,
+    "__pos__": jnp.positive,
+    "__abs__": jnp.absolute,
+    "__invert__": jnp.bitwise_not,
     "__getitem__": _getitem,
-    "sum": jnp.sum, "mean": jnp.mean, "max": jnp.max, "min": jnp.min, "prod": jnp.prod, "var": jnp.var,
-    "std": jnp.std, "argmax": jnp.argmax, "argmin": jnp.argmin, "all": jnp.all, "any": jnp.any,
-    "cumsum": jnp.cumsum, "cumprod": jnp.cumprod, "reshape": _reshape, "transpose": _transpose,
-    "astype": _astype, "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze, "clip": _clip,
-    "round": _round, "sort": _sort, "argsort": _argsort, "swapaxes": jnp.swapaxes, "dot": jnp.dot,
-    "diagonal": jnp.diagonal, "trace": jnp.trace, "ptp": jnp.ptp, "repeat": jnp.repeat, "view": _view,
-    "conj": lambda self: self, "conjugate": lambda self: self,
+    "sum": jnp.sum,
+    "mean": jnp.mean,
+    "max": jnp.max,
+    "min": jnp.min,
+    "prod": jnp.prod,
+    "var": jnp.var,
+    "std": jnp.std,
+    "argmax": jnp.argmax,
+    "argmin": jnp.argmin,
+    "all": jnp.all,
+    "any": jnp.any,
+    "cumsum": jnp.cumsum,
+    "cumprod": jnp.cumprod,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "astype": _astype,
+    "ravel": jnp.ravel,
+    "flatten": jnp.ravel,
+    "squeeze": jnp.squeeze,
+    "clip": _clip,
+    "round": _round,
+    "sort": _sort,
+    "argsort": _argsort,
+    "swapaxes": jnp.swapaxes,
+    "dot": jnp.dot,
+    "diagonal": jnp.diagonal,
+    "trace": jnp.trace,
+    "ptp": jnp.ptp,
+    "repeat": jnp.repeat,
+    "view": _view,
+    "conj": lambda self: self,
+    "conjugate": lambda self: self,
 }
 
 PROPERTIES = {
@@ -154,8 +202,17 @@ def install() -> None:
         for name, fn in PROPERTIES.items():
             setattr(cls, name, property(fn))
     Array.__hash__ = _unhashable
+    Tracer.__setitem__ = _setitem_traced
     Array.item = _item
     Tracer.__hash__ = _unhashable_tracer
+
+
+def _setitem_traced(self, key, value):
+    raise TypeError(
+        f"'{type(self).__name__}' object does not support item assignment. JAX arrays are immutable. "
+        "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+    )
 
 
 def _unhashable(self):

@@ -34,8 +34,20 @@ class Buffer:
             pass
 
 
-_FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
-        "int16": "h", "uint16": "H", "int64": "q", "uint64": "Q", "bool": "?"}
+_FMT = {
+    "float32": "f",
+    "float64": "d",
+    "float16": "e",
+    "int32": "i",
+    "uint32": "I",
+    "int8": "b",
+    "uint8": "B",
+    "int16": "h",
+    "uint16": "H",
+    "int64": "q",
+    "uint64": "Q",
+    "bool": "?",
+}
 
 
 class Array:
@@ -156,8 +168,9 @@ class Array:
 
     def __bool__(self):
         if self.size != 1:
-            raise ValueError(f"The truth value of an array with more than one element is ambiguous. "
-                             f"Use a.any() or a.all()")
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+            )
         return bool(self._flat_list()[0])
 
     def __index__(self):
@@ -167,7 +180,7 @@ class Array:
 
     def _scalar_value(self, what: str):
         if self.size != 1:
-            raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
         return self._flat_list()[0]
 
     def block_until_ready(self):
@@ -225,9 +238,11 @@ class Array:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __setitem__(self, key, value):
-        raise TypeError("'Array' object does not support item assignment. JAX arrays are immutable. "
-                        "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
-                        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+        raise TypeError(
+            "'Array' object does not support item assignment. JAX arrays are immutable. "
+            "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+        )
 
     def __dlpack__(self, *args, **kwargs):
         return self._numpy().__dlpack__(*args, **kwargs)
@@ -304,7 +319,11 @@ def _pack_scalar(v, d) -> bytes:
     else:
         v = float(v)
         if d.itemsize == 4 and math.isfinite(v) and abs(v) > 3.4028234663852886e38:
-            v = math.copysign(math.inf, v) if abs(v) >= 3.4028235677973366e38 else math.copysign(3.4028234663852886e38, v)
+            v = (
+                math.copysign(math.inf, v)
+                if abs(v) >= 3.4028235677973366e38
+                else math.copysign(3.4028234663852886e38, v)
+            )
         if d.itemsize == 2:
             try:
                 return struct.pack("<e", v)

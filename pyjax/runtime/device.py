@@ -91,8 +91,10 @@ def _platform_list() -> list[str]:
 def get_device(platform: str) -> Device:
     if not _available(platform):
         reason = _unavailable.get(platform, "")
-        raise RuntimeError(f"Backend '{platform}' failed to initialize: {reason}. "
-                           f"Available backends are {[p for p in KNOWN_PLATFORMS if p in _devices]}")
+        raise RuntimeError(
+            f"Backend '{platform}' failed to initialize: {reason}. "
+            f"Available backends are {[p for p in KNOWN_PLATFORMS if p in _devices]}"
+        )
     return _devices[platform]
 
 

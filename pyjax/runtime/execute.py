@@ -172,8 +172,10 @@ def _put(env, i, v):
 def _run_host(step: HostStep, env, device) -> None:
     from pyjax.runtime import control
 
-    ins = [Array(ShapedArray(tr.shape, _dtype_of(step.eqn, k)), env[s], tr, device)
-           for k, (s, tr) in enumerate(zip(step.srcs, step.src_trackers))]
+    ins = [
+        Array(ShapedArray(tr.shape, _dtype_of(step.eqn, k)), env[s], tr, device)
+        for k, (s, tr) in enumerate(zip(step.srcs, step.src_trackers))
+    ]
     outs = control.run(step.eqn, ins)
     for o, arr in zip(step.outs, outs):
         arr = arr if type(arr) is Array else _to_array(arr, device)

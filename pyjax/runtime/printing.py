@@ -84,8 +84,9 @@ def format_scalar(v, dtype_name: str) -> str:
     return f"{sign}{mant}e{_exp_str(exp, 2)}"
 
 
-def format_array(nested, shape: tuple, dtype_name: str, separator: str = " ", prefix: str = "",
-                 suffix: str = "") -> str:
+def format_array(
+    nested, shape: tuple, dtype_name: str, separator: str = " ", prefix: str = "", suffix: str = ""
+) -> str:
     """numpy.array2string of a nested list (default print options), e.g. `[[0. 1.]\\n [2. 3.]]`."""
     size = math.prod(shape)
     summarize = size > THRESHOLD

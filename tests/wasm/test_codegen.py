@@ -60,8 +60,9 @@ def compare(cpu, wasm, kernel, inputs, rtol=0.0, atol=0.0, signed_zeros=True):
     want = run(cpu, kernel, inputs)
     got = run(wasm, kernel, inputs)
     if want.dtype.kind == "f":
-        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
-                                   equal_nan=True, err_msg=repr(kernel))
+        np.testing.assert_allclose(
+            got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True, err_msg=repr(kernel)
+        )
         # signs of zeros and infinities agree too
         both_zero = (want == 0) & (got == 0)
         if rtol == 0 and atol == 0 and signed_zeros:
@@ -79,8 +80,28 @@ def values(dt, n, seed=0):
     rng = np.random.RandomState(seed)
     npd = np.dtype(dt.name)
     if dt.kind == "f":
-        special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.0, 1e-3, 100.0, -100.0, np.inf, -np.inf, np.nan,
-                   1e30, -1e30, 1e-40, 0.49999997, 7.0]
+        special = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.5,
+            -2.5,
+            3.0,
+            1e-3,
+            100.0,
+            -100.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            1e30,
+            -1e30,
+            1e-40,
+            0.49999997,
+            7.0,
+        ]
         rnd = rng.randn(n) * np.exp(rng.uniform(-4, 4, n))
         v = np.concatenate([special, rnd])[:n]
         with np.errstate(over="ignore"):
@@ -99,10 +120,18 @@ SHAPES = [(37,), (3, 13), (2,)]  # SIMD + tail, rows, too short to vectorize
 UNARY_FLOAT = sorted(
     "neg abs sign floor ceil round_even round_away trunc exp exp2 log log2 log1p expm1 sin cos tan asin acos atan "
     "sinh cosh tanh asinh acosh atanh sqrt rsqrt cbrt erf erfc erf_inv lgamma digamma logistic isnan isinf "
-    "isfinite reciprocal".split())
+    "isfinite reciprocal".split()
+)
 EXACT = set("neg abs sign floor ceil round_even round_away trunc isnan isinf isfinite sqrt".split())
-LOOSE_F64 = {"lgamma": 1e-12, "digamma": 1e-12, "erf_inv": 1e-12, "exp2": 1e-14, "log2": 1e-15, "cbrt": 1e-15,
-             "pow": 1e-13}
+LOOSE_F64 = {
+    "lgamma": 1e-12,
+    "digamma": 1e-12,
+    "erf_inv": 1e-12,
+    "exp2": 1e-14,
+    "log2": 1e-15,
+    "cbrt": 1e-15,
+    "pow": 1e-13,
+}
 
 
 def _tol(op, dt):
@@ -144,8 +173,24 @@ def test_unary_int(cpu, wasm, op, dt):
             compare(cpu, wasm, k, [x])
 
 
-BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter",
-                "lt", "le", "gt", "ge", "eq", "ne"]
+BINARY_FLOAT = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "pow",
+    "max",
+    "min",
+    "atan2",
+    "nextafter",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+]
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
@@ -169,8 +214,26 @@ def test_binary_float(cpu, wasm, op, dt):
     compare(cpu, wasm, k, [a, b], rtol, atol, signed_zeros=op not in ("max", "min"))
 
 
-BINARY_INT = ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor", "shl", "shr",
-              "lt", "le", "gt", "ge", "eq", "ne"]
+BINARY_INT = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "max",
+    "min",
+    "and",
+    "or",
+    "xor",
+    "shl",
+    "shr",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+]
 
 
 @pytest.mark.parametrize("dt", INTS + INT64, ids=lambda d: d.name)
@@ -220,9 +283,20 @@ def test_cast(cpu, wasm, src, dst):
         compare(cpu, wasm, k, [x])
 
 
-SAME_SIZE = [(D.float32, D.int32), (D.float32, D.uint32), (D.int32, D.float32), (D.uint32, D.float32),
-             (D.int32, D.uint32), (D.float64, D.int64), (D.int64, D.float64), (D.float16, D.int16),
-             (D.float16, D.uint16), (D.uint16, D.float16), (D.int8, D.uint8), (D.uint8, D.int8)]
+SAME_SIZE = [
+    (D.float32, D.int32),
+    (D.float32, D.uint32),
+    (D.int32, D.float32),
+    (D.uint32, D.float32),
+    (D.int32, D.uint32),
+    (D.float64, D.int64),
+    (D.int64, D.float64),
+    (D.float16, D.int16),
+    (D.float16, D.uint16),
+    (D.uint16, D.float16),
+    (D.int8, D.uint8),
+    (D.uint8, D.int8),
+]
 
 
 @pytest.mark.parametrize("src,dst", SAME_SIZE, ids=lambda p: getattr(p, "name", str(p)))
@@ -280,8 +354,15 @@ def test_gather(cpu, wasm):
 
 # --- reductions ---------------------------------------------------------------------------------------
 
-RED_SHAPES = [((6, 37), (1,)), ((37, 6), (0,)), ((4, 5, 9), (1, 2)), ((3, 4, 5), (0, 2)), ((50,), (0,)),
-              ((3, 2), (1,)), ((2, 3, 16), (0,))]
+RED_SHAPES = [
+    ((6, 37), (1,)),
+    ((37, 6), (0,)),
+    ((4, 5, 9), (1, 2)),
+    ((3, 4, 5), (0, 2)),
+    ((50,), (0,)),
+    ((3, 2), (1,)),
+    ((2, 3, 16), (0,)),
+]
 
 
 def _reduction_kernel(shape, axes, dt, op, transform=None):
@@ -370,8 +451,10 @@ def _matmul_kernel(b, m, k, n, epilogue=None, a_t=False, dt=D.float32):
     return Kernel(full, [dt, dt] + ([D.float32] if epilogue else []), epi, "sum", (3,), body)
 
 
-@pytest.mark.parametrize("b,m,k,n", [(1, 8, 8, 16), (1, 13, 7, 21), (2, 5, 33, 9), (1, 1, 5, 3), (1, 64, 300, 40),
-                                      (3, 9, 16, 64), (1, 33, 600, 17)])
+@pytest.mark.parametrize(
+    "b,m,k,n",
+    [(1, 8, 8, 16), (1, 13, 7, 21), (2, 5, 33, 9), (1, 1, 5, 3), (1, 64, 300, 40), (3, 9, 16, 64), (1, 33, 600, 17)],
+)
 @pytest.mark.parametrize("a_t", [False, True])
 def test_matmul(cpu, wasm, b, m, k, n, a_t):
     rng = np.random.RandomState(0)
@@ -472,8 +555,9 @@ def _aval(shape, dt):
     return ShapedArray(tuple(shape), dt)
 
 
-@pytest.mark.parametrize("dt", [D.float32, D.float64, D.float16, D.int32, D.uint8, D.int8, D.bool_, D.int64, D.uint32],
-                         ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "dt", [D.float32, D.float64, D.float16, D.int32, D.uint8, D.int8, D.bool_, D.int64, D.uint32], ids=lambda d: d.name
+)
 @pytest.mark.parametrize("shape", [(7,), (3, 40), (2, 1000), (1,), (4, 0)])
 def test_sort_one_key_with_payload(cpu, wasm, dt, shape):
     from pyjax.compiler.ir import Routine
@@ -482,8 +566,9 @@ def test_sort_one_key_with_payload(cpu, wasm, dt, shape):
     x = values(dt, max(math.prod(shape), 1), seed=9)[: math.prod(shape)]
     x = rng.permutation(np.concatenate([x, x[: x.size // 3]]))[: math.prod(shape)].reshape(shape)  # duplicates
     payload = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
-    r = Routine("sort", {"num_keys": 1}, (_aval(shape, dt), _aval(shape, D.int32)),
-                (_aval(shape, dt), _aval(shape, D.int32)))
+    r = Routine(
+        "sort", {"num_keys": 1}, (_aval(shape, dt), _aval(shape, D.int32)), (_aval(shape, dt), _aval(shape, D.int32))
+    )
     compare_routine(cpu, wasm, r, [x, payload])
 
 
@@ -559,10 +644,16 @@ def test_triangular_solve(cpu, wasm, left_side, lower, transpose_a, unit_diagona
     m, k = 6, 5
     a = (rng.randn(2, m, m) + 4 * np.eye(m)).astype(np.float32)
     b = rng.randn(2, m, k).astype(np.float32) if left_side else rng.randn(2, k, m).astype(np.float32)
-    p = {"left_side": left_side, "lower": lower, "transpose_a": transpose_a, "conjugate_a": False,
-         "unit_diagonal": unit_diagonal}
-    r = Routine("triangular_solve", p, (_aval(a.shape, D.float32), _aval(b.shape, D.float32)),
-                (_aval(b.shape, D.float32),))
+    p = {
+        "left_side": left_side,
+        "lower": lower,
+        "transpose_a": transpose_a,
+        "conjugate_a": False,
+        "unit_diagonal": unit_diagonal,
+    }
+    r = Routine(
+        "triangular_solve", p, (_aval(a.shape, D.float32), _aval(b.shape, D.float32)), (_aval(b.shape, D.float32),)
+    )
     compare_routine(cpu, wasm, r, [a, b], 1e-5, 1e-5)
 
 
@@ -594,7 +685,11 @@ def test_scatter(cpu, wasm, kind, dt):
     u = values(dt, 6 * 5, seed=2).reshape(6, 5)
     if dt.kind == "f":
         u = np.where(np.isfinite(u), np.clip(u, -3, 3), 2).astype(u.dtype)
-    r = Routine("scatter", {"axes": (0, 2), "kind": kind},
-                (_aval(x.shape, dt), _aval(ind.shape, D.int32), _aval(u.shape, dt)), (_aval(x.shape, dt),))
+    r = Routine(
+        "scatter",
+        {"axes": (0, 2), "kind": kind},
+        (_aval(x.shape, dt), _aval(ind.shape, D.int32), _aval(u.shape, dt)),
+        (_aval(x.shape, dt),),
+    )
     with np.errstate(all="ignore"):
         compare_routine(cpu, wasm, r, [x, ind, u], 1e-3 if dt.name == "float16" else 1e-6)

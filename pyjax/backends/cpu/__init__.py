@@ -118,8 +118,12 @@ class CpuBackend(Backend):
             t = self._ev.np_dtype(dtype)
             arr = _np.asarray(val)
             # Slots never alias: a result that views an input (or is read-only) is copied.
-            if (arr.dtype != t or not arr.flags.writeable or not arr.flags.c_contiguous
-                    or any(_np.may_share_memory(arr, i) for i in ins)):
+            if (
+                arr.dtype != t
+                or not arr.flags.writeable
+                or not arr.flags.c_contiguous
+                or any(_np.may_share_memory(arr, i) for i in ins)
+            ):
                 arr = _np.array(arr, dtype=t, copy=True)
             self._bufs[slot] = arr.reshape(-1)
         else:
@@ -137,8 +141,20 @@ class _Lazy:
         self.nbytes = nbytes
 
 
-_FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
-        "int16": "h", "uint16": "H", "int64": "q", "uint64": "Q", "bool": "?"}
+_FMT = {
+    "float32": "f",
+    "float64": "d",
+    "float16": "e",
+    "int32": "i",
+    "uint32": "I",
+    "int8": "b",
+    "uint8": "B",
+    "int16": "h",
+    "uint16": "H",
+    "int64": "q",
+    "uint64": "Q",
+    "bool": "?",
+}
 
 
 def _unpack(buf, dtype) -> list:

@@ -59,7 +59,9 @@ def _digamma(x):
         xr = np.where(small, xr + 1, xr)
     inv = 1 / xr
     inv2 = inv * inv
-    series = np.log(xr) - 0.5 * inv - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    series = (
+        np.log(xr) - 0.5 * inv - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    )
     res = acc + series
     with np.errstate(all="ignore"):
         res = np.where(refl, res - np.pi / np.tan(np.pi * x), res)
@@ -77,7 +79,8 @@ def _in_f64(fn):
 _erf = np.frompyfunc(math.erf, 1, 1)
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 _lgamma = np.frompyfunc(
-    lambda v: math.inf if math.isinf(v) else (math.lgamma(v) if not (v <= 0 and v == math.floor(v)) else math.inf), 1, 1)
+    lambda v: math.inf if math.isinf(v) else (math.lgamma(v) if not (v <= 0 and v == math.floor(v)) else math.inf), 1, 1
+)
 
 
 def _round_away(a):
@@ -111,16 +114,47 @@ def _clz(a):
 
 
 UNARY = {
-    "neg": np.negative, "not": lambda a: np.logical_not(a) if a.dtype == np.bool_ else np.invert(a),
-    "abs": np.abs, "sign": _sign, "floor": np.floor, "ceil": np.ceil, "round_even": np.rint,
-    "round_away": _round_away, "trunc": np.trunc, "exp": np.exp, "exp2": np.exp2, "log": np.log,
-    "log2": np.log2, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
-    "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "sqrt": np.sqrt,
-    "rsqrt": lambda a: (1 / np.sqrt(a)).astype(a.dtype), "cbrt": np.cbrt,
-    "erf": _in_f64(_erf), "erfc": _in_f64(_erfc), "erf_inv": _in_f64(_erf_inv),
-    "lgamma": _in_f64(_lgamma), "digamma": _in_f64(_digamma), "logistic": _logistic,
-    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "popcnt": _popcnt, "clz": _clz,
+    "neg": np.negative,
+    "not": lambda a: np.logical_not(a) if a.dtype == np.bool_ else np.invert(a),
+    "abs": np.abs,
+    "sign": _sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round_even": np.rint,
+    "round_away": _round_away,
+    "trunc": np.trunc,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log2": np.log2,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda a: (1 / np.sqrt(a)).astype(a.dtype),
+    "cbrt": np.cbrt,
+    "erf": _in_f64(_erf),
+    "erfc": _in_f64(_erfc),
+    "erf_inv": _in_f64(_erf_inv),
+    "lgamma": _in_f64(_lgamma),
+    "digamma": _in_f64(_digamma),
+    "logistic": _logistic,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+    "popcnt": _popcnt,
+    "clz": _clz,
     "reciprocal": lambda a: (1 / a).astype(a.dtype),
 }
 
@@ -166,11 +200,25 @@ def _pow(a, b):
 
 
 BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": _max, "min": np.minimum,
-    "pow": _pow, "atan2": np.arctan2, "nextafter": np.nextafter, "xor": None,
-    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
-    "ne": np.not_equal, "shl": _shift("shl"), "shr": _shift("shr"),
-    "idiv": np.floor_divide, "mod": np.mod,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "max": _max,
+    "min": np.minimum,
+    "pow": _pow,
+    "atan2": np.arctan2,
+    "nextafter": np.nextafter,
+    "xor": None,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "shl": _shift("shl"),
+    "shr": _shift("shr"),
+    "idiv": np.floor_divide,
+    "mod": np.mod,
 }
 
 
@@ -338,8 +386,7 @@ class KernelExe:
         self.k = k
         self.epi = Plan(k.epilogue, k.out_shape if k.reduce_op else k.shape)
         self.body = Plan(k.body, k.shape) if k.reduce_op else None
-        self.einsum = (k.reduce_op == "sum" and k.body.op == "mul" and k.body.dtype.kind == "f"
-                       and 0 not in k.shape)
+        self.einsum = k.reduce_op == "sum" and k.body.op == "mul" and k.body.dtype.kind == "f" and 0 not in k.shape
         if self.einsum:
             self.factors = [Plan(s, k.shape) for s in k.body.srcs]
 

@@ -122,7 +122,12 @@ def _digamma(x):
         acc -= 1 / x
         x += 1
     inv2 = 1 / (x * x)
-    return acc + math.log(x) - 0.5 / x - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    return (
+        acc
+        + math.log(x)
+        - 0.5 / x
+        - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    )
 
 
 def _erf_inv(y):
@@ -156,18 +161,45 @@ def _atanh(x):
 
 
 UNARY = {
-    "neg": lambda x: -x, "abs": abs, "sign": _sign, "floor": lambda x: float(math.floor(x)) if math.isfinite(x) else x,
-    "ceil": lambda x: float(math.ceil(x)) if math.isfinite(x) else x, "round_even": _round_even,
-    "round_away": _round_away, "trunc": lambda x: float(math.trunc(x)) if math.isfinite(x) else x,
-    "exp": _safe(math.exp), "exp2": _safe(lambda x: 2.0**x), "log": _safe(math.log), "log2": _safe(math.log2),
-    "log1p": _safe(math.log1p), "expm1": _safe(math.expm1), "sin": _safe(math.sin), "cos": _safe(math.cos),
-    "tan": _safe(math.tan), "asin": _safe(math.asin), "acos": _safe(math.acos), "atan": math.atan,
-    "sinh": _safe(math.sinh), "cosh": _safe(math.cosh), "tanh": math.tanh, "asinh": math.asinh,
-    "acosh": _safe(math.acosh), "atanh": _safe(_atanh), "sqrt": _safe(math.sqrt),
-    "rsqrt": _safe(lambda x: 1 / math.sqrt(x) if x != 0 else math.inf), "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x),
-    "erf": math.erf, "erfc": math.erfc, "erf_inv": _erf_inv, "lgamma": _safe(_lgamma), "digamma": _digamma,
-    "logistic": _logistic, "isnan": lambda x: x != x, "isinf": lambda x: x in (math.inf, -math.inf),
-    "isfinite": lambda x: math.isfinite(x), "reciprocal": _safe(lambda x: 1 / x),
+    "neg": lambda x: -x,
+    "abs": abs,
+    "sign": _sign,
+    "floor": lambda x: float(math.floor(x)) if math.isfinite(x) else x,
+    "ceil": lambda x: float(math.ceil(x)) if math.isfinite(x) else x,
+    "round_even": _round_even,
+    "round_away": _round_away,
+    "trunc": lambda x: float(math.trunc(x)) if math.isfinite(x) else x,
+    "exp": _safe(math.exp),
+    "exp2": _safe(lambda x: 2.0**x),
+    "log": _safe(math.log),
+    "log2": _safe(math.log2),
+    "log1p": _safe(math.log1p),
+    "expm1": _safe(math.expm1),
+    "sin": _safe(math.sin),
+    "cos": _safe(math.cos),
+    "tan": _safe(math.tan),
+    "asin": _safe(math.asin),
+    "acos": _safe(math.acos),
+    "atan": math.atan,
+    "sinh": _safe(math.sinh),
+    "cosh": _safe(math.cosh),
+    "tanh": math.tanh,
+    "asinh": math.asinh,
+    "acosh": _safe(math.acosh),
+    "atanh": _safe(_atanh),
+    "sqrt": _safe(math.sqrt),
+    "rsqrt": _safe(lambda x: 1 / math.sqrt(x) if x != 0 else math.inf),
+    "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x),
+    "erf": math.erf,
+    "erfc": math.erfc,
+    "erf_inv": _erf_inv,
+    "lgamma": _safe(_lgamma),
+    "digamma": _digamma,
+    "logistic": _logistic,
+    "isnan": lambda x: x != x,
+    "isinf": lambda x: x in (math.inf, -math.inf),
+    "isfinite": lambda x: math.isfinite(x),
+    "reciprocal": _safe(lambda x: 1 / x),
 }
 
 
@@ -289,8 +321,20 @@ def _cast(v, to):
     return float(v)
 
 
-_FMT = {"float32": "f", "float64": "d", "float16": "e", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B",
-        "int16": "h", "uint16": "H", "int64": "q", "uint64": "Q", "bool": "?"}
+_FMT = {
+    "float32": "f",
+    "float64": "d",
+    "float16": "e",
+    "int32": "i",
+    "uint32": "I",
+    "int8": "b",
+    "uint8": "B",
+    "int16": "h",
+    "uint16": "H",
+    "int64": "q",
+    "uint64": "Q",
+    "bool": "?",
+}
 
 
 def _bitcast(v, frm, to):
@@ -469,7 +513,11 @@ def run_routine(r: Routine, ins: list) -> list:
                 s = A[j * m + j] - sum(L[j * m + k] ** 2 for k in range(j))
                 L[j * m + j] = math.sqrt(s) if s > 0 else math.nan
                 for i in range(j + 1, m):
-                    L[i * m + j] = (A[i * m + j] - sum(L[i * m + k] * L[j * m + k] for k in range(j))) / L[j * m + j] if L[j * m + j] == L[j * m + j] and L[j * m + j] != 0 else math.nan
+                    L[i * m + j] = (
+                        (A[i * m + j] - sum(L[i * m + k] * L[j * m + k] for k in range(j))) / L[j * m + j]
+                        if L[j * m + j] == L[j * m + j] and L[j * m + j] != 0
+                        else math.nan
+                    )
             if any(v != v for v in L):
                 L = [math.nan] * (m * m)
             out.extend(norm(v) for v in L)

@@ -124,17 +124,19 @@ class WasmBackend(Backend):
         nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
         hi = kernel.shape[0] if nk >= 1 else 1
         size = kernel.out_size
-        gathers = sorted({x.arg for r in (kernel.epilogue, kernel.body) if r is not None for x in _walk(r)
-                          if x.op == "gather"})
+        gathers = sorted(
+            {x.arg for r in (kernel.epilogue, kernel.body) if r is not None for x in _walk(r) if x.op == "gather"}
+        )
+        # kernels that need scratch keep it for the executable's lifetime (not a user buffer)
+        extra = (self.alloc.malloc(scratch),) if scratch else ()
         if gathers:
             sizes, itemsizes = self._sizes, [d.itemsize for d in kernel.in_dtypes]
 
             def run(ins, outs):
-                fn(*ins, outs[0], 0, hi, *[sizes[ins[g]] // itemsizes[g] for g in gathers])
+                fn(*ins, outs[0], 0, hi, *[sizes[ins[g]] // itemsizes[g] for g in gathers], *extra)
 
-        elif scratch:
-            # kept for the executable's lifetime (not a user buffer: not in live_buffers)
-            sp = self.alloc.malloc(scratch)
+        elif extra:
+            (sp,) = extra
 
             def run(ins, outs):
                 fn(*ins, outs[0], 0, hi, sp)

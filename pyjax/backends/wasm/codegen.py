@@ -93,8 +93,14 @@ def _int_max(d) -> int:
 
 # Ops whose float16 result needs no re-rounding (exact on representable inputs).
 _HALF_EXACT = frozenset("neg abs floor ceil round_even round_away trunc max min sign where".split())
-_CMP = {"lt": ("lt", "lt_s", "lt_u"), "le": ("le", "le_s", "le_u"), "gt": ("gt", "gt_s", "gt_u"),
-        "ge": ("ge", "ge_s", "ge_u"), "eq": ("eq", "eq", "eq"), "ne": ("ne", "ne", "ne")}
+_CMP = {
+    "lt": ("lt", "lt_s", "lt_u"),
+    "le": ("le", "le_s", "le_u"),
+    "gt": ("gt", "gt_s", "gt_u"),
+    "ge": ("ge", "ge_s", "ge_u"),
+    "eq": ("eq", "eq", "eq"),
+    "ne": ("ne", "ne", "ne"),
+}
 
 
 class KernelCodegen:
@@ -114,6 +120,7 @@ class KernelCodegen:
         self.gathers = sorted({x.arg for r in roots for x in ir.walk(r) if x.op == "gather"})
         self.mode = "scalar"
         self.V = -1
+        self.unroll = 1
 
     # ------------------------------------------------------------------ analysis
 
@@ -278,6 +285,8 @@ class KernelCodegen:
             self.mode, self.V = "B", n - 1
         elif c_ok:
             self.mode, self.V = "C", nk - 1
+            if self.nr == 1 and k.shape[n - 1] >= 8 and k.shape[nk - 1] >= 4 * LANES and op != "prod":
+                self.mode = "R"  # stream rows into accumulators kept in scratch memory
         elif b_ok:
             self.mode, self.V = "B", n - 1
 
@@ -289,7 +298,9 @@ class KernelCodegen:
         self._analyze()
         plan = matmul.match(self) if self.simd else None
         self.scratch_bytes = plan.scratch if plan is not None else 0
-        n_params = self.n_in + 3 + len(self.gathers) + (1 if plan is not None else 0)
+        if self.mode == "R":
+            self.scratch_bytes = 4 * self.k.shape[self.V]
+        n_params = self.n_in + 3 + len(self.gathers) + (1 if self.scratch_bytes else 0)
         f = self.m.function("run", [I32] * n_params, [], export=True)
         self.f = f
         self.p_in = list(range(self.n_in))
@@ -302,6 +313,9 @@ class KernelCodegen:
         self.idx_local: dict = {}
         if plan is not None:
             matmul.emit(self, plan)
+        elif self.mode == "R":
+            self._emit_prologue()
+            self._emit_rowstream(0)
         else:
             self._emit_prologue()
             self._emit_out_loops(0)
@@ -312,8 +326,11 @@ class KernelCodegen:
 
     def _pre_emit(self, level: int) -> None:
         """Compute every node that depends on loops up to `level` (and not on acc) here."""
+        skip_varying = self.vec and self.unroll > 1  # those are computed once per unrolled vector
         for nd in self.order:
             if self.level[nd] == level and not self.accdep[nd] and nd.op != "idx":
+                if skip_varying and self.varies(nd):
+                    continue
                 self.get(nd)
 
     def _emit_prologue(self) -> None:
@@ -366,18 +383,137 @@ class KernelCodegen:
         """The vectorized axis: a 4-wide main loop, then a scalar tail continuing from its index."""
         self._pre_splats()
 
-        def main():
-            self.vec = True
-            self._pre_emit(a)
-            body_v()
-            self.vec = False
+        def main(unroll):
+            def body():
+                self.vec, self.unroll = True, unroll
+                self._pre_emit(a)
+                body_v()
+                self.vec, self.unroll = False, 1
+
+            return body
 
         def tail():
             self._pre_emit(a)
             body_s()
 
-        self._loop(a, LANES, main)
+        u = self._unroll_for(a)
+        if u > 1:  # U vectors per iteration (more independent accumulators, whole cache lines)
+            self._loop(a, LANES * u, main(u))
+            self._loop(a, LANES, main(1), start=False)
+        else:
+            self._loop(a, LANES, main(1))
         self._loop(a, 1, tail, start=False)
+
+    def _emit_rowstream(self, a: int) -> None:
+        """Mode R: out[.., j] = epi(reduce_r body(.., j, r)) with the r loop outside the j loop.
+
+        For reductions whose reduced axis is strided in memory (column sums, products with a
+        transposed operand) the j loop then reads rows contiguously; the per-column
+        accumulators live in scratch memory (4 bytes per output column).
+        """
+        V, f, k = self.V, self.f, self.k
+        if a < V:
+            def inner():
+                self._pre_emit(a)
+                self._emit_rowstream(a + 1)
+
+            self._loop(a, 1, inner)
+            return
+        op, d = k.reduce_op, k.body.dtype
+        r_axis = self.n - 1
+        acc_node = ir.acc(d)
+        t = valtype(d)
+        sp = self.p_scratch
+        fam_load = "f32.load" if t == F32 else "i32.load"
+        fam_store = "f32.store" if t == F32 else "i32.store"
+
+        def j_loops(vec_body, scalar_body):
+            self._pre_splats()
+
+            def vb():
+                self.vec = True
+                vec_body()
+                self.vec = False
+
+            self._loop(V, LANES, vb)
+            self._loop(V, 1, scalar_body, start=False)
+
+        def acc_addr():
+            f.local_get(sp).local_get(self.env[(ir.idx(V), "s")]).i32_const(2).i32_shl().i32_add()
+
+        # accumulators = identity
+        def init_v():
+            acc_addr()
+            self._vconst(self._identity(op, d), d)
+            f.v128_store(align=2)
+
+        def init_s():
+            acc_addr()
+            self._const(self._identity(op, d), d)
+            f.op(fam_store, align=2)
+
+        j_loops(init_v, init_s)
+
+        def r_body():
+            # values that depend on r but not on j: once per row
+            for nd in self.order:
+                if self.level[nd] == r_axis and not self.varies(nd) and not self.accdep[nd]:
+                    self.get(nd)
+
+            def upd_v():
+                v = self.vget(k.body)
+                acc_addr()
+                acc_addr()
+                f.v128_load(align=2).local_get(v)
+                self._vcombine(op, d)
+                f.v128_store(align=2)
+
+            def upd_s():
+                v = self.get(k.body)
+                a_ = f.local(t)
+                acc_addr()
+                f.op(fam_load, align=2).local_set(a_)
+                self._combine_into(a_, v, op, d)
+                acc_addr()
+                f.local_get(a_).op(fam_store, align=2)
+
+            j_loops(upd_v, upd_s)
+
+        self._loop(r_axis, 1, r_body)
+
+        def epi_v():
+            loc = f.local(V128)
+            acc_addr()
+            f.v128_load(align=2).local_set(loc)
+            self.env[(acc_node, "v")] = loc
+            self._store_vector(self.vget(k.epilogue), k.epilogue.dtype)
+
+        def epi_s():
+            loc = f.local(t)
+            acc_addr()
+            f.op(fam_load, align=2).local_set(loc)
+            self.env[(acc_node, "s")] = loc
+            self._store(self.get(k.epilogue), k.epilogue.dtype)
+
+        j_loops(epi_v, epi_s)
+
+    def _unroll_for(self, a: int) -> int:
+        """Vectors per main-loop iteration: 4 for reductions vectorized across outputs (mode C)."""
+        if self.mode == "C" and self.k.shape[a] >= 4 * LANES and self.k.reduce_op != "prod":
+            return 4
+        return 1
+
+    def _per_unroll(self, fn) -> None:
+        """Run fn(u) once per unrolled vector, with idx(V) advanced by 4u in a scoped env."""
+        var = self.env[(ir.idx(self.V), "s")]
+        for u in range(self.unroll):
+            saved = dict(self.env)
+            if u:
+                loc = self.f.local(I32)
+                self.f.local_get(var).i32_const(LANES * u).i32_add().local_set(loc)
+                self.env[(ir.idx(self.V), "s")] = loc
+            fn(u)
+            self.env = saved
 
     def _pre_splats(self) -> None:
         """Splat loop-invariant values used by vector nodes once, before the vector loop."""
@@ -408,7 +544,13 @@ class KernelCodegen:
         if k.reduce_op:
             self._emit_reduction()
         if self.vec:
-            self._store_vector(self.vget(k.epilogue), k.epilogue.dtype)
+
+            def store(u):
+                if k.reduce_op:
+                    self.env[(ir.acc(k.body.dtype), "v")] = self._red_state_u[u]
+                self._store_vector(self.vget(k.epilogue), k.epilogue.dtype)
+
+            self._per_unroll(store)
         else:
             self._store(self.get(k.epilogue), k.epilogue.dtype)
 
@@ -451,12 +593,16 @@ class KernelCodegen:
             self.env[(ir.acc(dtypes.int32), "s")] = bidx
             return
         if vec_acc:
-            acc = f.local(V128)
-            self._vconst(self._identity(op, d), d)
-            f.local_set(acc)
-            self._red_state = acc
+            accs = []
+            for _ in range(self.unroll):
+                acc = f.local(V128)
+                self._vconst(self._identity(op, d), d)
+                f.local_set(acc)
+                accs.append(acc)
+            self._red_state = accs[0]
+            self._red_state_u = accs
             self._emit_red_loops(self.nk)
-            self.env[(acc_node, "v")] = acc
+            self.env[(acc_node, "v")] = accs[0]
         else:
             acc = f.local(valtype(d))
             self._const(self._identity(op, d), d)
@@ -479,20 +625,35 @@ class KernelCodegen:
             k = self.k
             op, d = k.reduce_op, k.body.dtype
             scalar_acc = self._red_state
-            vacc = f.local(V128)
-            self._vconst(self._identity(op, d), d)
-            f.local_set(vacc)
+            unroll = 4 if k.shape[a] >= 4 * LANES else 1
+            vaccs = []
+            for _ in range(unroll):
+                vaccs.append(f.local(V128))
+                self._vconst(self._identity(op, d), d)
+                f.local_set(vaccs[-1])
+            vacc = vaccs[0]
             self._pre_splats()
 
-            def main():
-                self.vec = True
-                self._pre_emit(a)
-                self._red_state = vacc
-                self._emit_red_loops(a + 1)
-                self._red_state = scalar_acc
-                self.vec = False
+            def main(u):
+                def body():
+                    self.vec, self.unroll = True, u
+                    self._pre_emit(a)
+                    self._red_state, self._red_state_u = vacc, vaccs
+                    self._emit_red_loops(a + 1)
+                    self._red_state = scalar_acc
+                    self.vec, self.unroll = False, 1
 
-            self._loop(a, LANES, main)
+                return body
+
+            if unroll > 1:  # independent accumulators hide the add latency
+                self._loop(a, LANES * unroll, main(unroll))
+                self._loop(a, LANES, main(1), start=False)
+                for extra in vaccs[1:]:
+                    f.local_get(vacc).local_get(extra)
+                    self._vcombine(op, d)
+                    f.local_set(vacc)
+            else:
+                self._loop(a, LANES, main(1))
             # fold the lanes into the scalar accumulator
             for lane in range(LANES):
                 tmp = f.local(valtype(d))
@@ -523,7 +684,17 @@ class KernelCodegen:
                 f.local_get(self.env[(ir.idx(self.n - 1), "s")]).local_set(bidx)
             return
         acc = self._red_state
-        if self.vec:
+        if self.vec and self.mode in ("B", "C"):
+
+            def one(u):
+                a = self._red_state_u[u]
+                v = self.vget(k.body)
+                f.local_get(a).local_get(v)
+                self._vcombine(op, d)
+                f.local_set(a)
+
+            self._per_unroll(one)
+        elif self.vec:
             v = self.vget(k.body)
             f.local_get(acc).local_get(v)
             self._vcombine(op, d)
@@ -1460,8 +1631,17 @@ class KernelCodegen:
             f.local_get(vs[0])
             return True
         if sd.kind == "b":
-            table = {"and": "v128.and", "or": "v128.or", "xor": "v128.xor", "ne": "v128.xor", "eq": "i32x4.eq",
-                     "add": "v128.or", "mul": "v128.and", "max": "v128.or", "min": "v128.and"}
+            table = {
+                "and": "v128.and",
+                "or": "v128.or",
+                "xor": "v128.xor",
+                "ne": "v128.xor",
+                "eq": "i32x4.eq",
+                "add": "v128.or",
+                "mul": "v128.and",
+                "max": "v128.or",
+                "min": "v128.and",
+            }
             if op == "not":
                 f.local_get(vs[0]).v128_not()
                 return True

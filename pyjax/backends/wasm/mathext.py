@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from pyjax.backends.wasm.encoder import F32, F64, I32, I64, Function, Module
+from pyjax.backends.wasm.encoder import F32, F64, I32, Function, Module
 from pyjax.backends.wasm.mathlib import add_math_helpers
 
 __all__ = ["EXTRA", "f16_helpers", "math_index"]
@@ -290,12 +290,13 @@ def f16_helpers(m: Module) -> dict[str, int]:
     f.local_get(0).local_get(0).f32_ne().select()
     f.finish()
     out["f32_to_bf16"] = f.index
-    for name, to_bits, from_bits in (("round_f16", "f32_to_f16", "f16_to_f32"),
-                                     ("round_bf16", "f32_to_bf16", "bf16_to_f32")):
+    for name, to_bits, from_bits in (
+        ("round_f16", "f32_to_f16", "f16_to_f32"),
+        ("round_bf16", "f32_to_bf16", "bf16_to_f32"),
+    ):
         f = m.function("pyjax_" + name, [F32], [F32])
         f.local_get(0).call(out[to_bits]).call(out[from_bits])
         f.finish()
         out[name] = f.index
     m.memo["pyjax.f16"] = out
     return out
-

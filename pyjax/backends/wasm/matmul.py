@@ -29,15 +29,38 @@ from pyjax.core import dtypes
 
 __all__ = ["MatmulPlan", "emit", "match"]
 
-MR, NV = 4, 2  # register tile: MR rows x 4*NV columns
-KC = 256  # K block
-PANEL_BYTES = 128 * 1024  # packed B block size target (L2-resident)
+import os
+
+MR = int(os.environ.get("PYJAX_WASM_MR", "4"))  # register tile: MR rows x 4*NV columns
+NV = int(os.environ.get("PYJAX_WASM_NV", "3"))
+KC = int(os.environ.get("PYJAX_WASM_KC", "256"))  # K block
+KUNROLL = int(os.environ.get("PYJAX_WASM_KU", "2"))  # k steps per inner-loop iteration
+PANEL_BYTES = int(os.environ.get("PYJAX_WASM_PANEL", str(128 * 1024)))  # packed B block (L2-resident)
 MIN_WORK = 16384  # smaller products use the generic loop nest
 
 
 class MatmulPlan:
-    __slots__ = ("a", "b", "I", "J", "K", "M", "N", "Kd", "sa", "sb", "ca", "cb", "kc", "nc", "mr", "nv",
-                 "vec_epi", "batch_axes", "scratch")
+    __slots__ = (
+        "a",
+        "b",
+        "I",
+        "J",
+        "K",
+        "M",
+        "N",
+        "Kd",
+        "sa",
+        "sb",
+        "ca",
+        "cb",
+        "kc",
+        "nc",
+        "mr",
+        "nv",
+        "vec_epi",
+        "batch_axes",
+        "scratch",
+    )
 
 
 def _coeffs(cg, load):
@@ -95,7 +118,8 @@ def match(cg, mr: int = MR, nv: int = NV) -> MatmulPlan | None:
     cg.V = J
     epi_nodes = [x for x in cg.order if not _in_body(cg, x)]
     p.vec_epi = k.out_dtype.name in ("float32", "int32", "uint32", "bool") and all(
-        cg._vec_node_ok(x) for x in epi_nodes if cg.deps[x] >> J & 1 and x.op not in ("idx",))
+        cg._vec_node_ok(x) for x in epi_nodes if cg.deps[x] >> J & 1 and x.op not in ("idx",)
+    )
     cg.rest = {}
     for x in epi_nodes:
         if x.op == "load" and cg.deps[x] >> J & 1:
@@ -235,8 +259,13 @@ def emit(cg, p: MatmulPlan) -> None:
                 def scalar_col():
                     padded_copy()
 
-                loop(col, ("l", ncur4), lambda: f.local_get(ncur).i32_const(nr - 1).i32_add().i32_const(-nr).i32_and(),
-                     1, scalar_col)
+                loop(
+                    col,
+                    ("l", ncur4),
+                    lambda: f.local_get(ncur).i32_const(nr - 1).i32_add().i32_const(-nr).i32_and(),
+                    1,
+                    scalar_col,
+                )
 
             loop(kk, 0, lambda: f.local_get(kcur), 1, krow)
         else:
@@ -318,21 +347,37 @@ def emit(cg, p: MatmulPlan) -> None:
         f.i32_const(2).i32_shl().local_get(a_base).i32_add().local_set(pa)
         f.local_get(s).i32_const(kc_max * nr * 4).i32_mul().local_get(scratch).i32_add().local_set(pb)
 
-        def kstep():
+        def step(u: int):
+            """One k step; u-th of an unrolled group (memarg offsets past the pointers)."""
             for v in range(nvec):
-                f.local_get(pb).v128_load(offset=16 * v, align=2).local_set(bvec[v])
+                f.local_get(pb).v128_load(offset=16 * v + 4 * nr * u, align=2).local_set(bvec[v])
             for r in range(nrows):
-                f.local_get(pa).v128_load32_splat(offset=4 * r * sai, align=2).local_set(av)
+                f.local_get(pa).v128_load32_splat(offset=4 * (r * sai + u * sak), align=2).local_set(av)
                 for v in range(nvec):
                     if madd:
                         f.local_get(av).local_get(bvec[v]).local_get(acc[r][v]).f32x4_relaxed_madd()
                     else:
                         f.local_get(acc[r][v]).local_get(av).local_get(bvec[v]).f32x4_mul().f32x4_add()
                     f.local_set(acc[r][v])
-            f.local_get(pa).i32_const(4 * sak).i32_add().local_set(pa)
-            f.local_get(pb).i32_const(4 * nr).i32_add().local_set(pb)
 
-        loop(kk, 0, lambda: f.local_get(kcur), 1, kstep)
+        def advance(steps: int):
+            f.local_get(pa).i32_const(4 * sak * steps).i32_add().local_set(pa)
+            f.local_get(pb).i32_const(4 * nr * steps).i32_add().local_set(pb)
+
+        unroll = KUNROLL if sak >= 0 else 1
+        if unroll > 1:
+            klim = L(I32)
+            f.local_get(kcur).i32_const(unroll - 1).i32_sub().local_set(klim)
+
+            def ksteps():
+                for u in range(unroll):
+                    step(u)
+                advance(unroll)
+
+            loop(kk, 0, lambda: f.local_get(klim), unroll, ksteps)
+            loop(kk, ("l", kk), lambda: f.local_get(kcur), 1, lambda: (step(0), advance(1)))
+        else:
+            loop(kk, 0, lambda: f.local_get(kcur), 1, lambda: (step(0), advance(1)))
         # last K block: epilogue + store; otherwise keep the partial sums in C
         f.local_get(kc).local_get(kcur).i32_add().i32_const(Kd).i32_ge_s()
         with f.if_():

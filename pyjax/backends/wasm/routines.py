@@ -256,8 +256,12 @@ def _sort(r: Routine):
         for o in range(nops):
             d = avals[o].dtype
             size = d.itemsize
-            load, store = {1: ("i32.load8_u", "i32.store8"), 2: ("i32.load16_u", "i32.store16"),
-                           4: ("i32.load", "i32.store"), 8: ("i64.load", "i64.store")}[size]
+            load, store = {
+                1: ("i32.load8_u", "i32.store8"),
+                2: ("i32.load16_u", "i32.store16"),
+                4: ("i32.load", "i32.store"),
+                8: ("i64.load", "i64.store"),
+            }[size]
 
             def gather(o=o, size=size, load=load, store=store):
                 B.addr(cur_i, i, 4)
@@ -583,12 +587,14 @@ def _triangular_solve(r: Routine):
 
     def solve():
         if lower_eff:
+
             def row_fwd():
                 B.loop(j, 0, ("l", i), eliminate)
                 scale()
 
             B.loop(i, 0, m, row_fwd)
         else:
+
             def row_bwd():
                 B.loop(j, lambda: f.local_get(i).i32_const(1).i32_add(), m, eliminate)
                 scale()
@@ -667,6 +673,7 @@ def _lu(r: Routine):
             f.i32_add().local_get(p).i32_store()
             f.local_get(p).local_get(j).i32_ne()
             with f.if_():
+
                 def swap():
                     W_at(j, c)
                     W_at(p, c)
@@ -727,7 +734,7 @@ def _scatter(r: Routine):
     d = xv.dtype
     shape = xv.shape
     nd = len(shape)
-    strides = [math.prod(shape[a + 1:]) for a in range(nd)]
+    strides = [math.prod(shape[a + 1 :]) for a in range(nd)]
     rest = [a for a in range(nd) if a not in axes]
     nbatch = math.prod(iv.shape[:-1])
     kk = iv.shape[-1] if iv.shape else 0
@@ -802,8 +809,14 @@ def _scatter(r: Routine):
     return B.bytes(), 0
 
 
-_BUILDERS = {"sort": _sort, "cumulative": _cumulative, "cholesky": _cholesky,
-             "triangular_solve": _triangular_solve, "lu": _lu, "scatter": _scatter}
+_BUILDERS = {
+    "sort": _sort,
+    "cumulative": _cumulative,
+    "cholesky": _cholesky,
+    "triangular_solve": _triangular_solve,
+    "lu": _lu,
+    "scatter": _scatter,
+}
 
 
 def compile_routine(r: Routine, backend):
@@ -819,6 +832,7 @@ def compile_routine(r: Routine, backend):
 
     def make_run(fn):
         if scratch:
+
             def run(ins, outs):
                 s = backend.malloc(scratch)
                 try:
@@ -826,10 +840,10 @@ def compile_routine(r: Routine, backend):
                 finally:
                     backend.free(s)
         else:
+
             def run(ins, outs):
                 fn(*ins, *outs, 0)
 
         return run
 
     return wasm, make_run
-

@@ -144,7 +144,9 @@ class WebGPUBackend(Backend):
 
     def _copy_step(self, src, src_off, dst, dst_off, nbytes) -> None:
         words = -(-(dst_off + nbytes) // 4) - dst_off // 4
-        self.step(self.pipeline(_COPY_WGSL), [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
+        self.step(
+            self.pipeline(_COPY_WGSL), [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256)
+        )
 
     def live_buffers(self) -> int:
         return len(self._nbytes)

@@ -16,6 +16,7 @@ the problem size and stay within the WebGPU default limits (256 invocations, 16 
 from __future__ import annotations
 
 import math
+import os
 
 from pyjax.backends.webgpu import wgsl
 from pyjax.backends.webgpu.renderer import GPUKernel, Launch, _Bindings, _finish, _used_inputs
@@ -32,6 +33,9 @@ CONFIGS = {
 
 
 def _pick(M: int, N: int, batch: int, caps) -> tuple:
+    forced = os.environ.get("PYJAX_WEBGPU_MATMUL_CONFIG")  # "TX,TY,TM,TN,BK" (for tuning)
+    if forced:
+        return tuple(int(v) for v in forced.split(","))
     work = M * N * batch
     if caps.max_invocations >= 256 and work >= (1 << 22) and M >= 128 and N >= 128:
         name = "large"
@@ -149,9 +153,7 @@ def try_matmul(k, caps):
             compute.append(f"let b{kk}_{q} = Bs[{kk * BNp // 4}i + tx * {TN // 4}i + {q}i];")
         for i in range(TM):
             for j in range(TN):
-                compute.append(
-                    f"c{i}_{j} = fma(a{kk}_{i // 4}.{comp[i % 4]}, b{kk}_{j // 4}.{comp[j % 4]}, c{i}_{j});"
-                )
+                compute.append(f"c{i}_{j} = fma(a{kk}_{i // 4}.{comp[i % 4]}, b{kk}_{j // 4}.{comp[j % 4]}, c{i}_{j});")
     first = tile_loads("0i", "f")
     nxt = tile_loads("(k0 + " + str(BK) + "i)", "n")
     # Epilogue per accumulator.

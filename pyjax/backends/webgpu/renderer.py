@@ -445,9 +445,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
         better = _better(op, "vv", "av", vd, em)
         upd = f"if ({better} || ai == 2147483647i) {{ av = vv; ai = {ival}; }}"
         if mode == "combine":
-            upd = (
-                f"if ({better} || ({_same('vv', 'av', vd)} && {ival} < ai)) {{ av = vv; ai = {ival}; }}"
-            )
+            upd = f"if ({better} || ({_same('vv', 'av', vd)} && {ival} < ai)) {{ av = vv; ai = {ival}; }}"
         acc_init = [f"var av: {ct} = {_identity(op, vd)};", "var ai = 2147483647i;"]
         acc_upd = [f"let vv = {val};", upd]
     else:
@@ -572,9 +570,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
             body_lines.append(x)
     text_body = "\n".join("  " + x for x in body_lines)
     prefix = "\n".join("  " + x for x in L)
-    body = (
-        f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n{prefix}\n{text_body}\n}}\n"
-    )
+    body = f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n{prefix}\n{text_body}\n}}\n"
     n_wg = -(-n_q // opw) if coop else -(-n_groups // wg)
     text = _finish(em, b.header(), body, shared)
     return Launch(text, b.roles, n_wg, None, b.merged)

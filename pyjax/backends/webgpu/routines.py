@@ -150,8 +150,7 @@ class SortExe:
             )
             self.prep.append(_pipe(backend, text, helpers))
         text = (
-            wgsl.header([("ix", "u32", True)])
-            + f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+            wgsl.header([("ix", "u32", True)]) + f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
             f"  let g = wgl * {WG}u + lid;\n  if (g >= {self.rows * self.n2}u) {{ return; }}\n"
             f"  let i = g % {self.n2}u;\n  ix[g] = select(0xffffffffu, i, i < {self.n}u);\n}}\n"
         )
@@ -167,36 +166,51 @@ class SortExe:
 
         def cswap(pre: str, i: str, l_: str, asc: str) -> str:
             swap = f"select({less(i, l_, pre)}, {less(l_, i, pre)}, {asc})"
-            body = "".join(f" let t{j} = {pre}{nm}[{i}]; {pre}{nm}[{i}] = {pre}{nm}[{l_}]; {pre}{nm}[{l_}] = t{j};"
-                           for j, nm in enumerate(arrs))
+            body = "".join(
+                f" let t{j} = {pre}{nm}[{i}]; {pre}{nm}[{i}] = {pre}{nm}[{l_}]; {pre}{nm}[{l_}] = t{j};"
+                for j, nm in enumerate(arrs)
+            )
             return f"if ({swap}) {{{body} }}"
 
         rw = wgsl.header([(nm, "u32", True) for nm in arrs], "k: u32, j: u32, pad0: u32, pad1: u32,")
         # global compare-exchange step (k, j)
         npairs = self.rows * self.n2 // 2
-        self.step_pipe = _pipe(backend, rw + (
-            f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
-            f"  let t = wgl * {WG}u + lid;\n  if (t >= {npairs}u) {{ return; }}\n"
-            "  let j = u.j;\n  let i = (t / j) * 2u * j + t % j;\n  let l = i + j;\n"
-            f"  let asc = ((i % {self.n2}u) & u.k) == 0u;\n"
-            f"  {cswap('', 'i', 'l', 'asc')}\n}}\n"))
+        self.step_pipe = _pipe(
+            backend,
+            rw
+            + (
+                f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+                f"  let t = wgl * {WG}u + lid;\n  if (t >= {npairs}u) {{ return; }}\n"
+                "  let j = u.j;\n  let i = (t / j) * 2u * j + t % j;\n  let l = i + j;\n"
+                f"  let asc = ((i % {self.n2}u) & u.k) == 0u;\n"
+                f"  {cswap('', 'i', 'l', 'asc')}\n}}\n"
+            ),
+        )
         bs, wg = self.bs, self.wg
         shared = "".join(f"var<workgroup> s{nm}: array<u32, {bs}>;\n" for nm in arrs)
-        load = "".join(f"  s{nm}[lid] = {nm}[base + lid]; s{nm}[lid + {wg}u] = {nm}[base + lid + {wg}u];\n" for nm in arrs)
-        store = "".join(f"  {nm}[base + lid] = s{nm}[lid]; {nm}[base + lid + {wg}u] = s{nm}[lid + {wg}u];\n" for nm in arrs)
+        load = "".join(
+            f"  s{nm}[lid] = {nm}[base + lid]; s{nm}[lid + {wg}u] = {nm}[base + lid + {wg}u];\n" for nm in arrs
+        )
+        store = "".join(
+            f"  {nm}[base + lid] = s{nm}[lid]; {nm}[base + lid + {wg}u] = s{nm}[lid + {wg}u];\n" for nm in arrs
+        )
         inner = (
             "      let i = (lid / j) * 2u * j + lid % j;\n      let l = i + j;\n"
             f"      let asc = (((base + i) % {self.n2}u) & k) == 0u;\n"
             f"      {cswap('s', 'i', 'l', 'asc')}\n      workgroupBarrier();\n"
         )
         head = f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n  let base = wgl * {bs}u;\n"
-        self.local_full = _pipe(backend, rw + shared + head + load + "  workgroupBarrier();\n"
-                                f"  for (var k = 2u; k <= {bs}u; k = k << 1u) {{\n"
-                                "    for (var j = k >> 1u; j > 0u; j = j >> 1u) {\n" + inner + "    }\n  }\n"
-                                + store + "}\n")
-        self.local_merge = _pipe(backend, rw + shared + head + load + "  workgroupBarrier();\n  let k = u.k;\n"
-                                 f"  for (var j = {bs // 2}u; j > 0u; j = j >> 1u) {{\n" + inner + "  }\n"
-                                 + store + "}\n")
+        self.local_full = _pipe(
+            backend,
+            rw + shared + head + load + "  workgroupBarrier();\n"
+            f"  for (var k = 2u; k <= {bs}u; k = k << 1u) {{\n"
+            "    for (var j = k >> 1u; j > 0u; j = j >> 1u) {\n" + inner + "    }\n  }\n" + store + "}\n",
+        )
+        self.local_merge = _pipe(
+            backend,
+            rw + shared + head + load + "  workgroupBarrier();\n  let k = u.k;\n"
+            f"  for (var j = {bs // 2}u; j > 0u; j = j >> 1u) {{\n" + inner + "  }\n" + store + "}\n",
+        )
         # outputs: gather every operand through the sorted index
         self.gathers = []
         R, n, n2 = self.rows, self.n, self.n2
@@ -297,9 +311,12 @@ class CumulativeExe:
             return f"({n - 1}i - {i})" if self.rev else i
 
         # per-block scan with a carry-in (block totals' exclusive prefix when nb > 1)
-        carry = "tp[row * {nb}i + blk]".format(nb=nb) if nb > 1 else "ident()"
+        carry = f"tp[row * {nb}i + blk]" if nb > 1 else "ident()"
         binds = [("x", t, False), ("y", t, True)] + ([("tp", t, False)] if nb > 1 else [])
-        text = wgsl.header(binds) + pre + f"""
+        text = (
+            wgsl.header(binds)
+            + pre
+            + f"""
 var<workgroup> sh: array<{t}, {WG}>;
 @compute @workgroup_size({WG})
 fn main({ENTRY}) {{
@@ -313,7 +330,7 @@ fn main({ENTRY}) {{
   for (var q = 0i; q < {E}i; q = q + 1i) {{
     let i = first + q;
     var xv = ident();
-    if (i < {n}i) {{ xv = x[b0 + {pos('i')}]; }}
+    if (i < {n}i) {{ xv = x[b0 + {pos("i")}]; }}
     acc = comb(acc, xv);
     v[q] = acc;
   }}
@@ -330,14 +347,18 @@ fn main({ENTRY}) {{
   if (lid > 0u) {{ pre = comb(pre, sh[lid - 1u]); }}
   for (var q = 0i; q < {E}i; q = q + 1i) {{
     let i = first + q;
-    if (i < {n}i) {{ y[b0 + {pos('i')}] = comb(pre, v[q]); }}
+    if (i < {n}i) {{ y[b0 + {pos("i")}] = comb(pre, v[q]); }}
   }}
 }}
 """
+        )
         self.scan = _pipe(backend, text)
         if nb > 1:
             # block totals, then their exclusive scan per row (serial: nb is n / 1024)
-            text = wgsl.header([("x", t, False), ("tt", t, True)]) + pre + f"""
+            text = (
+                wgsl.header([("x", t, False), ("tt", t, True)])
+                + pre
+                + f"""
 var<workgroup> sh: array<{t}, {WG}>;
 @compute @workgroup_size({WG})
 fn main({ENTRY}) {{
@@ -348,7 +369,7 @@ fn main({ENTRY}) {{
   var acc = ident();
   for (var q = 0i; q < {E}i; q = q + 1i) {{
     let i = blk * {B}i + i32(lid) * {E}i + q;
-    if (i < {n}i) {{ acc = comb(acc, x[b0 + {pos('i')}]); }}
+    if (i < {n}i) {{ acc = comb(acc, x[b0 + {pos("i")}]); }}
   }}
   sh[lid] = acc;
   workgroupBarrier();
@@ -359,8 +380,12 @@ fn main({ENTRY}) {{
   if (lid == 0u) {{ tt[wgl] = sh[0]; }}
 }}
 """
+            )
             self.totals = _pipe(backend, text)
-            text = wgsl.header([("tt", t, False), ("tp", t, True)]) + pre + f"""
+            text = (
+                wgsl.header([("tt", t, False), ("tp", t, True)])
+                + pre
+                + f"""
 @compute @workgroup_size(64)
 fn main({ENTRY}) {{
   {LINEAR_WG}
@@ -373,6 +398,7 @@ fn main({ENTRY}) {{
   }}
 }}
 """
+            )
             self.prefix = _pipe(backend, text)
 
     def enqueue(self, be, ins: list, outs: list) -> None:
@@ -404,7 +430,10 @@ class CholeskyExe:
         self.total = self.batch * self.n * self.n
         self.widen = _Widen(backend, self.total, self.d)
         n = self.n
-        text = wgsl.header([("a", "f32", False), ("l", "f32", True)]) + helper_code({"nan", "gt"}) + f"""
+        text = (
+            wgsl.header([("a", "f32", False), ("l", "f32", True)])
+            + helper_code({"nan", "gt"})
+            + f"""
 var<workgroup> sd: f32;
 var<workgroup> bad: u32;
 @compute @workgroup_size({WG})
@@ -454,6 +483,7 @@ fn main({ENTRY}) {{
   }}
 }}
 """
+        )
         self.pipe = _pipe(backend, text)
 
     def enqueue(self, be, ins: list, outs: list) -> None:
@@ -489,17 +519,23 @@ class TriangularSolveExe:
         xs = cols if left else 1  # stride between consecutive unknowns
         swap = trans if left else not trans
         low = (lower != trans) if left else not (lower != trans)
-        aidx = "k * {m}i + i".format(m=m) if swap else "i * {m}i + k".format(m=m)
+        aidx = f"k * {m}i + i" if swap else f"i * {m}i + k"
         diag = "1.0f" if unit else f"a[ab + i * {m}i + i]"
         abase = "0i" if self.ba == 1 else f"bt * {m * m}i"
         rhs_base = "c" if left else f"c * {m}i"
         if low:
-            order = f"for (var ii = 0i; ii < {m}i; ii = ii + 1i) {{ let i = ii;\n    var s = b[xb + i * {xs}i];\n" \
-                    f"    for (var k = 0i; k < i; k = k + 1i) {{"
+            order = (
+                f"for (var ii = 0i; ii < {m}i; ii = ii + 1i) {{ let i = ii;\n    var s = b[xb + i * {xs}i];\n"
+                f"    for (var k = 0i; k < i; k = k + 1i) {{"
+            )
         else:
-            order = f"for (var ii = 0i; ii < {m}i; ii = ii + 1i) {{ let i = {m - 1}i - ii;\n    var s = b[xb + i * {xs}i];\n" \
-                    f"    for (var k = i + 1i; k < {m}i; k = k + 1i) {{"
-        text = wgsl.header([("a", "f32", False), ("b", "f32", False), ("x", "f32", True)]) + f"""
+            order = (
+                f"for (var ii = 0i; ii < {m}i; ii = ii + 1i) {{ let i = {m - 1}i - ii;\n    var s = b[xb + i * {xs}i];\n"
+                f"    for (var k = i + 1i; k < {m}i; k = k + 1i) {{"
+            )
+        text = (
+            wgsl.header([("a", "f32", False), ("b", "f32", False), ("x", "f32", True)])
+            + f"""
 @compute @workgroup_size(64)
 fn main({ENTRY}) {{
   {LINEAR_WG}
@@ -516,6 +552,7 @@ fn main({ENTRY}) {{
   }}
 }}
 """
+        )
         self.pipe = _pipe(backend, text)
 
     def enqueue(self, be, ins: list, outs: list) -> None:
@@ -589,23 +626,31 @@ class ScatterExe:
             return {"f32": f"bitcast<u32>({v})", "i32": f"bitcast<u32>({v})", "u32": v}[t]
 
         binds = [("ind", wgsl.storage_type(idt), False), ("upd", wgsl.storage_type(d), False)]
-        head = f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n" \
-               f"  let e = i32(wgl * {WG}u + lid);\n  if (e >= {self.nu}i) {{ return; }}\n  {target}\n  if (!ok) {{ return; }}\n"
+        head = (
+            f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+            f"  let e = i32(wgl * {WG}u + lid);\n  if (e >= {self.nu}i) {{ return; }}\n  {target}\n  if (!ok) {{ return; }}\n"
+        )
         self.pipes = []
         if kind == "set":
-            win_text = wgsl.header(binds[:1] + [("win", "atomic<u32>", True)]) + helper_code(helpers) + head.replace(
-                "upd", "ind") + "  atomicMax(&win[t], u32(e) + 1u);\n}\n"
-            self.pipes.append(_pipe(backend, win_text))
-            write = (
-                "  if (atomicLoad(&win[t]) != u32(e) + 1u) { return; }\n"
-                f"  let nb = {bits_of(val)};\n"
+            win_text = (
+                wgsl.header(binds[:1] + [("win", "atomic<u32>", True)])
+                + helper_code(helpers)
+                + head.replace("upd", "ind")
+                + "  atomicMax(&win[t], u32(e) + 1u);\n}\n"
             )
+            self.pipes.append(_pipe(backend, win_text))
+            write = f"  if (atomicLoad(&win[t]) != u32(e) + 1u) {{ return; }}\n  let nb = {bits_of(val)};\n"
             if pk:
                 write += f"  atomicAnd(&out[{word}], ~({mask} << {sh}));\n  atomicOr(&out[{word}], nb << {sh});\n"
             else:
                 write += "  atomicStore(&out[t], nb);\n"
-            text = wgsl.header(binds + [("win", "atomic<u32>", True), ("out", "atomic<u32>", True)]) + \
-                helper_code(helpers) + head + write + "}\n"
+            text = (
+                wgsl.header(binds + [("win", "atomic<u32>", True), ("out", "atomic<u32>", True)])
+                + helper_code(helpers)
+                + head
+                + write
+                + "}\n"
+            )
             self.pipes.append(_pipe(backend, text))
         else:
             em_op = {"add": "add", "mul": "mul", "min": "min", "max": "max"}[kind]
@@ -634,9 +679,14 @@ class ScatterExe:
                 )
             text = wgsl.header(binds + [("out", "atomic<u32>", True)]) + helper_code(helpers) + head + write + "}\n"
             self.pipes.append(_pipe(backend, text))
-        self.fill = _pipe(backend, wgsl.header([("z", "u32", True)], "n: u32, p0: u32, p1: u32, p2: u32,") + (
-            f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
-            f"  let g = wgl * {WG}u + lid;\n  if (g < u.n) {{ z[g] = 0u; }}\n}}\n"))
+        self.fill = _pipe(
+            backend,
+            wgsl.header([("z", "u32", True)], "n: u32, p0: u32, p1: u32, p2: u32,")
+            + (
+                f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+                f"  let g = wgl * {WG}u + lid;\n  if (g < u.n) {{ z[g] = 0u; }}\n}}\n"
+            ),
+        )
 
     def enqueue(self, be, ins: list, outs: list) -> None:
         x, ind, upd = ins
@@ -669,8 +719,10 @@ class LuExe:
         self.total = self.batch * m * n
         self.widen = _Widen(backend, self.total, self.d)
         k = self.k
-        text = wgsl.header([("a", "f32", False), ("lu", "f32", True), ("piv", "i32", True), ("perm", "i32", True)]) + \
-            helper_code({"isnan"}) + f"""
+        text = (
+            wgsl.header([("a", "f32", False), ("lu", "f32", True), ("piv", "i32", True), ("perm", "i32", True)])
+            + helper_code({"isnan"})
+            + f"""
 var<workgroup> bv: array<f32, {WG}>;
 var<workgroup> bi: array<i32, {WG}>;
 @compute @workgroup_size({WG})
@@ -736,6 +788,7 @@ fn main({ENTRY}) {{
   }}
 }}
 """
+        )
         self.pipe = _pipe(backend, text)
 
     def enqueue(self, be, ins: list, outs: list) -> None:

@@ -20,9 +20,15 @@ from pyjax.core import dtypes
 # ---- dtypes ------------------------------------------------------------------------------------
 
 _CTYPE = {
-    "float32": "f32", "float16": "f32", "bfloat16": "f32",
-    "int32": "i32", "int16": "i32", "int8": "i32",
-    "uint32": "u32", "uint16": "u32", "uint8": "u32",
+    "float32": "f32",
+    "float16": "f32",
+    "bfloat16": "f32",
+    "int32": "i32",
+    "int16": "i32",
+    "int8": "i32",
+    "uint32": "u32",
+    "uint16": "u32",
+    "uint8": "u32",
     "bool": "bool",
 }
 
@@ -421,7 +427,9 @@ class Emitter:
             info = dtypes.iinfo(dst)
             self.helpers.add("isnan")
             conv = "i32" if td == "i32" else "u32"
-            return f"select({conv}(clamp(trunc({x}), {float(info.min)}f, {float(info.max)}f)), {zero(dst)}, pj_isnan({x}))"
+            return (
+                f"select({conv}(clamp(trunc({x}), {float(info.min)}f, {float(info.max)}f)), {zero(dst)}, pj_isnan({x}))"
+            )
         # int -> int
         if ts != td:
             x = f"bitcast<{td}>({x})"
@@ -544,6 +552,14 @@ class Emitter:
                 return f"({a} != {b})"
             raise TypeError(f"webgpu backend: {op} on bool")
         if t == "f32":
+            # Shader compilers fold x*0 -> 0 and x-x -> 0 (they assume no NaN/inf); spell out IEEE.
+            x, y = n.srcs
+            if op == "mul" and (x.op == "const" and x.arg == 0 or y.op == "const" and y.arg == 0):
+                v, c = (b, a) if x.op == "const" and x.arg == 0 else (a, b)
+                sgn = f"bitcast<f32>((bitcast<u32>({v}) ^ bitcast<u32>({c})) & 0x80000000u)"
+                return f"select({sgn}, {self._h('nan')}(), !{self._h('isfinite')}({v}))"
+            if op == "sub" and x is y:
+                return f"select(0.0f, {self._h('nan')}(), !{self._h('isfinite')}({a}))"
             if op in ("add", "sub", "mul", "div"):
                 sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
                 return f"({a} {sym} {b})"

@@ -107,7 +107,9 @@ fn pj_f32_to_bf16(x: f32) -> u32 {
 }
 """,
 )
-_def("rbf16", ("f32_to_bf16", "bf16_to_f32"), "fn pj_rbf16(x: f32) -> f32 { return pj_bf16_to_f32(pj_f32_to_bf16(x)); }")
+_def(
+    "rbf16", ("f32_to_bf16", "bf16_to_f32"), "fn pj_rbf16(x: f32) -> f32 { return pj_bf16_to_f32(pj_f32_to_bf16(x)); }"
+)
 
 # ---- saturating float -> int conversions (NaN -> 0), as the cpu reference ---------------------
 
@@ -190,8 +192,10 @@ fn pj_nextafter(x: f32, y: f32) -> f32 {
 """,
 )
 
-for _h, _to, _from, _sign, _mag in (("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
-                                    ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu")):
+for _h, _to, _from, _sign, _mag in (
+    ("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
+    ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu"),
+):
     _def(
         "nextafter_" + _h,
         ("isnan", "nan", _to, _from),
