@@ -297,7 +297,9 @@ def test_insert_values_and_grad():
     check(lambda lib, np_, x: np_.insert(x, 1, np_.arange(3.0)[:, None], axis=1), X)
     check(lambda lib, np_, x: np_.insert(x, [1], np_.arange(2.0)[:, None], axis=1), X[:2])
     check(lambda lib, np_, x: np_.insert(x, 2, [[1.0], [2.0]], axis=0), X)
-    _grad_check(lambda lib, x, v: lib.numpy.insert(x, lib.numpy.asarray([1, 3]), v, axis=0), X, np.float32(2.0), argnums=(0, 1))
+    _grad_check(
+        lambda lib, x, v: lib.numpy.insert(x, lib.numpy.asarray([1, 3]), v, axis=0), X, np.float32(2.0), argnums=(0, 1)
+    )
 
 
 @pytest.mark.parametrize(

@@ -1583,10 +1583,8 @@ def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_typ
         if swap:
             ans_batch = list(range(nb))
             ans_y = list(range(nb, nb + len(y_kept)))
-            ans_x = list(range(nb + len(y_kept), nb + len(y_kept) + len(x_kept)))
         else:
             ans_batch = list(range(nb))
-            ans_x = list(range(nb, nb + len(x_kept)))
             ans_y = list(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
         # g[b, x_kept, y_contract] = sum over ans_y of ct * y[b, y_kept, y_contract]
         g = dot_general(

@@ -2,7 +2,6 @@
 
 from pyjax import runtime as _runtime  # noqa: F401  (installs the executor)
 from pyjax.core.dtypes import (  # noqa: F401
-    bfloat16,
     bool_type as bool_,
     complexfloating,
     dtype as _dtype_fn,

@@ -28,7 +28,11 @@ from pyjax.core import dtypes  # noqa: E402
 D = dtypes
 I32 = D.int32
 DTYPES = [D.float32, D.float32, D.int32, D.bool_, D.float64, D.uint8, D.float16]
-FUZZ = settings(max_examples=int(__import__("os").environ.get("PYJAX_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(__import__("os").environ.get("PYJAX_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 _WASM: list = []
 _CPU: list = []
@@ -172,8 +176,9 @@ def kernel_case(draw):
         if draw(st.booleans()):
             # a gather from input 0 at a computed (clamped) position
             n0 = math.prod(bases[0][0])
-            pos = ir.alu("mod", ir.alu("add", ir.idx(nd - 1), ir.const(draw(st.integers(0, 5)), I32)),
-                         ir.const(max(n0, 1), I32))
+            pos = ir.alu(
+                "mod", ir.alu("add", ir.idx(nd - 1), ir.const(draw(st.integers(0, 5)), I32)), ir.const(max(n0, 1), I32)
+            )
             leaves.append(ir.gather(0, pos, in_dtypes[0]))
         work = draw(st.sampled_from([D.float32, D.int32, D.float32, D.bool_]))
         body = draw(expr(leaves, work, draw(st.integers(1, 4))))
@@ -245,8 +250,9 @@ def test_simd_and_scalar_code_agree():
     """The same kernels compiled with and without SIMD give identical integer results."""
     shape = (3, 37)
     x = np.arange(111, dtype=np.int32).reshape(shape) * 7 - 300
-    e = ir.alu("xor", ir.alu("mul", ir.load(0, ShapeTracker.contiguous(shape), I32), ir.const(3, I32)),
-               ir.const(5, I32))
+    e = ir.alu(
+        "xor", ir.alu("mul", ir.load(0, ShapeTracker.contiguous(shape), I32), ir.const(3, I32)), ir.const(5, I32)
+    )
     k = Kernel(shape, [I32], e)
     a = _run(WasmBackend(simd=False), k, [x])
     b = _run(_backends()[1], k, [x])

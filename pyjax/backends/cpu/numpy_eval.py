@@ -432,6 +432,9 @@ def _reduce(op, body, axes, shape):
     raise NotImplementedError(op)
 
 
+_EINSUM_PATHS: dict = {}
+
+
 def _einsum_sum(factors, shape, axes):
     """sum over axes of a*b via einsum, skipping broadcast (size-1) axes of each factor."""
     a, b = factors
@@ -448,7 +451,11 @@ def _einsum_sum(factors, shape, axes):
     present = set(sa) | set(sb)
     out_axes = [i for i in range(len(shape)) if i not in axes]
     so = "".join(letters[i] for i in out_axes if letters[i] in present)
-    r = np.einsum(f"{sa},{sb}->{so}", xa, xb, optimize=True)
+    spec = f"{sa},{sb}->{so}"
+    path = _EINSUM_PATHS.get((spec, xa.shape, xb.shape))
+    if path is None:  # planning is costly; a kernel's operand shapes never change
+        path = _EINSUM_PATHS[(spec, xa.shape, xb.shape)] = np.einsum_path(spec, xa, xb, optimize="greedy")[0]
+    r = np.einsum(spec, xa, xb, optimize=path)
     # Axes that neither factor has: reduced ones multiply by their size, kept ones broadcast.
     missing_red = [i for i in axes if letters[i] not in present]
     if missing_red:

@@ -413,6 +413,7 @@ class KernelCodegen:
         """
         V, f, k = self.V, self.f, self.k
         if a < V:
+
             def inner():
                 self._pre_emit(a)
                 self._emit_rowstream(a + 1)
@@ -1574,7 +1575,6 @@ class KernelCodegen:
     def _emit_vector(self, nd: Node) -> int:
         f = self.f
         op = nd.op
-        d = nd.dtype
         if op == "idx":
             f.local_get(self.env[(nd, "s")]).i32x4_splat()
             f.v128_const(struct.pack("<4i", 0, 1, 2, 3)).i32x4_add()

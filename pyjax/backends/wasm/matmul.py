@@ -160,7 +160,6 @@ def emit(cg, p: MatmulPlan) -> None:
     acc = [[L(V128) for _ in range(p.nv)] for _ in range(p.mr)]
     bvec = [L(V128) for _ in range(p.nv)]
     av = L(V128)
-    n_full_strips = N // nr
     w_last = N % nr  # width of the last, partial strip (0: none)
 
     cg._emit_prologue()

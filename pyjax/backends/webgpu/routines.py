@@ -130,7 +130,6 @@ class SortExe:
         self.dts = [a.dtype for a in r.in_avals]
         if self.total == 0 or self.n <= 1:
             return
-        narr = self.nk + 1
         arrs = [f"k{i}" for i in range(self.nk)] + ["ix"]
         self.arrs = arrs
         # prep: keys and index, padded
