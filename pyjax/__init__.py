@@ -30,6 +30,7 @@ from pyjax.api import (  # noqa: F401
     vjp,
     vmap,
 )
+from pyjax.api import jacrev as jacobian  # noqa: F401  (JAX's alias of jacrev)
 from pyjax._typing import Array  # noqa: F401
 from pyjax.runtime.device import (  # noqa: F401
     default_backend,

@@ -60,6 +60,19 @@ __all__ = [
     "pareto",
     "triangular",
     "geometric",
+    "gamma",
+    "loggamma",
+    "beta",
+    "dirichlet",
+    "chisquare",
+    "f",
+    "t",
+    "generalized_normal",
+    "wald",
+    "poisson",
+    "binomial",
+    "multinomial",
+    "ball",
 ]
 
 _U32 = dtypes.uint32
@@ -1009,3 +1022,400 @@ def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None
     diag = jnp.diagonal(r, axis1=-2, axis2=-1)
     x = q * jnp.expand_dims(jnp.sign(diag), -2)
     return jnp.swapaxes(x, -1, -2) if n < m_ else x
+
+
+# --- gamma family, counting distributions -------------------------------------------------------
+#
+# Rejection samplers run a while_loop over the whole sample: every round draws fresh proposals
+# (from fold_in(key, round)) for all elements and keeps the first accepted one per element, so
+# shapes stay static and vmap/jit work. Values follow the right distributions but are not JAX's
+# bit-for-bit (JAX draws per element with its own key schedule).
+
+_MAX_ROUNDS = 1000
+
+
+def _uniform01(key, shape, dtype):
+    """Uniform samples in (0, 1), never exactly 0, so that logs stay finite."""
+    return _u(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+
+
+def _two_keys(key):
+    ks = _split_impl(key, (2,))
+    return lax.reshape(lax.slice(ks, (0, 0), (1, 2)), (2,)), lax.reshape(lax.slice(ks, (1, 0), (2, 2)), (2,))
+
+
+def _rejection(key, done, init, propose):
+    """Per element, the first value of propose(round_key) -> (accepted, value) that is accepted.
+
+    Elements already `done` keep `init`; after _MAX_ROUNDS rounds unfinished elements keep init too.
+    """
+    from pyjax.lax.control_flow import while_loop
+
+    jnp = _jnp()
+
+    def body(state):
+        i, done, out = state
+        ok, val = propose(_fold_in_impl(key, lax.reshape(lax.convert_element_type(i, _U32), ())))
+        return i + 1, done | ok, jnp.where(ok & ~done, val, out)
+
+    def more(state):
+        return (state[0] < _MAX_ROUNDS) & ~jnp.all(state[1])
+
+    return while_loop(more, body, (jnp.zeros((), dtypes.int32), done, init))[2]
+
+
+def _gamma_impl(key, a, shape, dtype, log_space):
+    """Marsaglia-Tsang gamma(a) samples (a < 1 boosted: gamma(a + 1) * u ** (1 / a)); log values if asked."""
+    jnp = _jnp()
+    a = _bcast(lax.convert_element_type(a, dtype), shape)
+    key_boost, key_loop = _two_keys(key)
+    small = a < 1
+    d = jnp.where(small, a + 1, a) - 1.0 / 3.0
+    c = 1 / jnp.sqrt(9 * d)
+    valid = (a > 0) & (a < float("inf"))
+
+    def propose(k):
+        kx, ku = _two_keys(k)
+        x = _normal_impl(kx, shape, dtype)
+        t = 1 + c * x
+        v = t * t * t
+        log_v = jnp.log(jnp.where(v > 0, v, 1))
+        ok = (v > 0) & (jnp.log(_uniform01(ku, shape, dtype)) < x * x / 2 + d - d * v + d * log_v)
+        return ok, v
+
+    v = _rejection(key_loop, ~valid, jnp.full(shape, float("nan"), dtype), propose)
+    log_boost = jnp.where(small, jnp.log(_uniform01(key_boost, shape, dtype)) / jnp.where(small, a, 1), 0)
+    log_g = jnp.log(d) + jnp.log(v) + log_boost
+    out = log_g if log_space else jnp.exp(log_g)
+    edge = jnp.where(a == 0, float("-inf") if log_space else 0.0, jnp.where(a > 0, float("inf"), float("nan")))
+    return jnp.where(valid, out, edge).astype(dtype)
+
+
+_gamma_jit = jit(_gamma_impl, static_argnums=(2, 3, 4))
+
+
+def _shape_params(name: str, shape, *params):
+    """The sample shape: broadcast of the parameter shapes if shape is None, else checked against them."""
+    shapes = [get_aval(p).shape for p in params]
+    if shape is None:
+        return _broadcast_shapes(*shapes)
+    shape = _canon_shape(shape, name)
+    _check_shape(name, shape, *shapes)
+    return shape
+
+
+def _gamma_sampler(name: str, key, a, shape, dtype, log_space: bool):
+    from pyjax.custom_derivatives import custom_jvp
+
+    key = _check_key(name, key)
+    d = _float_dtype(dtype, name)
+    a = _scalar_or_array(a, d)
+    shape = _shape_params(name, shape, a)
+    f = custom_jvp(lambda a: _gamma_jit(key, a, shape, d, log_space))
+
+    @f.defjvp
+    def _implicit_jvp(primals, tangents):
+        (a,), (da,) = primals, tangents
+        out = _gamma_jit(key, a, shape, d, log_space)
+        z = _jnp().exp(out) if log_space else out
+        ab = _bcast(lax.convert_element_type(a, d), shape)
+        dz = _gamma_sample_grad(ab, lax.stop_gradient(z)) * _bcast(lax.convert_element_type(da, d), shape)
+        return out, dz / z if log_space else dz
+
+    return f(a)
+
+
+def _gamma_sample_grad(a, z):
+    """dz/da of a Gamma(a) sample z at fixed CDF value (implicit reparameterization): -dP/da / density."""
+    from pyjax.api import jvp
+    from pyjax.scipy import special
+
+    jnp = _jnp()
+    _, dp_da = jvp(lambda a_: special._gammainc_core(a_, z, False), (a,), (jnp.ones_like(a),))
+    return -dp_da / special._gamma_density(a, z)
+
+
+def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+    """Gamma(a, 1) samples (Marsaglia-Tsang rejection), differentiable in a by implicit reparameterization."""
+    return _gamma_sampler("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+    """Logs of Gamma(a, 1) samples, computed in log space (accurate for tiny a)."""
+    return _gamma_sampler("loggamma", key, a, shape, dtype, True)
+
+
+def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
+    """Beta(a, b) samples as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b) (in log space)."""
+    key = _check_key("beta", key)
+    d = _float_dtype(dtype, "beta")
+    a, b = _scalar_or_array(a, d), _scalar_or_array(b, d)
+    shape = _shape_params("beta", shape, a, b)
+    jnp = _jnp()
+    key_a, key_b = _two_keys(key)
+    la, lb = loggamma(key_a, a, shape, d), loggamma(key_b, b, shape, d)
+    m = jnp.maximum(la, lb)
+    ga, gb = jnp.exp(la - m), jnp.exp(lb - m)
+    return ga / (ga + gb)
+
+
+def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
+    """Dirichlet(alpha) samples over the last axis of alpha: normalized gamma samples (in log space)."""
+    key = _check_key("dirichlet", key)
+    d = _float_dtype(dtype, "dirichlet")
+    alpha = _scalar_or_array(alpha, d)
+    sa = get_aval(alpha).shape
+    if len(sa) < 1:
+        raise ValueError(f"The concentration parameter should be at least 1-dimensional, got {sa}")
+    if shape is None:
+        shape = sa[:-1]
+    else:
+        shape = _canon_shape(shape, "dirichlet")
+        _check_shape("dirichlet", shape, sa[:-1])
+    lg = loggamma(key, alpha, shape + sa[-1:], d)
+    return _jnp().exp(lg - _jnp().max(lg, axis=-1, keepdims=True)) / _jnp().sum(
+        _jnp().exp(lg - _jnp().max(lg, axis=-1, keepdims=True)), axis=-1, keepdims=True
+    )
+
+
+def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None):
+    """Chi-square(df) samples: 2 * Gamma(df / 2)."""
+    key = _check_key("chisquare", key)
+    d = _float_dtype(dtype, "chisquare")
+    df = _scalar_or_array(df, d)
+    shape = _shape_params("chisquare", shape, df)
+    return _jnp().exp(loggamma(key, df / 2, shape, d)) * 2
+
+
+def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None):
+    """F(dfnum, dfden) samples: ratio of scaled chi-square samples."""
+    key = _check_key("f", key)
+    d = _float_dtype(dtype, "f")
+    dfnum, dfden = _scalar_or_array(dfnum, d), _scalar_or_array(dfden, d)
+    shape = _shape_params("f", shape, dfnum, dfden)
+    key_den, key_num = _two_keys(key)
+    return (chisquare(key_num, dfnum, shape, d) / dfnum) / (chisquare(key_den, dfden, shape, d) / dfden)
+
+
+def t(key, df, shape: Sequence[int] | None = None, dtype=None):
+    """Student's t(df) samples: normal * sqrt(df / 2 / Gamma(df / 2))."""
+    key = _check_key("t", key)
+    d = _float_dtype(dtype, "t")
+    df = _scalar_or_array(df, d)
+    shape = _shape_params("t", shape, df)
+    key_n, key_g = _two_keys(key)
+    half = df / 2
+    return normal(key_n, shape, d) * _jnp().sqrt(half / gamma(key_g, half, shape, d))
+
+
+def generalized_normal(key, p, shape: Sequence[int] = (), dtype=None):
+    """Generalized normal samples with density proportional to exp(-|x| ** p)."""
+    key = _check_key("generalized_normal", key)
+    d = _float_dtype(dtype, "generalized_normal")
+    shape = _canon_shape(shape, "generalized_normal")
+    key_g, key_r = _two_keys(key)
+    g = gamma(key_g, 1 / _scalar_or_array(p, d), shape, d)
+    r = rademacher(key_r, shape, d)
+    return r * g ** (1 / _scalar_or_array(p, d))
+
+
+def wald(key, mean, shape: Sequence[int] | None = None, dtype=None):
+    """Wald (inverse Gaussian, scale 1) samples by the Michael-Schucany-Haas transformation."""
+    key = _check_key("wald", key)
+    d = _float_dtype(dtype, "wald")
+    mean = _scalar_or_array(mean, d)
+    shape = _shape_params("wald", shape, mean)
+    jnp = _jnp()
+    k1, k2 = _two_keys(key)
+    y = normal(k1, shape, d) ** 2
+    z = uniform(k2, shape, d)
+    x = mean + mean * mean * y / 2 - mean / 2 * jnp.sqrt(4 * mean * y + (mean * y) ** 2)
+    return jnp.where(z <= mean / (mean + x), x, mean * mean / x)
+
+
+def _at_least_1d(impl):
+    """impl run on shape (1,) when the sample is a scalar (keeps every op at rank >= 1)."""
+
+    def run(key, *args):
+        *params, shape, dtype = args
+        if shape:
+            return impl(key, *params, shape, dtype)
+        return lax.reshape(impl(key, *(lax.reshape(p, (1,)) for p in params), (1,), dtype), ())
+
+    return run
+
+
+def _poisson_impl(key, lam, shape, dtype):
+    """Knuth's product-of-uniforms method for lam < 10, Hormann's PTRS rejection for lam >= 10."""
+    jnp = _jnp()
+    fd = get_aval(lam).dtype
+    lam = _bcast(lam, shape)
+    valid = (lam >= 0) & (lam < float("inf"))
+    small = lam < 10
+    key_small, key_big = _two_keys(key)
+    from pyjax.lax.control_flow import while_loop
+
+    def body(state):
+        i, done, k, log_prod = state
+        u = _uniform01(_fold_in_impl(key_small, lax.reshape(lax.convert_element_type(i, _U32), ())), shape, fd)
+        log_prod = log_prod + jnp.log(u)
+        stop = log_prod < -lam
+        return i + 1, done | stop, jnp.where(done | stop, k, k + 1), log_prod
+
+    init = (jnp.zeros((), dtypes.int32), ~(valid & small), jnp.zeros(shape, fd), jnp.zeros(shape, fd))
+    k_small = while_loop(lambda s: (s[0] < _MAX_ROUNDS) & ~jnp.all(s[1]), body, init)[2]
+
+    safe = jnp.where(small | ~valid, 10.0, lam).astype(fd)
+    log_lam = jnp.log(safe)
+    b = 0.931 + 2.53 * jnp.sqrt(safe)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2)
+
+    def propose(k):
+        ku, kv = _two_keys(k)
+        u = _u(ku, shape, fd, 0.0, 1.0) - 0.5
+        v = _uniform01(kv, shape, fd)
+        us = 0.5 - jnp.abs(u)
+        kk = jnp.floor((2 * a / us + b) * u + safe + 0.43)
+        quick = (us >= 0.07) & (v <= vr)
+        reject = (kk < 0) | ((us < 0.013) & (v > us))
+        s = jnp.log(v * inv_alpha / (a / (us * us) + b))
+        t_ = -safe + kk * log_lam - lax.lgamma(jnp.maximum(kk, 0) + 1)
+        return quick | (~reject & (s <= t_)), kk
+
+    k_big = _rejection(key_big, small | ~valid, jnp.zeros(shape, fd), propose)
+    out = jnp.where(small, k_small, k_big)
+    return jnp.where(valid, out, -1).astype(dtype)
+
+
+_poisson_jit = jit(_at_least_1d(_poisson_impl), static_argnums=(2, 3))
+
+
+def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
+    """Poisson(lam) counts (integer dtype); -1 where lam is negative or NaN, as in JAX."""
+    key = _check_key("poisson", key)
+    d = _int_dtype(dtype, "poisson")
+    lam = _scalar_or_array(lam, dtypes.default_float())
+    if get_aval(lam).dtype.kind != "f":
+        lam = lax.convert_element_type(lam, dtypes.default_float())
+    shape = _shape_params("poisson", shape, lam)
+    return _poisson_jit(key, lax.stop_gradient(lam), shape, d)
+
+
+def _binomial_impl(key, n, p, shape, dtype):
+    """Binomial(n, p): geometric-gap inversion when n * min(p, 1 - p) < 10, else Hormann's BTRS."""
+    jnp = _jnp()
+    fd = dtype
+    n = _bcast(lax.convert_element_type(n, fd), shape)
+    p = _bcast(lax.convert_element_type(p, fd), shape)
+    flip = p > 0.5
+    q = jnp.where(flip, 1 - p, p)  # success probability <= 1/2; flip the count back at the end
+    valid = (n >= 0) & (q >= 0) & (q <= 0.5) & (n < float("inf"))
+    trivial = (n == 0) | (q == 0)
+    small = n * q < 10
+    key_small, key_big = _two_keys(key)
+    from pyjax.lax.control_flow import while_loop
+
+    safe_q = jnp.where(trivial | ~valid, 0.5, q)
+    log1mq = jnp.log1p(-safe_q)
+
+    def body(state):
+        i, done, count, total = state
+        u = _uniform01(_fold_in_impl(key_small, lax.reshape(lax.convert_element_type(i, _U32), ())), shape, fd)
+        total = total + jnp.ceil(jnp.log(u) / log1mq)
+        stop = total > n
+        return i + 1, done | stop, jnp.where(done | stop, count, count + 1), total
+
+    first_done = ~(valid & small) | trivial
+    init = (jnp.zeros((), dtypes.int32), first_done, jnp.zeros(shape, fd), jnp.zeros(shape, fd))
+    x_small = while_loop(lambda s: (s[0] < _MAX_ROUNDS) & ~jnp.all(s[1]), body, init)[2]
+
+    big_q = jnp.where(small | trivial | ~valid, 0.5, q)
+    big_n = jnp.where(small | trivial | ~valid, 100.0, n)
+    spq = jnp.sqrt(big_n * big_q * (1 - big_q))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * big_q
+    c = big_n * big_q + 0.5
+    vr = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    lpq = jnp.log(big_q / (1 - big_q))
+    m = jnp.floor((big_n + 1) * big_q)
+    h = lax.lgamma(m + 1) + lax.lgamma(big_n - m + 1)
+
+    def propose(k):
+        ku, kv = _two_keys(k)
+        u = _u(ku, shape, fd, 0.0, 1.0) - 0.5
+        v = _uniform01(kv, shape, fd)
+        us = 0.5 - jnp.abs(u)
+        kk = jnp.floor((2 * a / us + b) * u + c)
+        quick = (us >= 0.07) & (v <= vr)
+        inside = (kk >= 0) & (kk <= big_n)
+        kc = jnp.clip(kk, 0, big_n)
+        lv = jnp.log(v * alpha / (a / (us * us) + b))
+        bound = h - lax.lgamma(kc + 1) - lax.lgamma(big_n - kc + 1) + (kc - m) * lpq
+        return quick | (inside & (lv <= bound)), kk
+
+    x_big = _rejection(key_big, small | trivial | ~valid, jnp.zeros(shape, fd), propose)
+    x = jnp.where(trivial, 0.0, jnp.where(small, x_small, x_big))
+    x = jnp.where(flip, n - x, x)
+    return jnp.where(valid, x, float("nan")).astype(dtype)
+
+
+_binomial_jit = jit(_at_least_1d(_binomial_impl), static_argnums=(3, 4))
+
+
+def binomial(key, n, p, shape: Sequence[int] | None = None, dtype=None):
+    """Binomial(n, p) counts (as floats, like JAX); NaN for invalid n or p."""
+    key = _check_key("binomial", key)
+    d = _float_dtype(dtype, "binomial")
+    n, p = _scalar_or_array(n, d), _scalar_or_array(p, d)
+    shape = _shape_params("binomial", shape, n, p)
+    return _binomial_jit(key, lax.stop_gradient(n), lax.stop_gradient(p), shape, d)
+
+
+def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, unroll=1):
+    """Multinomial(n, p) counts over the last axis of p, as a chain of conditional binomials."""
+    key = _check_key("multinomial", key)
+    d = _float_dtype(dtype, "multinomial")
+    jnp = _jnp()
+    n, p = _scalar_or_array(n, d), _scalar_or_array(p, d)
+    sp = get_aval(p).shape
+    if len(sp) < 1:
+        raise ValueError(f"multinomial: p must be at least 1-dimensional, got shape {sp}")
+    if shape is None:
+        shape = _broadcast_shapes(get_aval(n).shape, sp[:-1]) + sp[-1:]
+    else:
+        shape = _canon_shape(shape, "multinomial")
+        _check_shape("multinomial", shape, get_aval(n).shape + (1,), sp)
+    k = sp[-1]
+    batch = shape[:-1]
+    p = jnp.broadcast_to(p, batch + (k,)).astype(d)
+    remaining_n = jnp.broadcast_to(n, batch).astype(d)
+    remaining_p = jnp.ones(batch, d)
+    keys = split(key, max(k - 1, 1))
+    counts = []
+    for i in range(k - 1):
+        pi = p[..., i]
+        frac = jnp.clip(jnp.where(remaining_p > 0, pi / jnp.where(remaining_p > 0, remaining_p, 1), 0), 0, 1)
+        x = binomial(keys[i], remaining_n, frac, batch, d)
+        counts.append(x)
+        remaining_n = remaining_n - x
+        remaining_p = remaining_p - pi
+    counts.append(remaining_n)
+    return jnp.stack(counts, axis=-1)
+
+
+def ball(key, d: int, p: float = 2, shape: Sequence[int] = (), dtype=None):
+    """Uniform samples from the unit p-norm ball in d dimensions (generalized normals over an exponential)."""
+    key = _check_key("ball", key)
+    d_ = core.concrete_or_error(d, "The error occurred in jax.random.ball()")
+    if not isinstance(d_, int) or isinstance(d_, bool) or d_ < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
+    dt = _float_dtype(dtype, "ball")
+    shape = _canon_shape(shape, "ball")
+    jnp = _jnp()
+    k1, k2 = _two_keys(key)
+    g = generalized_normal(k1, p, shape + (d_,), dt)
+    e = exponential(k2, shape, dt)
+    return g / ((jnp.sum(jnp.abs(g) ** p, axis=-1) + e) ** (1 / p))[..., None]

@@ -54,7 +54,7 @@ def _test_backends() -> list[str]:
 
 
 # Backends tested when PYJAX_TEST_BACKENDS is unset (a backend joins once its suite is green).
-DEFAULT_BACKENDS = ("cpu",)
+DEFAULT_BACKENDS = ("cpu", "wasm", "webgpu")
 TEST_BACKENDS = _test_backends()
 
 

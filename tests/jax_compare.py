@@ -3,13 +3,20 @@ values (dtype-aware tolerances), shapes, exact dtypes and weak types."""
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
-import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
+
+# JAX's XLA compilations dominate the time of oracle tests: keep them in a persistent cache across runs
+if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    jax.config.update("jax_compilation_cache_dir", os.path.join(os.path.expanduser("~"), ".cache", "pyjax-tests-xla"))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 # (rtol, atol) per dtype name
 TOLERANCES = {
@@ -100,18 +107,87 @@ def run_both(fn, *args, **kwargs):
     return pj, jx
 
 
-def check(fn, *args, rtol=None, atol=None, check_weak=True, **kwargs):
-    """Run fn on both libraries; both raise the same kind of exception, or the results match."""
+def _pyjax_run(fn, args, kwargs):
     try:
-        jx = fn(jax, jjnp, *to_lib(args, jjnp), **kwargs)
-    except Exception as e:  # JAX rejects it: pyjax must reject it too, with the same class
-        with pytest.raises(Exception) as info:
-            fn(pyjax, pjnp, *to_lib(args, pjnp), **kwargs)
-        assert _same_error_kind(info.value, e), f"pyjax raised {info.value!r}, JAX raised {e!r}"
-        return None
-    pj = fn(pyjax, pjnp, *to_lib(args, pjnp), **kwargs)
+        return fn(pyjax, pjnp, *to_lib(tuple(args), pjnp), **kwargs), None
+    except Exception as e:  # compared with JAX's behaviour by the caller
+        return None, e
+
+
+def _arrays_only(tree) -> bool:
+    return all(_is_pj_array(x) for x in pyjax.tree_util.tree_leaves(tree))
+
+
+def _jax_jitted(fn, cases, kwargs):
+    """JAX's results for every case from one jitted call: numpy arrays become traced arguments, everything
+    else (Python scalars, shapes, dtypes) stays static. One XLA compilation instead of one per jnp function
+    and argument signature, which dominates the time of these tests."""
+    plans, arrays = [], []
+    for args in cases:
+        leaves, treedef = jax.tree_util.tree_flatten(tuple(args))
+        idx = [i for i, v in enumerate(leaves) if isinstance(v, np.ndarray)]
+        arrays += [leaves[i] for i in idx]
+        plans.append((leaves, treedef, idx))
+
+    def run(*traced):
+        it = iter(traced)
+        outs = []
+        for leaves, treedef, idx in plans:
+            ls = list(leaves)
+            for i in idx:
+                ls[i] = next(it)
+            outs.append(fn(jax, jjnp, *to_lib(treedef.unflatten(ls), jjnp), **kwargs))
+        return outs
+
+    return jax.jit(run)(*[jjnp.asarray(a) for a in arrays])
+
+
+def check(fn, *args, rtol=None, atol=None, check_weak=True, jit_oracle=False, **kwargs):
+    """Run fn(module, numpy_module, *args) on JAX and on pyjax: both raise the same kind of exception, or the
+    results match (structure, shapes, dtypes, weak types, values).
+
+    jit_oracle=True computes JAX's result under one jax.jit when pyjax returned only arrays (falling back to
+    eager JAX if that fails): much faster, for code whose eager and jitted JAX semantics agree (not, e.g.,
+    lax.fori_loop, whose eager result is weakly typed)."""
+    pj, err = _pyjax_run(fn, args, kwargs)
+    jx = None
+    if jit_oracle and err is None and _arrays_only(pj):
+        try:
+            jx = _jax_jitted(fn, [args], kwargs)[0]
+        except Exception:
+            jx = None
+    if jx is None:
+        try:
+            jx = fn(jax, jjnp, *to_lib(args, jjnp), **kwargs)
+        except Exception as e:  # JAX rejects it: pyjax must reject it too, with the same class
+            assert err is not None, f"JAX raised {e!r}, pyjax returned {pj!r}"
+            assert _same_error_kind(err, e), f"pyjax raised {err!r}, JAX raised {e!r}"
+            return None
+    if err is not None:
+        raise err
     assert_close(pj, jx, rtol=rtol, atol=atol, check_weak=check_weak)
     return pj
+
+
+def check_jit(fn, *args, **kwargs):
+    """check with JAX's result computed under jax.jit (see check's jit_oracle)."""
+    return check(fn, *args, jit_oracle=True, **kwargs)
+
+
+def check_all(fn, cases, rtol=None, atol=None, check_weak=True):
+    """check_jit(fn, *args) for every args tuple in cases, with all of JAX's results from one jitted call."""
+    results = [_pyjax_run(fn, a, {}) for a in cases]
+    if all(e is None and _arrays_only(r) for r, e in results):
+        try:
+            jx_all = _jax_jitted(fn, cases, {})
+        except Exception:
+            jx_all = None
+        if jx_all is not None:
+            for i, ((pj, _), jx) in enumerate(zip(results, jx_all)):
+                assert_close(pj, jx, rtol=rtol, atol=atol, check_weak=check_weak, what=f"case {i}")
+            return
+    for a in cases:
+        check(fn, *a, rtol=rtol, atol=atol, check_weak=check_weak, jit_oracle=True)
 
 
 def _same_error_kind(a: BaseException, b: BaseException) -> bool:
@@ -119,17 +195,3 @@ def _same_error_kind(a: BaseException, b: BaseException) -> bool:
         if isinstance(b, base):
             return isinstance(a, base)
     return True
-
-
-def check_all(fn, cases, rtol=None, atol=None, check_weak=True):
-    """check(fn, *args) for every args tuple in cases, computing all of JAX's results in one jit (one XLA
-    compilation instead of one per case, which dominates test time). Cases JAX rejects fall back to check."""
-    try:
-        jx_all = jax.jit(lambda: [fn(jax, jjnp, *to_lib(tuple(a), jjnp)) for a in cases])()
-    except Exception:
-        for a in cases:
-            check(fn, *a, rtol=rtol, atol=atol, check_weak=check_weak)
-        return
-    for i, (a, jx) in enumerate(zip(cases, jx_all)):
-        pj = fn(pyjax, pjnp, *to_lib(tuple(a), pjnp))
-        assert_close(pj, jx, rtol=rtol, atol=atol, check_weak=check_weak, what=f"case {i}")

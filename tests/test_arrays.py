@@ -13,7 +13,8 @@ import pytest
 import pyjax
 import pyjax.numpy as pjnp
 
-from jax_compare import check, check_all
+from jax_compare import check_all
+from jax_compare import check_jit as check
 
 F = np.array([[1.5, -2.0, 0.0], [3.25, -0.5, 4.0]], np.float32)
 I = np.array([[3, -7, 0], [12, 5, -1]], np.int32)

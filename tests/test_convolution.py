@@ -101,7 +101,7 @@ def _both(fn, *args):
 
 @pytest.mark.parametrize("layout", LAYOUTS_2D, ids=lambda x: str(x[0]))
 @pytest.mark.parametrize("case", range(len(CASES_2D)))
-def test_conv2d_value_and_grads(layout, case):
+def test_conv2d_value_and_grads(backend, layout, case):
     kw = CASES_2D[case]
     dn = layout[0]
     lhs, rhs = _operands(layout)
@@ -126,7 +126,7 @@ def test_conv2d_value_and_grads(layout, case):
 @pytest.mark.parametrize("groups,bgroups", [(2, 1), (3, 1), (1, 2), (1, 3)])
 @pytest.mark.parametrize("layout", LAYOUTS_2D[:3], ids=lambda x: str(x[0]))
 @pytest.mark.parametrize("case", [0, 1, 3, 5])
-def test_conv_groups_value_and_grads(groups, bgroups, layout, case):
+def test_conv_groups_value_and_grads(backend, groups, bgroups, layout, case):
     kw = CASES_2D[case]
     dn = layout[0]
     lhs, rhs = _operands(layout, groups=groups, bgroups=bgroups, c=2, o=2)
@@ -169,7 +169,7 @@ def test_conv_groups_value_and_grads(groups, bgroups, layout, case):
         (("NC", "IO", "NC"), (3, 4), (4, 5), dict(window_strides=(), padding=())),
     ],
 )
-def test_conv_1d_3d_0d(dn, lshape, rshape, kw):
+def test_conv_1d_3d_0d(backend, dn, lshape, rshape, kw):
     lhs, rhs = _rand(lshape, 1), _rand(rshape, 2)
 
     def f(lib, x, y):
@@ -187,7 +187,7 @@ def test_conv_1d_3d_0d(dn, lshape, rshape, kw):
     _close(pg[1], jg[1])
 
 
-def test_conv_jvp_and_jit():
+def test_conv_jvp_and_jit(backend):
     lhs, rhs = _operands(LAYOUTS_2D[1])
     tl, tr = _rand(lhs.shape, 3), _rand(rhs.shape, 4)
     dn = LAYOUTS_2D[1][0]
@@ -212,7 +212,7 @@ def test_conv_jvp_and_jit():
     _close(pg[1], jg[1], rtol=1e-3, atol=1e-3)
 
 
-def test_conv_second_order():
+def test_conv_second_order(backend):
     lhs, rhs = _rand((1, 2, 5, 5), 1), _rand((3, 2, 2, 2), 2)
 
     def f(lib, x, y):
@@ -228,7 +228,7 @@ def test_conv_second_order():
 @pytest.mark.parametrize("groups,bgroups", [(1, 1), (2, 1), (1, 2)])
 @pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0), (2, 1)])
 @pytest.mark.parametrize("layout", [LAYOUTS_2D[0], LAYOUTS_2D[2]], ids=lambda x: str(x[0]))
-def test_conv_vmap(groups, bgroups, in_axes, layout):
+def test_conv_vmap(backend, groups, bgroups, in_axes, layout):
     dn = layout[0]
     lhs, rhs = _operands(layout, groups=groups, bgroups=bgroups, c=2, o=2, h=5, w=4)
     V = 3
@@ -263,7 +263,7 @@ def test_conv_vmap(groups, bgroups, in_axes, layout):
     _close(pg[1], jg[1])
 
 
-def test_conv_dtypes():
+def test_conv_dtypes(backend):
     lhs, rhs = _rand((1, 2, 5, 5), 1), _rand((3, 2, 3, 3), 2)
     for dt in ("float16", "bfloat16", "float32"):
         check(
@@ -292,7 +292,7 @@ def test_conv_dtypes():
     )
 
 
-def test_conv_wrappers():
+def test_conv_wrappers(backend):
     lhs, rhs = _rand((2, 3, 8, 7), 1), _rand((4, 3, 3, 2), 2)
     check(lambda lib, np_, x, y: lib.lax.conv(x, y, (2, 2), "SAME"), lhs, rhs, rtol=RTOL, atol=ATOL)
     check(
@@ -364,7 +364,7 @@ def test_conv_dimension_numbers_helpers():
         dict(lhs=(1, 4, 5, 5), rhs=(2, 4, 3, 3), kw=dict(padding="FOO")),
     ],
 )
-def test_conv_errors(args):
+def test_conv_errors(backend, args):
     kw = dict(args["kw"])
     padding = kw.pop("padding", "VALID")
     check(
@@ -374,7 +374,7 @@ def test_conv_errors(args):
     )
 
 
-def test_conv_dtype_mismatch_error():
+def test_conv_dtype_mismatch_error(backend):
     with pytest.raises(TypeError, match="same dtypes"):
         pyjax.lax.conv(pjnp.ones((1, 1, 3, 3)), pjnp.ones((1, 1, 2, 2), dtype=pjnp.float16), (1, 1), "VALID")
 
@@ -431,7 +431,7 @@ RW_CASES = [
 
 @pytest.mark.parametrize("case", range(len(RW_CASES)))
 @pytest.mark.parametrize("op", ["add", "max", "min", "mul"])
-def test_reduce_window_value_and_grad(case, op):
+def test_reduce_window_value_and_grad(backend, case, op):
     kw = RW_CASES[case]
     x = _rand((5, 7), case) * 0.7 + (1.5 if op == "mul" else 0.0)
     init = {"add": 0.0, "max": -np.inf, "min": np.inf, "mul": 1.0}[op]
@@ -458,7 +458,7 @@ def test_reduce_window_value_and_grad(case, op):
     _close(pg[0], jg[0])
 
 
-def test_reduce_window_ties_pick_first():
+def test_reduce_window_ties_pick_first(backend):
     x = np.array([[1.0, 1.0, 0.0], [1.0, 0.5, 1.0], [0.0, 1.0, 1.0]], np.float32)
 
     def f(lib, a):
@@ -470,7 +470,7 @@ def test_reduce_window_ties_pick_first():
     _close(pj, jx)
 
 
-def test_reduce_window_pooling_jit_vmap():
+def test_reduce_window_pooling_jit_vmap(backend):
     x = _rand((3, 8, 8, 2), 4)
 
     def pool(lib, a):
@@ -491,7 +491,7 @@ def test_reduce_window_pooling_jit_vmap():
     _close(pg, jg)
 
 
-def test_reduce_window_init_and_computations():
+def test_reduce_window_init_and_computations(backend):
     x = _rand((6, 5), 2)
     # non-identity init values, traced or concrete, and computations given as jnp functions
     check(
@@ -527,7 +527,7 @@ def test_reduce_window_init_and_computations():
     check(lambda lib, np_, a: lib.lax.reduce_window(a, True, lib.lax.bitwise_and, (2, 2), (1, 1), "SAME"), xb)
 
 
-def test_reduce_window_errors():
+def test_reduce_window_errors(backend):
     x = pjnp.ones((4, 4))
     with pytest.raises(NotImplementedError, match="reduce_window"):
         pyjax.lax.reduce_window(x, 0.0, lambda a, b: a * 2 + b, (2, 2))
@@ -535,7 +535,7 @@ def test_reduce_window_errors():
         pyjax.lax.reduce_window(x, 0.0, pyjax.lax.add, (2,))
 
 
-def test_avg_pool_grad_3d_with_dilation():
+def test_avg_pool_grad_3d_with_dilation(backend):
     x = _rand((2, 6, 5, 4), 8)
 
     def f(lib, a):
@@ -563,7 +563,7 @@ def test_avg_pool_grad_3d_with_dilation():
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
 @pytest.mark.parametrize("na,nv", [(7, 3), (3, 7), (5, 5), (6, 1), (4, 2)])
-def test_convolve_correlate(mode, na, nv):
+def test_convolve_correlate(backend, mode, na, nv):
     a, v = _rand((na,), 1), _rand((nv,), 2)
     check(lambda lib, np_, x, y: np_.convolve(x, y, mode=mode), a, v, rtol=RTOL, atol=ATOL)
     check(lambda lib, np_, x, y: np_.correlate(x, y, mode=mode), a, v, rtol=RTOL, atol=ATOL)
@@ -578,7 +578,7 @@ def test_convolve_correlate(mode, na, nv):
     _close(pg[1], jg[1])
 
 
-def test_convolve_dtypes_and_errors():
+def test_convolve_dtypes_and_errors(backend):
     ai = np.arange(5, dtype=np.int32)
     check(lambda lib, np_, x: np_.convolve(x, x), ai)
     check(lambda lib, np_, x: np_.correlate(x, x[:3], mode="same"), ai)

@@ -297,6 +297,10 @@ def test_bfloat16_dtype_interop():
     x = pjnp.ones(2, dtype=pjnp.bfloat16)
     assert x.dtype == jnp.bfloat16 and x.dtype == "bfloat16" and x.dtype.itemsize == 2
     assert np.dtype(x.dtype) == np.dtype(jnp.bfloat16)
+    vals = [1.1, 3.0, -2.7, 1e30, float("nan"), float("inf")]
+    p, j = pjnp.array(vals, dtype=pjnp.bfloat16), jnp.array(vals, dtype=jnp.bfloat16)
+    assert repr(p) == repr(j) and repr(p * 2 + 1) == repr(j * 2 + 1)
+    assert_close(p * 2, j * 2)
 
 
 # --- scalar-type constructors ----------------------------------------------------------------------

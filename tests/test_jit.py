@@ -11,7 +11,7 @@ import pytest
 import pyjax
 import pyjax.numpy as pjnp
 
-from jax_compare import check
+from jax_compare import check_jit as check
 
 X = np.array([0.5, -1.25, 2.0], np.float32)
 M = np.arange(12, dtype=np.float32).reshape(3, 4) / 7 - 0.5

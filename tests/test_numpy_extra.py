@@ -62,14 +62,14 @@ V = _rand((7,), 2)
         dict(axis=2),
     ],
 )
-def test_diff(kw):
+def test_diff(backend, kw):
     check(lambda lib, np_, x: np_.diff(x, **kw), X, **R)
     if ("n" not in kw or kw["n"] >= 0) and not isinstance(kw.get("append"), list):
         if kw.get("axis", 0) != 2:
             _grad_check(lambda lib, x: lib.numpy.diff(x, **kw), X)
 
 
-def test_diff_dtypes():
+def test_diff_dtypes(backend):
     check(lambda lib, np_, x: np_.diff(x), XI)
     check(lambda lib, np_, x: np_.diff(x > 3, axis=0), XI)
     check(lambda lib, np_, x: np_.diff(x[0, 0]), XI)
@@ -91,7 +91,7 @@ def test_diff_dtypes():
         ((), dict(edge_order=2)),
     ],
 )
-def test_gradient(args, kw):
+def test_gradient(backend, args, kw):
     coords = np.array([0.0, 0.5, 1.5, 3.0, 3.2], np.float32)
     args = tuple(coords if a == "coords" else a for a in args)
     check(lambda lib, np_, x, *a: np_.gradient(x, *a, **kw), X, *args, **R)
@@ -107,7 +107,7 @@ def test_gradient(args, kw):
         )
 
 
-def test_trapezoid_unwrap():
+def test_trapezoid_unwrap(backend):
     xs = np.cumsum(np.abs(_rand((5,), 3))).astype(np.float32)
     check(lambda lib, np_, y: np_.trapezoid(y), X, **R)
     check(lambda lib, np_, y: np_.trapezoid(y, dx=0.3, axis=0), X, **R)
@@ -126,7 +126,7 @@ def test_trapezoid_unwrap():
 # --- membership, counting, histograms ---------------------------------------------------------------
 
 
-def test_isin():
+def test_isin(backend):
     check(lambda lib, np_, x: np_.isin(x, np_.array([1, 3, 6])), XI)
     check(lambda lib, np_, x: np_.isin(x, np_.array([[1.0, 3.5]]), invert=True), XI)
     check(lambda lib, np_, x: np_.isin(x, np_.array([], dtype=np_.int32)), XI)
@@ -134,7 +134,7 @@ def test_isin():
     check(lambda lib, np_, x: lib.jit(lambda a, b: np_.isin(a, b))(x, x[1:2, :2]), XI)
 
 
-def test_bincount():
+def test_bincount(backend):
     x = np.array([0, 1, 1, 3, 2, 1, 7], np.int32)
     w = _rand((7,), 5)
     check(lambda lib, np_, a: np_.bincount(a), x)
@@ -160,7 +160,7 @@ def test_bincount():
         dict(bins=6, weights="w"),
     ],
 )
-def test_histogram(kw):
+def test_histogram(backend, kw):
     a = _rand((40,), 6)
     w = np.abs(_rand((40,), 7))
     kw = {k: (w if v == "w" else v) for k, v in kw.items()}
@@ -183,14 +183,14 @@ def test_histogram(kw):
     check(lambda lib, np_, x: np_.histogram(x * 0 + 1.0, bins=4), a, **R)
 
 
-def test_digitize_searchsorted_exist():
+def test_digitize_searchsorted_exist(backend):
     check(lambda lib, np_, x: np_.digitize(x, np_.array([-1.0, 0.0, 1.0])), V)
 
 
 # --- polynomials -------------------------------------------------------------------------------------
 
 
-def test_polynomials():
+def test_polynomials(backend):
     p = np.array([1.5, -2.0, 0.5, 3.0], np.float32)
     q = np.array([2.0, 1.0], np.float32)
     check(lambda lib, np_, c, x: np_.polyval(c, x), p, X, **R)
@@ -232,7 +232,7 @@ def test_polynomials():
         dict(fweights="f", aweights="a"),
     ],
 )
-def test_cov_corrcoef(kw):
+def test_cov_corrcoef(backend, kw):
     y = _rand((2, 5), 8)
     f = np.array([1, 2, 1, 3, 1], np.int32)
     aw = np.abs(_rand((5,), 9)) + 0.1
@@ -247,7 +247,7 @@ def test_cov_corrcoef(kw):
         _grad_check(lambda lib, x: lib.numpy.corrcoef(x, **args(lib.numpy)), X)
 
 
-def test_cov_shapes_and_dtypes():
+def test_cov_shapes_and_dtypes(backend):
     check(lambda lib, np_, x: np_.cov(x[0]), X, **R)
     check(lambda lib, np_, x: np_.cov(x), XI, **R)
     check(lambda lib, np_, x: np_.corrcoef(x[0]), X, **R)
@@ -258,7 +258,7 @@ def test_cov_shapes_and_dtypes():
 # --- array editing ---------------------------------------------------------------------------------------
 
 
-def test_append_resize_block():
+def test_append_resize_block(backend):
     check(lambda lib, np_, x: np_.append(x, 1.0), X, **R)
     check(lambda lib, np_, x: np_.append(x, x[:1], axis=0), X, **R)
     check(lambda lib, np_, x: np_.append(x, np_.array([1, 2]).astype(np_.int32)), XI)
@@ -279,7 +279,7 @@ def test_append_resize_block():
 
 @pytest.mark.parametrize("obj", [2, -1, 5, [1, 3], [3, 1, 1], [0], slice(1, 4, 2), np.array([4, 0]), 6, [7]])
 @pytest.mark.parametrize("axis", [None, 1])
-def test_insert(obj, axis):
+def test_insert(backend, obj, axis):
     check(lambda lib, np_, x: np_.insert(x, obj, 9.5, axis=axis), X, **R)
     check(lambda lib, np_, x: np_.insert(x, obj, np_.array([7, 8], np_.int32)[:1], axis=axis), XI)
     if axis == 1 and not isinstance(obj, (slice, np.ndarray)):
@@ -293,7 +293,7 @@ def test_insert(obj, axis):
         )
 
 
-def test_insert_values_and_grad():
+def test_insert_values_and_grad(backend):
     check(lambda lib, np_, x: np_.insert(x, 1, np_.arange(3.0)[:, None], axis=1), X)
     check(lambda lib, np_, x: np_.insert(x, [1], np_.arange(2.0)[:, None], axis=1), X[:2])
     check(lambda lib, np_, x: np_.insert(x, 2, [[1.0], [2.0]], axis=0), X)
@@ -318,13 +318,13 @@ def test_insert_values_and_grad():
     ],
 )
 @pytest.mark.parametrize("axis", [None, 1])
-def test_delete(obj, axis):
+def test_delete(backend, obj, axis):
     check(lambda lib, np_, x: np_.delete(x, obj, axis=axis), X, **R)
     if isinstance(obj, int) and obj != 9:
         _grad_check(lambda lib, x: lib.numpy.delete(x, obj, axis=axis), X)
 
 
-def test_trim_zeros_fill_diagonal():
+def test_trim_zeros_fill_diagonal(backend):
     z = np.array([0, 0, 1, 2, 0, 3, 0], np.int32)
     for trim in ("fb", "f", "b", "FB"):
         check(lambda lib, np_, x: np_.trim_zeros(x, trim), z)
@@ -347,7 +347,7 @@ def test_trim_zeros_fill_diagonal():
 # --- spaced sequences and float decomposition -----------------------------------------------------
 
 
-def test_logspace_geomspace():
+def test_logspace_geomspace(backend):
     for kw in (
         {},
         dict(num=5),
@@ -365,7 +365,7 @@ def test_logspace_geomspace():
     check(lambda lib, np_: np_.geomspace(np_.array([1.0, 2.0]), np_.array([8.0, 32.0]), 4, axis=1), rtol=1e-5)
 
 
-def test_frexp_ldexp_modf_spacing():
+def test_frexp_ldexp_modf_spacing(backend):
     # (subnormal inputs are left out: XLA on CPU flushes them, numpy does not)
     x = np.array([0.0, -0.0, 1.0, -3.5, 0.3, 1.5e-38, -2e-30, 6e37, np.inf, -np.inf, np.nan, 1024.0], np.float32)
     check(lambda lib, np_, a: np_.frexp(a), x)
@@ -387,7 +387,7 @@ def test_frexp_ldexp_modf_spacing():
 # --- functional helpers -----------------------------------------------------------------------------
 
 
-def test_apply_along_over_axes():
+def test_apply_along_over_axes(backend):
     x3 = _rand((3, 4, 5), 10)
     for axis in (0, 1, 2, -1):
         check(lambda lib, np_, a: np_.apply_along_axis(np_.sum, axis, a), x3, **R)
@@ -398,7 +398,7 @@ def test_apply_along_over_axes():
     check(lambda lib, np_, a: np_.apply_over_axes(lambda v, ax: np_.mean(v, ax, keepdims=True), a, (1,)), x3, **R)
 
 
-def test_vectorize():
+def test_vectorize(backend):
     def f(a, b):
         return a * 2 + b
 
@@ -415,7 +415,7 @@ def test_vectorize():
     _grad_check(lambda lib, a: lib.numpy.vectorize(lambda u: lib.numpy.sin(u) * u)(a), X)
 
 
-def test_piecewise():
+def test_piecewise(backend):
     x = np.linspace(-2, 2, 9).astype(np.float32)
     check(lambda lib, np_, a: np_.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v**2]), x, **R)
     check(lambda lib, np_, a: np_.piecewise(a, [a < -1, a > 1], [0.0, 1.0, lambda v: v * 3]), x, **R)
@@ -426,7 +426,7 @@ def test_piecewise():
     _grad_check(lambda lib, a: lib.numpy.piecewise(a, [a < 0], [lambda v: v**3, lambda v: lib.numpy.sin(v)]), x)
 
 
-def test_errors():
+def test_errors(backend):
     check(lambda lib, np_, x: np_.vander(x), X)
     check(lambda lib, np_, x: np_.vander(x[0], -1), X)
     check(lambda lib, np_, x: np_.fill_diagonal(x.reshape(2, 2, 5), 1.0, inplace=False), X)

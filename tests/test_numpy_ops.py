@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jax_compare import check, check_all
+from jax_compare import check_all
+from jax_compare import check_jit as check
 
 F32_EDGE = np.array(
     [-2.5, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 2.5, 1e30, -1e30, np.nan, np.inf, -np.inf], np.float32

@@ -12,7 +12,7 @@ import pytest
 import pyjax
 import pyjax.numpy as pjnp
 
-from jax_compare import check
+from jax_compare import check_jit as check
 
 X = np.array([0.5, -1.25, 2.0], np.float32)
 Y = np.array([1.5, 0.25, -0.75], np.float32)

@@ -477,22 +477,41 @@ class Routine:
 # --- printing (PYJAX_DEBUG and error messages) ----------------------------------------------
 
 
-def render(n: Node, memo=None) -> str:
-    op = n.op
-    if op == "const":
-        return repr(n.arg)
-    if op == "idx":
-        return f"i{n.arg}"
-    if op == "acc":
-        return "acc"
-    if op == "load":
-        return f"in{n.arg[0]}[{n.arg[1].views}]"
-    if op == "gather":
-        return f"in{n.arg}[{render(n.srcs[0])}]"
-    args = ", ".join(render(s) for s in n.srcs)
-    if op in ("cast", "bitcast"):
-        return f"{op}<{n.dtype.name}>({args})"
-    return f"{op}({args})"
+def render(n: Node) -> str:
+    """n as text. A DAG can be exponentially larger as a tree (threefry is), so a subexpression
+    used more than once is printed once as `vK = ...` and referred to by name afterwards."""
+    order = walk(n)
+    uses: dict = {}
+    for x in order:
+        for s in x.srcs:
+            uses[s] = uses.get(s, 0) + 1
+    names: dict = {}
+    lets: list = []
+
+    def one(x: Node) -> str:
+        if x in names:
+            return names[x]
+        op = x.op
+        if op == "const":
+            return repr(x.arg)
+        if op == "idx":
+            return f"i{x.arg}"
+        if op == "acc":
+            return "acc"
+        if op == "load":
+            return f"in{x.arg[0]}[{x.arg[1].views}]"
+        if op == "gather":
+            return f"in{x.arg}[{one(x.srcs[0])}]"
+        args = ", ".join(one(s) for s in x.srcs)
+        return f"{op}<{x.dtype.name}>({args})" if op in ("cast", "bitcast") else f"{op}({args})"
+
+    for x in order[:-1]:
+        if uses.get(x, 0) > 1 and x.srcs:
+            text = one(x)
+            names[x] = f"v{len(lets)}"
+            lets.append(f"{names[x]} = {text}")
+    body = one(n)
+    return "; ".join(lets + [body]) if lets else body
 
 
 def walk(n: Node, seen=None):

@@ -470,7 +470,7 @@ def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
         params = ""
         if eqn.params:
             items = (f"{k}={_pp_param(v)}" for k, v in sorted(eqn.params.items()))
-            params = "[" + ", ".join(items) + "]"
+            params = "[" + " ".join(items) + "]"  # space-separated, as JAX prints them
         args = " ".join(name(x) for x in eqn.inputs)
         lines.append(f"{pad}{outs} = {eqn.primitive.name}{params} {args}".rstrip())
     outs = ", ".join(name(v) for v in jaxpr.outs)

@@ -1580,12 +1580,10 @@ def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_typ
         x_kept = [i for i in range(xa.ndim) if i not in xc and i not in xb]
         y_kept = [i for i in range(ya.ndim) if i not in yc and i not in yb]
         nb = len(xb)
-        if swap:
-            ans_batch = list(range(nb))
-            ans_y = list(range(nb, nb + len(y_kept)))
-        else:
-            ans_batch = list(range(nb))
-            ans_y = list(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
+        # Output axes: batch, then lhs free axes, then rhs free axes (swapped roles for the rhs).
+        ans_batch = list(range(nb))
+        first = len(y_kept) if swap else len(x_kept)
+        ans_y = list(range(nb, nb + len(y_kept))) if swap else list(range(nb + first, nb + first + len(y_kept)))
         # g[b, x_kept, y_contract] = sum over ans_y of ct * y[b, y_kept, y_contract]
         g = dot_general(
             ct,

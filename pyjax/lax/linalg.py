@@ -1,4 +1,5 @@
-"""lax.linalg: the linear-algebra primitives `cholesky`, `triangular_solve` and `lu`.
+"""lax.linalg: the linear-algebra primitives `cholesky`, `triangular_solve` and `lu`, plus
+`qr`, `eigh` and `svd` composed from other lax ops (no new primitives, so every backend runs them).
 
 Each runs as a Routine (leading axes are batch axes). Their derivatives are written with the
 primitives themselves: forward-mode rules are the textbook ones (Murray 2016 for Cholesky, the
@@ -397,9 +398,439 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
     return perm
 
 
+# --- qr, eigh, svd: compositions of lax ops ---------------------------------------------------------
+#
+# QR applies Householder reflections in a fori_loop. eigh is cyclic two-sided Jacobi and svd is
+# one-sided (Hestenes) Jacobi, both in round-robin order: each round rotates n/2 disjoint index
+# pairs (i, h + i) at once with elementwise ops on the two halves of the matrix, then a fixed
+# permutation brings the next pairing into place; n - 1 rounds (a sweep) visit every pair once and
+# restore the order. Sweeps repeat until the off-diagonal part is negligible. Derivatives come
+# from custom_jvp rules (the textbook formulas JAX uses), not from differentiating the loops.
+
+_MAX_SWEEPS = 30
+
+
+def _jnp():
+    from pyjax import numpy as jnp
+
+    return jnp
+
+
+def _check_matrix(fn: str, x, square: bool = False):
+    """x as a floating array of rank >= 2 (square if asked), else the error JAX raises."""
+    x = lax._as_array(x)
+    a = get_aval(x)
+    if a.ndim < 2:
+        raise ValueError(f"Argument to {fn} must have rank at least 2, got shape={_shape_str(a.shape)}")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"Argument to {fn} must be a batch of square matrices, got shape={_shape_str(a.shape)}")
+    _check_float(fn, a)
+    return x
+
+
+def _householder_qr(x, full_matrices: bool):
+    """(q, r) with x = q r by Householder reflections (LAPACK's sign choice: r_jj = -sign(x_jj)|col|)."""
+    jnp = _jnp()
+    m, n = x.shape[-2:]
+    k = builtins.min(m, n)
+    rows = lax.iota(_i32, m)
+    cols = lax.iota(_i32, n)
+    q0 = jnp.broadcast_to(jnp.eye(m, dtype=x.dtype), x.shape[:-2] + (m, m))
+
+    def step(j, carry):
+        r, q = carry
+        col = jnp.sum(jnp.where(cols == j, r, 0), axis=-1)
+        alpha = jnp.sum(jnp.where(rows == j, col, 0), axis=-1, keepdims=True)
+        tail = jnp.sum(jnp.where(rows > j, col * col, 0), axis=-1, keepdims=True)
+        norm = jnp.sqrt(alpha * alpha + tail)
+        beta = jnp.where(alpha < 0, norm, -norm)
+        v = jnp.where(rows >= j, col, 0) - jnp.where(rows == j, beta, 0)
+        vv = jnp.sum(v * v, axis=-1, keepdims=True)
+        # No reflection when the column is already zero below the diagonal (as LAPACK's dlarfg).
+        scale = jnp.where(tail > 0, 2 / jnp.where(vv > 0, vv, 1), 0)
+        vs = v * scale
+        r = r - vs[..., :, None] * jnp.sum(v[..., :, None] * r, axis=-2)[..., None, :]
+        q = q - jnp.sum(q * v[..., None, :], axis=-1)[..., :, None] * vs[..., None, :]
+        return r, q
+
+    from pyjax.lax.control_flow import fori_loop
+
+    r, q = fori_loop(0, k, step, (x, q0)) if k else (x, q0)
+    r = _triu(r)
+    if not full_matrices:
+        q, r = q[..., :, :k], r[..., :k, :]
+    return q, r
+
+
+def _rotation(app, aqq, apq):
+    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that zeroes apq in [[app, apq], [apq, aqq]]."""
+    jnp = _jnp()
+    d = (aqq - app) / 2
+    den = jnp.abs(d) + jnp.sqrt(d * d + apq * apq)
+    t = jnp.where(den > 0, jnp.where(d < 0, -apq, apq) / jnp.where(den > 0, den, 1), 0)
+    c = 1 / jnp.sqrt(1 + t * t)
+    return c, t * c
+
+
+def _rotate_columns(x, c, s):
+    """x @ J where J rotates each column pair (i, h + i) by (c[i], s[i])."""
+    h = get_aval(c).shape[-1]
+    top, bot = x[..., :h], x[..., h:]
+    c, s = c[..., None, :], s[..., None, :]
+    return _jnp().concatenate([c * top - s * bot, s * top + c * bot], axis=-1)
+
+
+def _next_pairing(x, axis: int):
+    """Round-robin step on an axis of even length 2h: slot 0 stays, the other slots rotate by one."""
+    size = get_aval(x).shape[axis]
+    h = size // 2
+    if h < 2:
+        return x
+    runs = [(0, 1), (h, h + 1), (1, h - 1), (h + 1, size), (h - 1, h)]
+    pieces = [slice_in_dim(x, a, b, axis=axis) for a, b in runs if b > a]
+    return lax.concatenate(pieces, axis % get_aval(x).ndim)
+
+
+def slice_in_dim(x, start: int, stop: int, axis: int):
+    nd = _nd(x)
+    axis %= nd
+    shape = get_aval(x).shape
+    return lax.slice(x, (0,) * axis + (start,) + (0,) * (nd - axis - 1), shape[:axis] + (stop,) + shape[axis + 1 :])
+
+
+def _sort_columns(keys, *mats):
+    """keys sorted ascending along the last axis, and each mat with its columns permuted alike."""
+    nd = _nd(keys)
+    iota = lax.broadcasted_iota(_i32, get_aval(keys).shape, nd - 1)
+    sorted_keys, perm = sort((keys, iota), dimension=nd - 1, num_keys=1)
+    return sorted_keys, [_permute_columns(m, perm) for m in mats]
+
+
+def _permute_columns(m, perm):
+    """m[..., :, perm] as a product with a one-hot matrix (exact; no gather needed)."""
+    iota = lax.broadcasted_iota(_i32, get_aval(perm).shape, _nd(perm) - 1)
+    onehot = _jnp().equal(iota[..., :, None], perm[..., None, :])
+    return _matmul(m, lax.convert_element_type(onehot, get_aval(m).dtype))
+
+
+def _pad_even(x, axes):
+    """x with one zero row/column appended on each of `axes` when the matrix size is odd."""
+    n = get_aval(x).shape[-1]
+    if n % 2 == 0:
+        return x
+    cfg = [(0, 0, 0)] * _nd(x)
+    for ax in axes:
+        cfg[ax] = (0, 1, 0)
+    return lax.pad(x, lax.full((), 0, get_aval(x).dtype), cfg)
+
+
+def _sweeps(body, carry, converged):
+    """Run body (one sweep) until converged(carry) or _MAX_SWEEPS; carry[-1] counts sweeps."""
+    from pyjax.lax.control_flow import while_loop
+
+    return while_loop(lambda c: (c[-1] == 0) | ((c[-1] < _MAX_SWEEPS) & ~converged(c)), body, carry)
+
+
+def _jacobi_eigh(a):
+    """(w, v) with a = v diag(w) v^T for symmetric a, w ascending."""
+    jnp = _jnp()
+    n = get_aval(a).shape[-1]
+    nd = _nd(a)
+    a = _pad_even(a, (nd - 2, nd - 1))
+    big_n = get_aval(a).shape[-1]
+    v = jnp.broadcast_to(jnp.eye(big_n, dtype=a.dtype), get_aval(a).shape)
+    offdiag = ~jnp.eye(big_n, dtype=bool)
+    eps = float(dtypes.finfo(get_aval(a).dtype).eps)
+
+    def one_round(_, c):
+        a, v = c
+        d = jnp.diagonal(a, axis1=-2, axis2=-1)
+        h = big_n // 2
+        cs, sn = _rotation(d[..., :h], d[..., h:], jnp.diagonal(a[..., :h, h:], axis1=-2, axis2=-1))
+        a = _rotate_columns(a, cs, sn)
+        a = jnp.swapaxes(_rotate_columns(jnp.swapaxes(a, -1, -2), cs, sn), -1, -2)
+        a = _next_pairing(_next_pairing(a, -1), -2)
+        return a, _next_pairing(_rotate_columns(v, cs, sn), -1)
+
+    def sweep(c):
+        from pyjax.lax.control_flow import fori_loop
+
+        a, v, it = c
+        a, v = fori_loop(0, big_n - 1, one_round, (a, v)) if big_n > 1 else (a, v)
+        return a, v, it + 1
+
+    def converged(c):
+        a = c[0]
+        off = jnp.sum(jnp.where(offdiag, a * a, 0), axis=(-2, -1))
+        return jnp.all(off <= (eps * eps) * jnp.sum(a * a, axis=(-2, -1)))
+
+    a, v, _ = _sweeps(sweep, (a, v, jnp.zeros((), _i32)), converged)
+    w = jnp.diagonal(a, axis1=-2, axis2=-1)[..., :n]
+    w, (v,) = _sort_columns(w, v[..., :n, :n])
+    return w, v
+
+
+def _jacobi_svd(x, full_matrices: bool, compute_uv: bool):
+    """(u, s, vh) of x with m >= n by one-sided Jacobi; u from a QR of the orthogonalized columns."""
+    jnp = _jnp()
+    m, n = get_aval(x).shape[-2:]
+    w = _pad_even(x, (_nd(x) - 1,))
+    big_n = get_aval(w).shape[-1]
+    v = jnp.broadcast_to(jnp.eye(big_n, dtype=x.dtype), get_aval(w).shape[:-2] + (big_n, big_n))
+    tol = float(dtypes.finfo(get_aval(x).dtype).eps) * builtins.max(m, 8)
+
+    def one_round(_, c):
+        w, v, worst = c
+        h = big_n // 2
+        top, bot = w[..., :h], w[..., h:]
+        alpha, beta = jnp.sum(top * top, axis=-2), jnp.sum(bot * bot, axis=-2)
+        gamma = jnp.sum(top * bot, axis=-2)
+        ab = alpha * beta
+        rel = jnp.where(ab > 0, jnp.abs(gamma) / jnp.sqrt(jnp.where(ab > 0, ab, 1)), 0)
+        cs, sn = _rotation(alpha, beta, gamma)
+        w = _next_pairing(_rotate_columns(w, cs, sn), -1)
+        v = _next_pairing(_rotate_columns(v, cs, sn), -1)
+        return w, v, jnp.maximum(worst, jnp.max(rel))
+
+    def sweep(c):
+        from pyjax.lax.control_flow import fori_loop
+
+        w, v, _, it = c
+        init = (w, v, jnp.zeros((), w.dtype))
+        w, v, worst = fori_loop(0, big_n - 1, one_round, init) if big_n > 1 else init
+        return w, v, worst, it + 1
+
+    w, v, _, _ = _sweeps(sweep, (w, v, jnp.zeros((), x.dtype), jnp.zeros((), _i32)), lambda c: c[2] <= tol)
+    w, v = w[..., :n], v[..., :n, :n]
+    s = jnp.sqrt(jnp.sum(w * w, axis=-2))
+    neg_s, (w, v) = _sort_columns(-s, w, v)
+    s = -neg_s
+    if not compute_uv:
+        return s
+    q, r = _householder_qr(w, full_matrices)
+    sign = jnp.where(jnp.diagonal(r, axis1=-2, axis2=-1) < 0, -1, 1).astype(x.dtype)
+    u = q[..., :, :n] * sign[..., None, :]
+    if full_matrices and m > n:
+        u = jnp.concatenate([u, q[..., :, n:]], axis=-1)
+    return u, s, _T(v)
+
+
+def _svd_any(x, full_matrices: bool, compute_uv: bool):
+    m, n = get_aval(x).shape[-2:]
+    if m >= n:
+        return _jacobi_svd(x, full_matrices, compute_uv)
+    out = _jacobi_svd(_T(x), full_matrices, compute_uv)
+    if not compute_uv:
+        return out
+    u, s, vh = out
+    return _T(vh), s, _T(u)
+
+
+# --- derivative rules ------------------------------------------------------------------------------
+
+
+def _safe_reciprocal_offdiag(diffs):
+    """1 / diffs off the diagonal, 0 on it."""
+    jnp = _jnp()
+    eye = jnp.eye(get_aval(diffs).shape[-1], dtype=get_aval(diffs).dtype)
+    return 1 / (diffs + eye) - eye
+
+
+def _qr_jvp(full_matrices, primals, tangents):
+    (x,), (dx,) = primals, tangents
+    q, r = _qr_custom(x, full_matrices)
+    m, n = get_aval(x).shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    dx = ad.instantiate(dx)
+    dx_rinv = triangular_solve(r, dx)  # dx r^-1 (right side, upper)
+    qt_dx_rinv = _matmul(_T(q), dx_rinv)
+    low = _tril(qt_dx_rinv, -1)
+    omega = low - _T(low)
+    dq = _matmul(q, omega - qt_dx_rinv) + dx_rinv
+    dr = _matmul(qt_dx_rinv - omega, r)
+    return (q, r), (dq, dr)
+
+
+def _eigh_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    w, v = _eigh_custom(a)
+    vt_da_v = _matmul(_T(v), _matmul(ad.instantiate(da), v))
+    f = _safe_reciprocal_offdiag(w[..., None, :] - w[..., :, None])
+    dv = _matmul(v, f * vt_da_v)
+    dw = _jnp().diagonal(vt_da_v, axis1=-2, axis2=-1)
+    return (w, v), (dw, dv)
+
+
+def _svd_jvp(full_matrices, compute_uv, primals, tangents):
+    (x,), (dx,) = primals, tangents
+    jnp = _jnp()
+    dx = ad.instantiate(dx)
+    if compute_uv and full_matrices:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
+    u, s, vh = _svd_custom(x, False, True)
+    v = _T(vh)
+    ds_mat = _matmul(_T(u), _matmul(dx, v))
+    ds = jnp.diagonal(ds_mat, axis1=-2, axis2=-1)
+    if not compute_uv:
+        return s, ds
+    s_row = s[..., None, :]
+    f = _safe_reciprocal_offdiag((s_row + _T(s_row)) * (s_row - _T(s_row)))
+    dss = ds_mat * s_row
+    sds = _T(s_row) * ds_mat
+    du = _matmul(u, f * (dss + _T(dss)))
+    dv = _matmul(v, f * (sds + _T(sds)))
+    m, n = get_aval(x).shape[-2:]
+    s_inv = jnp.where(s_row == 0, 0, 1 / jnp.where(s_row == 0, 1, s_row))
+    if m > n:
+        dxv = _matmul(dx, v)
+        du = du + (dxv - _matmul(u, _matmul(_T(u), dxv))) * s_inv
+    if n > m:
+        dxu = _matmul(_T(dx), u)
+        dv = dv + (dxu - _matmul(v, _matmul(_T(v), dxu))) * s_inv
+    return (u, s, vh), (du, ds, _T(dv))
+
+
+_CUSTOM: dict = {}
+
+
+def _custom(name: str):
+    """The custom_jvp-wrapped, jitted decomposition `name` (built on first use to avoid import cycles)."""
+    if name not in _CUSTOM:
+        from pyjax.api import jit
+        from pyjax.custom_derivatives import custom_jvp
+
+        if name == "qr":
+            f = custom_jvp(lambda x, full: _householder_qr(x, full), nondiff_argnums=(1,))
+            f.defjvp(_qr_jvp)
+            _CUSTOM[name] = jit(f, static_argnums=(1,))
+        elif name == "eigh":
+            f = custom_jvp(_jacobi_eigh)
+            f.defjvp(_eigh_jvp)
+            _CUSTOM[name] = jit(f)
+        else:
+            f = custom_jvp(lambda x, full, uv: _svd_any(x, full, uv), nondiff_argnums=(1, 2))
+            f.defjvp(_svd_jvp)
+            _CUSTOM[name] = jit(f, static_argnums=(1, 2))
+    return _CUSTOM[name]
+
+
+def _qr_custom(x, full_matrices):
+    return _custom("qr")(x, full_matrices)
+
+
+def _eigh_custom(a):
+    return _custom("eigh")(a)
+
+
+def _svd_custom(x, full_matrices, compute_uv):
+    return _custom("svd")(x, full_matrices, compute_uv)
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    """Solve the tridiagonal systems (sub-diagonal dl, diagonal d, super-diagonal du) A x = b.
+
+    dl, d, du: (..., m) with dl[..., 0] and du[..., m - 1] ignored; b: (..., m, n). The Thomas
+    algorithm (no pivoting), as two lax.scan passes over the m axis.
+    """
+    from pyjax.lax.control_flow import scan
+
+    jnp = _jnp()
+    dl, d, du, b = (lax._as_array(v) for v in (dl, d, du, b))
+    sd, sb = get_aval(d).shape, get_aval(b).shape
+    if len(sb) < 2 or sb[:-1] != sd or get_aval(dl).shape != sd or get_aval(du).shape != sd:
+        raise ValueError(
+            f"tridiagonal_solve: dl, d and du must have shape (..., m) and b (..., m, n); got "
+            f"{get_aval(dl).shape}, {sd}, {get_aval(du).shape} and {sb}"
+        )
+    for v in (dl, d, du, b):
+        _check_float("tridiagonal_solve", get_aval(v))
+    m = sd[-1]
+    if m == 0:
+        return b
+    # Scan over m: move it to the front (coefficients (m, ...), right-hand sides (m, ..., n)).
+    dl_m, d_m, du_m = (jnp.moveaxis(v, -1, 0) for v in (dl, d, du))
+    b_m = jnp.moveaxis(b, -2, 0)
+
+    def forward(carry, xs):
+        c_prev, y_prev = carry
+        lo, di, up, bi = xs
+        denom = di - lo * c_prev
+        c = up / denom
+        y = (bi - lo[..., None] * y_prev) / denom[..., None]
+        return (c, y), (c, y)
+
+    zero_c = jnp.zeros_like(d_m[0])
+    zero_y = jnp.zeros_like(b_m[0])
+    lo = dl_m.at[0].set(0) if m else dl_m
+    _, (c, y) = scan(forward, (zero_c, zero_y), (lo, d_m, du_m, b_m))
+
+    def backward(x_next, xs):
+        ci, yi = xs
+        x = yi - ci[..., None] * x_next
+        return x, x
+
+    _, x = scan(backward, zero_y, (c, y), reverse=True)
+    return jnp.moveaxis(x, 0, -2)
+
+
+# --- public API --------------------------------------------------------------------------------------
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    """QR decomposition (q, r) of each matrix in x; q is (m, m) with full_matrices, else (m, k)."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported by pyjax")
+    x = _check_matrix("qr", x)
+    return _qr_custom(x, bool(full_matrices))
+
+
+def eigh(
+    x,
+    *,
+    lower: bool = True,
+    symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index=None,
+    implementation=None,
+):
+    """Eigendecomposition (v, w) of symmetric matrices: x = v diag(w) v^T, w ascending.
+
+    With symmetrize_input=False only the `lower` (or upper) triangle is read, as in LAPACK.
+    """
+    x = _check_matrix("eigh", x, square=True)
+    if symmetrize_input:
+        x = _symmetrize(x)
+    else:
+        t = _tril(x) if lower else _triu(x)
+        x = lax.add(t, _T(_tril(x, -1) if lower else _triu(x, 1)))
+    w, v = _eigh_custom(x)
+    if subset_by_index is not None:
+        lo, hi = subset_by_index
+        w, v = w[..., lo:hi], v[..., lo:hi]
+    return v, w
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):
+    """Singular value decomposition: (u, s, vh) with x = u diag(s) vh and s descending, or s alone."""
+    x = _check_matrix("svd", x)
+    out = _svd_custom(x, bool(full_matrices), bool(compute_uv))
+    if subset_by_index is not None:
+        lo, hi = subset_by_index
+        if not compute_uv:
+            return out[..., lo:hi]
+        u, s, vh = out
+        return u[..., lo:hi], s[..., lo:hi], vh[..., lo:hi, :]
+    return out
+
+
 __all__ = [
     "cholesky",
     "triangular_solve",
+    "qr",
+    "eigh",
+    "svd",
+    "tridiagonal_solve",
     "lu",
     "lu_pivots_to_permutation",
     "cholesky_p",

@@ -49,6 +49,9 @@ __all__ = [
     "sparse_sigmoid",
     "identity",
     "initializers",
+    "tanh",
+    "log1mexp",
+    "dot_product_attention",
 ]
 
 
@@ -316,3 +319,91 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     rhs_shape.insert(pos, num_classes)
     rhs = lax.broadcasted_iota(get_aval(x).dtype, rhs_shape, pos)
     return (lhs == rhs).astype(d)
+
+
+def tanh(x: Any) -> Any:
+    """Hyperbolic tangent (jax.nn.tanh is jax.numpy.tanh)."""
+    return jnp.tanh(x)
+
+
+def log1mexp(x: Any) -> Any:
+    """log(1 - exp(-x)) for x > 0, switching between two forms at log 2 for accuracy."""
+    x = _inexact(x, "log1mexp")
+    small = x < math.log(2)
+    return jnp.where(small, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any = None,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+    is_causal: bool = False,
+    query_seq_lengths: Any = None,
+    key_value_seq_lengths: Any = None,
+    local_window_size: int | tuple[int, int] | None = None,
+    implementation: str | None = None,
+    return_residual: bool = False,
+):
+    """Scaled dot-product attention softmax(q k^T * scale + bias, masked) v over (B, T, N, H) arrays.
+
+    key/value are (B, S, K, H) with N a multiple of K (grouped-query attention); 3-D inputs omit B.
+    bias and the boolean mask (True keeps) broadcast to (B, N, T, S). The softmax runs in float32.
+    """
+    if implementation not in (None, "xla"):
+        raise ValueError(f"Unsupported implementation option: {implementation}")
+    q, k, v = (_arr(t, "dot_product_attention") for t in (query, key, value))
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError(
+            f"query, key and value must have 3 or 4 dimensions, got {query.ndim}, {key.ndim}, {value.ndim}"
+        )
+    B, T, N, H = q.shape
+    _, S, K, _ = k.shape
+    if k.shape != v.shape or k.shape[0] != B or k.shape[-1] != H:
+        raise ValueError(f"Incompatible shapes: query {q.shape}, key {k.shape}, value {v.shape}")
+    if N % K:
+        raise ValueError(f"The number of query heads must be a multiple of key/value heads, but got {N} vs {K}")
+    if N != K:  # grouped-query attention: query head n reads key/value head n // (N // K)
+        k, v = jnp.repeat(k, N // K, axis=2), jnp.repeat(v, N // K, axis=2)
+    scale = 1.0 / math.sqrt(H) if scale is None else scale
+    logits_dtype = dtypes.promote_types(q.dtype, dtypes.float32)
+    logits = jnp.einsum("BTNH,BSNH->BNTS", q, k, preferred_element_type=logits_dtype) * jnp.asarray(scale, logits_dtype)
+    if bias is not None:
+        logits = (logits + _arr(bias, "dot_product_attention")).astype(logits_dtype)
+    keep = None if mask is None else _arr(mask, "dot_product_attention").astype(bool)
+    tpos, spos = jnp.arange(T)[:, None], jnp.arange(S)[None, :]
+
+    def both(a, b):
+        return b if a is None else a & b
+
+    if is_causal:
+        keep = both(keep, tpos >= spos)
+    if local_window_size is not None:
+        left, right = (
+            (local_window_size, local_window_size) if isinstance(local_window_size, int) else local_window_size
+        )
+        keep = both(keep, (tpos <= spos + left) & (tpos >= spos - right))
+    if query_seq_lengths is not None:
+        keep = both(keep, (jnp.arange(T)[None, :, None] < jnp.asarray(query_seq_lengths)[:, None, None])[:, None])
+    if key_value_seq_lengths is not None:
+        kv_keep = jnp.arange(S)[None, None, :] < jnp.asarray(key_value_seq_lengths)[:, None, None]
+        keep = both(keep, kv_keep[:, None])
+    if keep is not None:
+        big_neg = -0.7 * min(float(dtypes.finfo(logits_dtype).max), float(dtypes.finfo(dtypes.float32).max))
+        logits = jnp.where(keep, logits, jnp.asarray(big_neg, logits_dtype))
+    logits = logits.astype(dtypes.float32)
+    probs = softmax(logits, axis=-1).astype(k.dtype)
+    out = jnp.einsum("BNTS,BSNH->BTNH", probs, v)
+    if query_seq_lengths is not None:
+        rows = jnp.arange(T)[None, :] < jnp.asarray(query_seq_lengths)[:, None]
+        out = out * rows[:, :, None, None].astype(out.dtype)
+    if return_residual:
+        lse = jnp.moveaxis(logsumexp(logits, axis=-1), 1, 2)  # (B, T, N)
+        return (out[0], lse[0]) if unbatched else (out, lse)
+    return out[0] if unbatched else out

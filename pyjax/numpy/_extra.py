@@ -1104,7 +1104,7 @@ class vectorize:
             loop_shapes.append(shape[: len(shape) - len(cd)])
         loop = jnp.broadcast_shapes(*loop_shapes) if loop_shapes else ()
         xs = []
-        for x, _cd, ls in zip(dyn, core_dims, loop_shapes):
+        for x, ls in zip(dyn, loop_shapes):
             core_shape = _aval(x).shape[len(ls) :]
             xs.append(jnp.broadcast_to(x, tuple(loop) + core_shape) if ls != tuple(loop) else x)
         f = call

@@ -2,8 +2,9 @@
 plus norms and products composed from jnp. Every function takes leading batch axes and is
 differentiable through the primitives' rules.
 
-Not provided: decompositions that need an eigen/singular-value routine (svd, eigh, eig, qr,
-pinv, lstsq, matrix_rank, cond) and the matrix 2-norm / nuclear norm that depend on them.
+qr, eigh and svd come from lax.linalg's Householder / Jacobi compositions; pinv, lstsq,
+matrix_rank, cond and the matrix 2-norm / nuclear norm build on svd. eig / eigvals need complex
+dtypes, which pyjax does not have: they raise NotImplementedError.
 """
 
 from __future__ import annotations
@@ -251,10 +252,10 @@ def _matrix_norm(x, ord, axes, keepdims):
     if ord is None or ord == "fro":
         return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(
-            f"norm: matrix norm ord={ord!r} needs singular values (svd), which pyjax does "
-            f"not provide; use ord in (None, 'fro', 1, -1, inf, -inf)"
-        )
+        y = jnp.moveaxis(x, (r, c), (-2, -1))
+        sv = svd(y, compute_uv=False)
+        out = jnp.sum(sv, axis=-1) if ord == "nuc" else (jnp.max if ord == 2 else jnp.min)(sv, axis=-1)
+        return jnp.expand_dims(out, tuple(sorted((r, c)))) if keepdims else out
     ax = jnp.absolute(x)
     if ord in (1, -1):
         s = jnp.sum(ax, axis=r, keepdims=True)
@@ -414,6 +415,216 @@ def tensorsolve(a, b, axes=None):
     return jnp.reshape(solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b)), xs)
 
 
+# --- decompositions built on lax.linalg.qr / eigh / svd -------------------------------------------
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+def qr(a, mode: str = "reduced"):
+    """QR decomposition; mode 'reduced' (Q: m x k), 'complete' (Q: m x m) or 'r' (R only)."""
+    (a,) = _inexact("qr", a)
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    if mode == "raw":
+        raise NotImplementedError("jnp.linalg.qr: mode='raw' is not supported by pyjax")
+    q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def _uplo_lower(fn: str, UPLO) -> bool:
+    if UPLO is None or UPLO == "L":
+        return True
+    if UPLO == "U":
+        return False
+    raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
+
+
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
+    (a,) = _inexact("eigh", a)
+    lower = _uplo_lower("eigh", UPLO)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False, subset_by_index=None):
+    """Singular value decomposition (U, S, Vh) with S descending, or S alone if not compute_uv."""
+    (a,) = _inexact("svd", a)
+    if hermitian:
+        w, v = eigh(a)
+        s = jnp.abs(w)
+        nd = jnp._aval(s).ndim
+        idx = lax.broadcasted_iota(_i32, jnp._aval(s).shape, nd - 1)
+        s, idx, sign = lax_linalg.sort((s, idx, jnp.sign(w)), dimension=nd - 1, num_keys=1)
+        s, idx, sign = (lax.rev(t, (nd - 1,)) for t in (s, idx, sign))
+        if subset_by_index is not None:
+            lo, hi = subset_by_index
+            s, idx, sign = s[..., lo:hi], idx[..., lo:hi], sign[..., lo:hi]
+        if not compute_uv:
+            return s
+        u = lax_linalg._permute_columns(v, idx)
+        return SVDResult(u, s, lax_linalg._T(u * sign[..., None, :]))
+    out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index)
+    return SVDResult(*out) if compute_uv else out
+
+
+def svdvals(x, /):
+    """Singular values, descending."""
+    return svd(x, compute_uv=False)
+
+
+def _pinv_impl(a, rtol, hermitian):
+    m, n = jnp._aval(a).shape[-2:]
+    if rtol is None:
+        rtol = 10.0 * max(m, n) * float(dtypes.finfo(jnp._aval(a).dtype).eps)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    rtol = jnp.asarray(rtol, dtype=jnp._aval(s).dtype)
+    cutoff = jnp.expand_dims(rtol, -1) * s[..., 0:1]
+    s = jnp.where(s > cutoff, s, float("inf"))
+    return jnp.matmul(lax_linalg._T(vh), lax_linalg._T(u) / s[..., :, None])
+
+
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    (a,), (da,) = primals, tangents
+    p = _pinv_cj(a, rtol, hermitian)
+    m, n = jnp._aval(a).shape[-2:]
+    T = lax_linalg._T
+    dp = -jnp.matmul(p, jnp.matmul(da, p))
+    dp = dp + jnp.matmul(jnp.matmul(p, T(p)), jnp.matmul(T(da), jnp.eye(m, dtype=a.dtype) - jnp.matmul(a, p)))
+    dp = dp + jnp.matmul(jnp.matmul(jnp.eye(n, dtype=a.dtype) - jnp.matmul(p, a), T(da)), jnp.matmul(T(p), p))
+    return p, dp
+
+
+_PINV: list = []
+
+
+def _pinv_cj(a, rtol, hermitian):
+    if not _PINV:
+        from pyjax.custom_derivatives import custom_jvp
+
+        f = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+        f.defjvp(_pinv_jvp)
+        _PINV.append(f)
+    return _PINV[0](a, rtol, hermitian)
+
+
+def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
+    """Moore-Penrose pseudo-inverse via the SVD; singular values <= rtol * max are dropped."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
+        rtol = rcond
+    (a,) = _inexact("pinv", a)
+    s = jnp._aval(a).shape
+    if len(s) < 2:
+        raise ValueError(f"Argument to pinv must have rank at least 2, got shape={s}")
+    if s[-1] == 0 or s[-2] == 0:
+        return jnp.zeros(s[:-2] + (s[-1], s[-2]), jnp._aval(a).dtype)
+    return _pinv_cj(a, rtol, hermitian)
+
+
+def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
+    """Number of singular values above rtol * max(singular value) (default rtol: max(m, n) * eps)."""
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
+        rtol = tol
+    (M,) = _inexact("matrix_rank", M)
+    if jnp._aval(M).ndim < 2:
+        return jnp.any(M != 0).astype(_i32)
+    S = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if rtol is None:
+        eps = float(dtypes.finfo(jnp._aval(S).dtype).eps)
+        rtol = jnp.max(S, axis=-1) * (max(jnp._aval(M).shape[-2:]) * eps)
+    rtol = jnp.asarray(rtol)
+    return jnp.sum(S > jnp.expand_dims(rtol, rtol.ndim), axis=-1)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
+    """Least-squares solution of a x = b via the SVD: (x, residuals, rank, singular values)."""
+    a, b = _inexact("lstsq", a, b)
+    if jnp._aval(a).shape[0] != jnp._aval(b).shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    b_vec = jnp._aval(b).ndim == 1
+    if b_vec:
+        b = b[:, None]
+    if jnp._aval(a).ndim != 2:
+        raise TypeError(f"{jnp._aval(a).ndim}-dimensional array given. Array must be two-dimensional")
+    if jnp._aval(b).ndim != 2:
+        raise TypeError(f"{jnp._aval(b).ndim}-dimensional array given. Array must be one or two-dimensional")
+    m, n = jnp._aval(a).shape
+    dt = jnp._aval(a).dtype
+    eps = float(dtypes.finfo(dt).eps)
+    if m == 0 or n == 0:
+        s = jnp.zeros((0,), dt)
+        rank = jnp.asarray(0, dtype=_i32)
+        x = jnp.zeros((n,) + jnp._aval(b).shape[1:], dt)
+    else:
+        rcond = eps * max(n, m) if rcond is None else jnp.where(jnp.asarray(rcond) < 0, eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        mask = (s > 0) & (s >= jnp.asarray(rcond, dtype=dt) * s[0])
+        rank = jnp.sum(mask)
+        s_inv = jnp.where(mask, 1 / jnp.where(mask, s, 1), 0)[:, None]
+        x = jnp.matmul(lax_linalg._T(vt), s_inv * jnp.matmul(lax_linalg._T(u), b))
+    if numpy_resid and (int(rank) < n or m <= n):
+        resid = jnp.asarray([], dtype=dt)
+    else:
+        resid = jnp.sum(jnp.square(b - jnp.matmul(a, x)), axis=0)
+    if b_vec:
+        x = jnp.ravel(x)
+    return x, resid, rank, s
+
+
+def cond(x, p=None):
+    """Condition number: ratio of extreme singular values (p None/2/-2) or norm(x, p) * norm(inv(x), p)."""
+    (x,) = _inexact("cond", x)
+    s = jnp._aval(x).shape
+    if len(s) < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={s}")
+    if s[-1] == 0 or s[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={s}")
+    if p is None or p == 2:
+        sv = svdvals(x)
+        return sv[..., 0] / sv[..., -1]
+    if p == -2:
+        sv = svdvals(x)
+        r = sv[..., -1] / sv[..., 0]
+    else:
+        if s[-1] != s[-2]:
+            raise ValueError(f"jnp.linalg.cond: for p={p}, array must be square; got arr.shape={s}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return jnp.where(jnp.isnan(r) & ~jnp.any(jnp.isnan(x), axis=(-2, -1)), float("inf"), r)
+
+
+def eig(a):
+    """Not available: general eigendecomposition returns complex arrays, and pyjax has no complex dtype."""
+    raise NotImplementedError("jnp.linalg.eig needs complex dtypes, which pyjax does not support; use eigh")
+
+
+def eigvals(a):
+    """Not available: eigenvalues of general matrices are complex, and pyjax has no complex dtype."""
+    raise NotImplementedError("jnp.linalg.eigvals needs complex dtypes, which pyjax does not support; use eigvalsh")
+
+
 __all__ = [
     "cholesky",
     "solve",
@@ -436,4 +647,18 @@ __all__ = [
     "cross",
     "tensorinv",
     "tensorsolve",
+    "qr",
+    "QRResult",
+    "eigh",
+    "EighResult",
+    "eigvalsh",
+    "svd",
+    "SVDResult",
+    "svdvals",
+    "pinv",
+    "matrix_rank",
+    "lstsq",
+    "cond",
+    "eig",
+    "eigvals",
 ]

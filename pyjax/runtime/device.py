@@ -78,7 +78,7 @@ def _available(platform: str) -> bool:
 
 
 # Without jax_platforms: webgpu once it was initialized (pyjax.init_async), then these.
-DEFAULT_PLATFORMS = ["cpu"]
+DEFAULT_PLATFORMS = ["wasm", "cpu"]  # cpu (the slow reference) where wasmtime is missing
 
 
 def _platform_list() -> list[str]:

@@ -285,6 +285,11 @@ def from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
 def from_numpy(a, device=None, dtype=None, weak: bool = False) -> Array:
     d = dtypes.canonicalize(a.dtype if dtype is None else dtype)
     shape = tuple(np.shape(a))  # ascontiguousarray turns 0-d arrays into 1-d ones
+    if d.name == "bfloat16":  # numpy has no bfloat16 without ml_dtypes: round float32 bits to nearest even
+        bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+        half = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        half = np.where(np.isnan(np.asarray(a, dtype=np.float32)), np.uint16(0x7FC0), half)
+        return from_bytes(half.tobytes(), ShapedArray(shape, d, weak), device)
     a = np.ascontiguousarray(a, dtype=np.dtype(d.name))
     return from_bytes(a.tobytes(), ShapedArray(shape, d, weak), device)
 

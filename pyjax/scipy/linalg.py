@@ -1,4 +1,5 @@
-"""jax.scipy.linalg: scipy-style triangular, Cholesky and LU solvers on top of lax.linalg.
+"""jax.scipy.linalg: scipy-style triangular, Cholesky and LU solvers on top of lax.linalg, plus
+qr / eigh / svd / polar (from lax.linalg's compositions), expm and a few matrix builders.
 
 Leading axes are batch axes; everything is differentiable. scipy's defaults differ from numpy's
 (e.g. `cholesky` returns the upper factor unless lower=True); these follow scipy, like JAX.
@@ -163,6 +164,147 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True):
     return jla.inv(a)
 
 
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False, check_finite: bool = True):
+    """QR decomposition, scipy-style: mode 'full' (q: m x m), 'economic' (q: m x k) or 'r' ((r,) only)."""
+    if mode not in ("full", "economic", "r", "raw"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    if mode == "raw" or pivoting:
+        raise NotImplementedError("jax.scipy.linalg.qr: mode='raw' and pivoting=True are not supported by pyjax")
+    (a,) = jla._inexact("qr", a)
+    q, r = lax_linalg.qr(a, full_matrices=mode != "economic")
+    return (r,) if mode == "r" else (q, r)
+
+
+def eigh(
+    a,
+    b=None,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    turbo: bool = True,
+    eigvals=None,
+    type: int = 1,
+    check_finite: bool = True,
+):
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (symmetrized first, as JAX does)."""
+    if b is not None:
+        raise NotImplementedError("Only the b=None case of eigh is implemented")
+    if type != 1:
+        raise NotImplementedError("Only the type=1 case of eigh is implemented.")
+    if eigvals is not None:
+        raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+    (a,) = jla._inexact("eigh", a)
+    v, w = lax_linalg.eigh(a, lower=lower)
+    return w if eigvals_only else (w, v)
+
+
+def svd(
+    a,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    lapack_driver: str = "gesdd",
+):
+    """Singular value decomposition (u, s, vh), s descending; s alone if not compute_uv."""
+    (a,) = jla._inexact("svd", a)
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
+    """Polar decomposition (u, p): a = u p (side='right') or p u (side='left'), from the SVD."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} must be 'right' or 'left'")
+    (a,) = jla._inexact("polar", a)
+    u, s, vh = lax_linalg.svd(a, full_matrices=False)
+    unitary = jnp.matmul(u, vh)
+    if side == "right":
+        p = jnp.matmul(lax_linalg._T(vh) * s[..., None, :], vh)
+    else:
+        p = jnp.matmul(u * s[..., None, :], lax_linalg._T(u))
+    return unitary, p
+
+
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
+_THETA13 = 5.371920351148152
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
+    """Matrix exponential by scaling and squaring with a degree-13 Pade approximant (Higham 2005)."""
+    from pyjax.lax.control_flow import fori_loop
+
+    (A,) = jla._inexact("expm", A)
+    jla._square("expm", A)
+    n = jnp._aval(A).shape[-1]
+    dt = jnp._aval(A).dtype
+    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
+    scale = jnp.maximum(0.0, jnp.ceil(jnp.log2(norm1 / _THETA13)))
+    scale = jnp.where(jnp.isfinite(scale), scale, max_squarings + 1.0)
+    x = A / jnp.exp2(scale)[..., None, None].astype(dt)
+    b = _PADE13
+    eye = jnp.eye(n, dtype=dt)
+    x2 = jnp.matmul(x, x)
+    x4 = jnp.matmul(x2, x2)
+    x6 = jnp.matmul(x4, x2)
+    u = jnp.matmul(
+        x, jnp.matmul(x6, b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye
+    )
+    v = jnp.matmul(x6, b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye
+    r = jla.solve(v - u, v + u)
+    steps = scale[..., None, None]
+    r = fori_loop(0, max_squarings, lambda i, r: jnp.where(i < steps, jnp.matmul(r, r), r), r)
+    return jnp.where(steps > max_squarings, float("nan"), r)
+
+
+def block_diag(*arrs):
+    """Block-diagonal matrix from 0-, 1- or 2-D blocks (lower-rank blocks become rows)."""
+    import pyjax.numpy as jnp
+
+    if not arrs:
+        return jnp.zeros((1, 0))
+    blocks = [jnp.asarray(a) for a in arrs]
+    blocks = [jnp.reshape(b, (1,) * (2 - b.ndim) + b.shape) if b.ndim < 2 else b for b in blocks]
+    if any(b.ndim != 2 for b in blocks):
+        raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions")
+    dt = jnp.result_type(*blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    rows, start = [], 0
+    for b in blocks:
+        rows.append(jnp.pad(b.astype(dt), ((0, 0), (start, cols - start - b.shape[1]))))
+        start += b.shape[1]
+    return jnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """Toeplitz matrix with first column c and first row r (r defaults to c); r[0] is ignored."""
+    import pyjax.numpy as jnp
+
+    c = jnp.ravel(jnp.asarray(c))
+    r = c if r is None else jnp.ravel(jnp.asarray(r))
+    dt = jnp.result_type(c, r)
+    m, n = c.shape[0], r.shape[0]
+    diff = lax.broadcasted_iota(jnp.int32, (m, n), 0) - lax.broadcasted_iota(jnp.int32, (m, n), 1)
+    from_c = jnp.take(c.astype(dt), jnp.clip(diff, 0, m - 1))
+    from_r = jnp.take(r.astype(dt), jnp.clip(-diff, 0, n - 1))
+    return jnp.where(diff >= 0, from_c, from_r)
+
+
 __all__ = [
     "solve_triangular",
     "cholesky",
@@ -174,4 +316,11 @@ __all__ = [
     "solve",
     "det",
     "inv",
+    "qr",
+    "eigh",
+    "svd",
+    "polar",
+    "expm",
+    "block_diag",
+    "toeplitz",
 ]

@@ -71,7 +71,8 @@ def _digamma(x):
 
 def _in_f64(fn):
     def run(a):
-        return np.asarray(fn(np.asarray(a, np.float64)).astype(np.float64)).astype(a.dtype)
+        # frompyfunc returns a Python float for 0-d input: asarray before astype
+        return np.asarray(np.asarray(fn(np.asarray(a, np.float64))).astype(np.float64)).astype(a.dtype)
 
     return run
 

@@ -30,12 +30,23 @@ class WasmKernelError(RuntimeError):
 
 
 class _Exe:
-    """A compiled kernel/routine: `run(in_slots, out_slots)` makes one host call."""
+    """A compiled kernel/routine: `run(in_slots, out_slots)` makes one host call.
+
+    `what` is the Kernel or Routine (rendered only for error messages: rendering big kernels is slow).
+    """
 
     __slots__ = ("run", "what", "size")
 
-    def __init__(self, run, what: str, size: int):
+    def __init__(self, run, what, size: int):
         self.run, self.what, self.size = run, what, size
+
+    def describe(self) -> str:
+        w = self.what
+        if isinstance(w, Kernel):
+            nodes = len(_walk(w.epilogue)) + (len(_walk(w.body)) if w.body is not None else 0)
+            red = f", {w.reduce_op} over axes {w.reduce_axes}" if w.reduce_op else ""
+            return f"kernel {w.name} (shape {w.shape}{red}, {nodes} nodes)"
+        return f"routine {w!r}"
 
 
 def _util_module() -> bytes:
@@ -146,7 +157,7 @@ class WasmBackend(Backend):
             def run(ins, outs):
                 fn(*ins, outs[0], 0, hi)
 
-        return _Exe(run, f"kernel {kernel!r}", size)
+        return _Exe(run, kernel, size)
 
     def compile_routine(self, routine: Routine) -> _Exe:
         from pyjax.backends.wasm import routines
@@ -154,7 +165,7 @@ class WasmBackend(Backend):
         wasm, make_run = routines.compile_routine(routine, self)
         fn = self._load(wasm, f"routine-{routine.name}")
         size = sum(math.prod(a.shape) for a in routine.out_avals)
-        return _Exe(make_run(fn), f"routine {routine!r}", size)
+        return _Exe(make_run(fn), routine, size)
 
     def dispatch(self, exe: _Exe, in_slots: list, out_slots: list) -> None:
         if exe.size == 0:
@@ -166,7 +177,7 @@ class WasmBackend(Backend):
         except RuntimeError as e:
             if type(e).__name__ != "WasmTrap":
                 raise
-            raise WasmKernelError(f"wasm backend: {exe.what} trapped: {e}") from None
+            raise WasmKernelError(f"wasm backend: {exe.describe()} trapped: {e}") from None
 
 
 def _walk(n):

@@ -11,6 +11,10 @@ affine loads (any strides: transposed operands included); `emit` then generates:
           pack B[kc:kc+KC, jc:jc+NC] into scratch as strips of NR columns ([strip][k][NR],
           zero-padded), so the inner loop reads B contiguously whatever its layout
           for i0 in tiles of MR rows (then single rows):
+            pack A[i0:i0+MR, kc:kc+KC] as [k][MR] (4x4 shuffle transposes when A's rows are
+            contiguous): the k loop then reads two contiguous streams, whatever the strides and
+            however A, B and C happen to be aligned relative to each other (power-of-two leading
+            dimensions otherwise make A's rows fight for the same cache sets)
             for each strip: MR x NR accumulators (v128) = 0, or the partial sums kept in C
               for k in block: NR/4 vector loads of the strip, MR splat loads of A,
                               MR*NR/4 multiply-adds (f32x4.relaxed_madd when the host has it)
@@ -112,7 +116,7 @@ def match(cg, mr: int = MR, nv: int = NV) -> MatmulPlan | None:
     p.kc = min(Kd, KC) if out_f32 else Kd
     nc = max(nr, (PANEL_BYTES // 4 // p.kc) // nr * nr)
     p.nc = min(nc, -(-N // nr) * nr)
-    p.scratch = p.kc * p.nc * 4
+    p.scratch = p.kc * p.nc * 4 + p.kc * mr * 4  # packed B panel, then the packed A tile
     p.batch_axes = list(range(I))
     # vectorized epilogue when every epilogue node that varies along j has a 4-lane form
     cg.V = J
@@ -280,9 +284,62 @@ def emit(cg, p: MatmulPlan) -> None:
 
             loop(col, 0, lambda: f.local_get(ncur_pad), 1, column)
 
+    a_pack_off = kc_max * nc * 4  # the packed A tile, [k][MR] floats, after the B panel
+
+    def pack_a(nrows: int):
+        """Scratch A tile (k, r) <- A[i0 + r, kc + k]: one contiguous stream for the k loop."""
+        rb = [L(I32) for _ in range(nrows)]
+        for r in range(nrows):
+            f.local_get(i0)
+            if r:
+                f.i32_const(r).i32_add()
+            f.i32_const(sai).i32_mul().local_get(kc).i32_const(sak).i32_mul().i32_add()
+            f.i32_const(2).i32_shl().local_get(a_base).i32_add().local_set(rb[r])
+
+        def dst(k_local, r, extra=0):
+            f.local_get(k_local).i32_const(4 * p.mr).i32_mul().local_get(scratch).i32_add()
+            return a_pack_off + 4 * (r + extra)
+
+        start = 0
+        if sak == 1 and nrows == 4 and p.mr == 4:
+            # 4 x 4 blocks: four row vectors, transposed with shuffles
+            k4 = L(I32)
+            f.local_get(kcur).i32_const(-4).i32_and().local_set(k4)
+            vs = [L(V128) for _ in range(4)]
+            ts = [L(V128) for _ in range(4)]
+
+            def lanes(*ls):
+                return [4 * ln + b for ln in ls for b in range(4)]
+
+            def block():
+                for r in range(4):
+                    f.local_get(rb[r]).local_get(kk).i32_const(2).i32_shl().i32_add().v128_load(align=2)
+                    f.local_set(vs[r])
+                for t_, (x, y, sel) in zip(
+                    ts, ((0, 1, (0, 4, 1, 5)), (0, 1, (2, 6, 3, 7)), (2, 3, (0, 4, 1, 5)), (2, 3, (2, 6, 3, 7)))
+                ):
+                    f.local_get(vs[x]).local_get(vs[y]).i8x16_shuffle(lanes(*sel)).local_set(t_)
+                for j, (x, y, sel) in enumerate(
+                    ((0, 2, (0, 1, 4, 5)), (0, 2, (2, 3, 6, 7)), (1, 3, (0, 1, 4, 5)), (1, 3, (2, 3, 6, 7)))
+                ):
+                    off = dst(kk, 0, 4 * j)
+                    f.local_get(ts[x]).local_get(ts[y]).i8x16_shuffle(lanes(*sel)).v128_store(offset=off, align=2)
+
+            loop(kk, 0, lambda: f.local_get(k4), 4, block)
+            start = ("l", kk)
+
+        def scalar_k():
+            for r in range(nrows):
+                off = dst(kk, r)
+                f.local_get(rb[r]).local_get(kk).i32_const(4 * sak).i32_mul().i32_add().f32_load(align=2)
+                f.f32_store(offset=off, align=2)
+
+        loop(kk, start, lambda: f.local_get(kcur), 1, scalar_k)
+
     def rows():
         def tile_rows(nrows):
             def strips():
+                pack_a(nrows)
                 n_strips_here = L(I32)
                 # full strips in this panel: min(nc, N - jc) // nr
                 f.i32_const(nc).i32_const(N).local_get(jc).i32_sub().local_tee(n_strips_here)
@@ -341,9 +398,8 @@ def emit(cg, p: MatmulPlan) -> None:
                             f.local_get(acc[r][v])
                             c_addr(r, v)
                             f.f32_load(offset=4 * ln, align=2).f32x4_replace_lane(ln).local_set(acc[r][v])
-        # pointers: A at (i0, kc), the packed strip s
-        f.local_get(i0).i32_const(sai).i32_mul().local_get(kc).i32_const(sak).i32_mul().i32_add()
-        f.i32_const(2).i32_shl().local_get(a_base).i32_add().local_set(pa)
+        # pointers: the packed A tile, the packed strip s
+        f.local_get(scratch).i32_const(a_pack_off).i32_add().local_set(pa)
         f.local_get(s).i32_const(kc_max * nr * 4).i32_mul().local_get(scratch).i32_add().local_set(pb)
 
         def step(u: int):
@@ -351,7 +407,7 @@ def emit(cg, p: MatmulPlan) -> None:
             for v in range(nvec):
                 f.local_get(pb).v128_load(offset=16 * v + 4 * nr * u, align=2).local_set(bvec[v])
             for r in range(nrows):
-                f.local_get(pa).v128_load32_splat(offset=4 * (r * sai + u * sak), align=2).local_set(av)
+                f.local_get(pa).v128_load32_splat(offset=4 * (r + u * p.mr), align=2).local_set(av)
                 for v in range(nvec):
                     if madd:
                         f.local_get(av).local_get(bvec[v]).local_get(acc[r][v]).f32x4_relaxed_madd()
@@ -360,10 +416,10 @@ def emit(cg, p: MatmulPlan) -> None:
                     f.local_set(acc[r][v])
 
         def advance(steps: int):
-            f.local_get(pa).i32_const(4 * sak * steps).i32_add().local_set(pa)
+            f.local_get(pa).i32_const(4 * p.mr * steps).i32_add().local_set(pa)
             f.local_get(pb).i32_const(4 * nr * steps).i32_add().local_set(pb)
 
-        unroll = KUNROLL if sak >= 0 else 1
+        unroll = KUNROLL
         if unroll > 1:
             klim = L(I32)
             f.local_get(kcur).i32_const(unroll - 1).i32_sub().local_set(klim)

@@ -85,6 +85,7 @@ class WebGPUBackend(Backend):
         self._queue: list = []
         self._busy: set = set()
         self._dead: list = []
+        self._recycle: dict = {}  # padded size -> freed handles still used by queued work
         self._temps: list = []
         self._pipes: dict = {}
         self._cpu = None
@@ -93,15 +94,24 @@ class WebGPUBackend(Backend):
 
     # --- memory ---------------------------------------------------------------------------
     def malloc(self, nbytes: int) -> int:
-        h = self.host.create_buffer(_round16(max(nbytes, 1)))
+        size = _round16(max(nbytes, 1))
+        free = self._recycle.get(size)
+        if free:
+            # A buffer freed while queued work still reads it: later dispatches in the same
+            # command encoder are ordered after that work, so it can hold a new output now.
+            # (It stays busy, so a host write to it flushes the queue first.)
+            h = free.pop()
+        else:
+            h = self.host.create_buffer(size)
         self._nbytes[h] = nbytes
         return h
 
     def free(self, slot: int) -> None:
-        if self._nbytes.pop(slot, None) is None:
+        n = self._nbytes.pop(slot, None)
+        if n is None:
             return
         if slot in self._busy:
-            self._dead.append(slot)
+            self._recycle.setdefault(_round16(max(n, 1)), []).append(slot)
         else:
             self.host.release_buffer(slot)
 
@@ -157,6 +167,10 @@ class WebGPUBackend(Backend):
 
     async def synchronize_async(self) -> None:
         self.flush()
+        sync_async = getattr(self.host, "sync_async", None)
+        if sync_async is not None:  # the browser host
+            await sync_async()
+            return
         if self._sentinel is None:
             self._sentinel = self.host.create_buffer(16)
         await self.host.read_async(self._sentinel, 4)
@@ -203,6 +217,9 @@ class WebGPUBackend(Backend):
             self._release()
 
     def _release(self) -> None:
+        for hs in self._recycle.values():
+            self._dead.extend(hs)
+        self._recycle.clear()
         dead, self._dead = self._dead, []
         temps, self._temps = self._temps, []
         self._busy.clear()

@@ -9,8 +9,12 @@ scaling, masks, transposes), evaluated while filling the shared-memory tiles; th
 The register tile is TM x TN scalar locals `c{i}_{j}`, fully unrolled, and the tiles are read
 from workgroup memory as vec4: WGSL arrays indexed in loops are spilled to slow memory by the
 shader compilers (0.7 vs 15.5 TFLOP/s measured on an H200; shared/notes/gpu.md). The next
-K-slice is prefetched into registers while the current one is multiplied. Tile sizes depend on
-the problem size and stay within the WebGPU default limits (256 invocations, 16 KiB).
+K-slice is prefetched into registers while the current one is multiplied (and, where the
+adapter grants the workgroup memory and the config asks for it, stored into a second tile
+buffer so one barrier per step suffices). Each thread's rows and columns are spread in groups of
+4 (stride TY*4 / TX*4), so a warp's vec4 tile reads and output stores are contiguous. Tile
+sizes depend on the problem size and stay within the WebGPU default limits (256 invocations,
+16 KiB) unless the adapter grants more.
 """
 
 from __future__ import annotations
@@ -24,25 +28,35 @@ from pyjax.backends.webgpu.wgsl import Emitter, Scope
 from pyjax.compiler import ir
 from pyjax.core import dtypes
 
-# (TX, TY, TM, TN, BK): threads per workgroup TX*TY, register tile TM x TN, K step BK.
+# (TX, TY, TM, TN, BK, DB): threads per workgroup TX*TY, register tile TM x TN, K step BK, two
+# shared-memory buffers (1), one (0) or two when they fit (-1). Measured on an H200 (wgpu over
+# Vulkan, 2026-12-02): 128x128 blocks with one buffer ran 4096^3 at 34 TFLOP/s, the same with two
+# buffers at 30 (more registers, dynamic offsets), so one buffer is the default; 1024^3 needs
+# smaller blocks to fill 132 SMs (64x128: 25 TFLOP/s, 128x128: 17).
 CONFIGS = {
-    "large": (16, 16, 8, 8, 8),
-    "medium": (16, 16, 4, 4, 16),
-    "small": (8, 8, 4, 4, 16),
+    "large": (16, 16, 8, 8, 16, 0),  # 128 x 128 blocks
+    "medium": (16, 16, 4, 8, 16, 0),  # 64 x 128
+    "small": (16, 16, 4, 4, 16, 0),  # 64 x 64
+    "tiny": (8, 8, 4, 4, 16, 0),  # 32 x 32
 }
 
 
 def _pick(M: int, N: int, batch: int, caps) -> tuple:
-    forced = os.environ.get("PYJAX_WEBGPU_MATMUL_CONFIG")  # "TX,TY,TM,TN,BK" (for tuning)
+    forced = os.environ.get("PYJAX_WEBGPU_MATMUL_CONFIG")  # "TX,TY,TM,TN,BK[,DB]" (for tuning)
     if forced:
-        return tuple(int(v) for v in forced.split(","))
+        cfg = tuple(int(v) for v in forced.split(","))
+        return cfg if len(cfg) == 6 else cfg[:5] + (-1,)
     work = M * N * batch
-    if caps.max_invocations >= 256 and work >= (1 << 22) and M >= 128 and N >= 128:
+    if caps.max_invocations < 256:
+        name = "tiny"
+    elif work >= (1 << 22) and M >= 128 and N >= 128:  # >= 256 blocks of 128 x 128
         name = "large"
-    elif caps.max_invocations >= 256 and work >= (1 << 16) and M >= 64 and N >= 64:
+    elif work >= (1 << 19) and M >= 64 and N >= 128:
         name = "medium"
-    else:
+    elif work >= (1 << 16) and M >= 64 and N >= 64:
         name = "small"
+    else:
+        name = "tiny"
     return CONFIGS[name]
 
 
@@ -83,11 +97,24 @@ def try_matmul(k, caps):
     P = wgsl.per_word(od)
     if M < 16 or N < 16 or K < 8 or P > 2 or (P == 2 and N % 2) or batch > caps.max_wg_per_dim:
         return None
-    TX, TY, TM, TN, BK = _pick(M, N, batch, caps)
+    TX, TY, TM, TN, BK, DB = _pick(M, N, batch, caps)
+    if TM % 4 or TN % 4:
+        return None
     BM, BN = TY * TM, TX * TN
-    BMp, BNp = BM + 4, BN + 4
     NT = TX * TY
+    # Rows of the tiles are padded by 4 floats (fewer bank conflicts) when that still fits.
+    pad = 4 if 4 * BK * (BM + BN + 8) <= caps.max_shared else 0
+    if not pad and 4 * BK * (BM + BN) > caps.max_shared and BK > 8:
+        BK //= 2
+    BMp, BNp = BM + pad, BN + pad
     if 4 * BK * (BMp + BNp) > caps.max_shared or NT > caps.max_invocations:
+        return None
+    # Two shared-memory buffers (one barrier per K step) when the adapter grants the room.
+    if DB < 0:
+        DB = int(2 * 4 * BK * (BMp + BNp) <= caps.max_shared)
+    elif DB and 2 * 4 * BK * (BMp + BNp) > caps.max_shared:
+        DB = 0
+    if (BM * BK) % NT or (BN * BK) % NT:
         return None
     if -(-N // BN) > caps.max_wg_per_dim or -(-M // BM) > caps.max_wg_per_dim:
         return None
@@ -97,6 +124,7 @@ def try_matmul(k, caps):
     used = _used_inputs([a, b, k.epilogue])
     bind = _Bindings(k, caps, used, [("out", f"vec4<{out_ty}>" if vec_out else out_ty, True, ("out", 0))])
     em = Emitter(bind.inputs)
+    em.rt_zero = "pj_z"
     lines: list = []
     bidx = wgsl.decompose("bz", batch_shape, "z", lines) if batch_shape else {}
     block = Scope(None, bidx)
@@ -131,9 +159,15 @@ def try_matmul(k, caps):
                 out.append(f"p{side}{q} = {v};")
         return out
 
-    def tile_stores() -> list:
+    SA, SB = BK * BMp, BK * BNp  # floats per shared buffer
+
+    def tile_stores(off_a: str, off_b: str) -> list:
+        """Lines that store the prefetched registers into the tiles at float offsets off_a/off_b."""
         out = []
-        for side, per, kfast, B, Bp in (("a", per_a, a_kfast, BM, BMp), ("b", per_b, b_kfast, BN, BNp)):
+        for side, per, kfast, B, Bp, off in (
+            ("a", per_a, a_kfast, BM, BMp, off_a),
+            ("b", per_b, b_kfast, BN, BNp, off_b),
+        ):
             arr = "As" if side == "a" else "Bs"
             for q in range(per):
                 e = q * NT
@@ -141,16 +175,19 @@ def try_matmul(k, caps):
                     pos = f"((tid + {e}i) % {BK}i) * {Bp}i + (tid + {e}i) / {BK}i"
                 else:
                     pos = f"((tid + {e}i) / {B}i) * {Bp}i + (tid + {e}i) % {B}i"
-                out.append(f"{{ let s = {pos}; {arr}[s >> 2u][s & 3] = p{side}{q}; }}")
+                out.append(f"{{ let s = {off}{pos}; {arr}[s >> 2u][s & 3] = p{side}{q}; }}")
         return out
 
+    # Thread (tx, ty) owns rows ty*4 + (i%4) + (i//4)*TY*4 and columns tx*4 + (j%4) + (j//4)*TX*4
+    # of the block: each vec4 read of a tile row is contiguous across a warp (no bank
+    # conflicts), and so is each vec4 store of the output.
     comp = "xyzw"
     compute: list = []
     for kk in range(BK):
         for q in range(TM // 4):
-            compute.append(f"let a{kk}_{q} = As[{kk * BMp // 4}i + ty * {TM // 4}i + {q}i];")
+            compute.append(f"let a{kk}_{q} = As[oa + {kk * BMp // 4 + q * TY}i + ty];")
         for q in range(TN // 4):
-            compute.append(f"let b{kk}_{q} = Bs[{kk * BNp // 4}i + tx * {TN // 4}i + {q}i];")
+            compute.append(f"let b{kk}_{q} = Bs[ob + {kk * BNp // 4 + q * TX}i + tx];")
         for i in range(TM):
             for j in range(TN):
                 compute.append(f"c{i}_{j} = fma(a{kk}_{i // 4}.{comp[i % 4]}, b{kk}_{j // 4}.{comp[j % 4]}, c{i}_{j});")
@@ -187,9 +224,10 @@ def try_matmul(k, caps):
                 cond += [] if full_n else [f"n{j} < {N}i"]
                 st = f"out[{row} + n{j}] = {vals[i, j]};"
                 stores.append(f"if ({' && '.join(cond)}) {{ {st} }}" if cond else st)
+    nbuf = 2 if DB else 1
     shared = (
-        f"var<workgroup> As: array<vec4<f32>, {BK * BMp // 4}>;\n"
-        f"var<workgroup> Bs: array<vec4<f32>, {BK * BNp // 4}>;\n"
+        f"var<workgroup> As: array<vec4<f32>, {nbuf * SA // 4}>;\n"
+        f"var<workgroup> Bs: array<vec4<f32>, {nbuf * SB // 4}>;\n"
     )
     ind = "  "
     body = [
@@ -201,23 +239,47 @@ def try_matmul(k, caps):
         f"{ind}let row0 = i32(wid.y) * {BM}i;",
         f"{ind}let col0 = i32(wid.x) * {BN}i;",
         f"{ind}let bz = i32(wid.z);",
+        ind + wgsl.runtime_zero("out"),
     ]
     body += [ind + x for x in lines]
     body += [ind + x for x in block.lines]
     body += [f"{ind}var c{i}_{j} = 0.0f;" for i in range(TM) for j in range(TN)]
     body += [f"{ind}var pa{q}: f32;" for q in range(per_a)] + [f"{ind}var pb{q}: f32;" for q in range(per_b)]
     body += [ind + x for x in first]
-    body.append(f"{ind}for (var k0 = 0i; k0 < {K}i; k0 = k0 + {BK}i) {{")
-    body += [ind * 2 + x for x in tile_stores()]
-    body.append(f"{ind * 2}workgroupBarrier();")
-    body.append(f"{ind * 2}if (k0 + {BK}i < {K}i) {{")
-    body += [ind * 3 + x for x in nxt]
-    body.append(f"{ind * 2}}}")
-    body += [ind * 2 + x for x in compute]
-    body.append(f"{ind * 2}workgroupBarrier();")
-    body.append(f"{ind}}}")
-    body += [f"{ind}let m{i} = row0 + ty * {TM}i + {i}i;" for i in range(TM)]
-    body += [f"{ind}let n{j} = col0 + tx * {TN}i + {j}i;" for j in range(TN)]
+    i2, i3 = ind * 2, ind * 3
+    if DB:
+        # Buffer `ph` is read while the next K slice goes into the other one: one barrier a step.
+        body += [ind + x for x in tile_stores("", "")]
+        body.append(f"{ind}workgroupBarrier();")
+        body.append(f"{ind}var ph = 0i;")
+        body.append(f"{ind}for (var k0 = 0i; k0 < {K}i; k0 = k0 + {BK}i) {{")
+        body.append(f"{i2}let oa = ph * {SA // 4}i;")
+        body.append(f"{i2}let ob = ph * {SB // 4}i;")
+        body.append(f"{i2}let more = k0 + {BK}i < {K}i;")
+        body.append(f"{i2}if (more) {{")
+        body += [i3 + x for x in nxt]
+        body.append(f"{i2}}}")
+        body += [i2 + x for x in compute]
+        body.append(f"{i2}if (more) {{")
+        body += [i3 + x for x in tile_stores(f"(1i - ph) * {SA}i + ", f"(1i - ph) * {SB}i + ")]
+        body.append(f"{i2}}}")
+        body.append(f"{i2}workgroupBarrier();")
+        body.append(f"{i2}ph = 1i - ph;")
+        body.append(f"{ind}}}")
+    else:
+        body.append(f"{ind}for (var k0 = 0i; k0 < {K}i; k0 = k0 + {BK}i) {{")
+        body += [i2 + x for x in tile_stores("", "")]
+        body.append(f"{i2}workgroupBarrier();")
+        body.append(f"{i2}if (k0 + {BK}i < {K}i) {{")
+        body += [i3 + x for x in nxt]
+        body.append(f"{i2}}}")
+        body.append(f"{i2}let oa = 0i;")
+        body.append(f"{i2}let ob = 0i;")
+        body += [i2 + x for x in compute]
+        body.append(f"{i2}workgroupBarrier();")
+        body.append(f"{ind}}}")
+    body += [f"{ind}let m{i} = row0 + ty * 4i + {(i // 4) * TY * 4 + i % 4}i;" for i in range(TM)]
+    body += [f"{ind}let n{j} = col0 + tx * 4i + {(j // 4) * TX * 4 + j % 4}i;" for j in range(TN)]
     body += [ind + x for x in stores]
     body.append("}")
     text = _finish(em, bind.header(), "\n".join(body) + "\n", shared)

@@ -176,6 +176,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     out_decl = ("out", f"vec4<{out_ty}>" if vec else out_ty, True, ("out", 0))
     b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads})
     em = Emitter(b.inputs)
+    em.rt_zero = "pj_z"
     inst_of: dict = {}
     for n in vec_loads:
         inp = b.inputs[n.arg[0]]
@@ -223,6 +224,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     body = (
         f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
         f"  let g = wgl * {wg}u + lid;\n  if (g >= {groups}u) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
+        f"  {wgsl.runtime_zero('out')}\n"
         + thread.code()
         + "".join(f"  {x}\n" for x in base_lines)
         + "".join(s.code() for s in insts)
@@ -334,7 +336,8 @@ def _reduce_plan(k: Kernel, caps: Caps):
     contig = _contiguous_reduce(k)
     split = 1
     if n_out <= 256 and rn >= 32768:
-        split = max(1, min(1024 // n_out, rn // 8192))
+        # Enough partials to fill a large GPU (4096 workgroups for a full reduction of 2^24+).
+        split = max(1, min(4096 // n_out, rn // 4096))
     per = -(-rn // split)
     if per < 32 or (not contig and n_out >= 2048 and split == 1):
         return 1, split
@@ -391,6 +394,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
             extra.insert(1, ("ti", "i32", False, ("tmp", 1)))
     b = _Bindings(k, caps, _used_inputs(roots), extra)
     em = Emitter(b.inputs)
+    em.rt_zero = "pj_z"
     em.helpers.add("inf")
     n_q = n_out * S if mode == "partial" else n_out
     chunk = -(-rn // S)
@@ -416,7 +420,6 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
         emit(f"let q = i32{q0};")
         emit(f"let qv = q < {n_q}i;")
     out_lines: list = []
-    red_lines: list = []
     if mode == "partial":
         out_lines.append(f"let o = q / {S}i;")
         out_lines.append(f"let rb = (q % {S}i) * {chunk}i;")
@@ -427,39 +430,54 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
         out_lines += ["let o = q;", "let rb = 0i;", f"let re = {rn}i;"]
     out_idx = decompose("o", out_shape, "o", out_lines)
     out_scope = Scope(thread, out_idx)
-    # Loop body value.
-    loop_idx: dict = {}
-    if mode == "combine":
-        loop_scope = Scope(out_scope, {})
-        val = _from_store(f"tv[o * {S}i + r]", vd)
-        ival = f"ti[o * {S}i + r]" if arg else None
-    else:
-        ridx = decompose("r", red_shape, "r", red_lines)
-        loop_idx = {nk + a: v for a, v in ridx.items()}
-        loop_scope = Scope(out_scope, loop_idx)
-        with ir.shape_context(k.shape):
-            val = em.expr(k.body, loop_scope)
-        ival = "r"
-    # Accumulate.
-    if arg:
-        better = _better(op, "vv", "av", vd, em)
-        upd = f"if ({better} || ai == 2147483647i) {{ av = vv; ai = {ival}; }}"
+
+    # Loop body: the value (and index) at reduced position `rv`, in its own scope.
+    def body_at(rv: str, tag: str):
         if mode == "combine":
-            upd = f"if ({better} || ({_same('vv', 'av', vd)} && {ival} < ai)) {{ av = vv; ai = {ival}; }}"
+            return [], _from_store(f"tv[o * {S}i + {rv}]", vd), (f"ti[o * {S}i + {rv}]" if arg else None)
+        lines_: list = []
+        ridx = decompose(rv, red_shape, f"r{tag}_", lines_)
+        sc = Scope(out_scope, {nk + a: v for a, v in ridx.items()})
+        with ir.shape_context(k.shape):
+            v = em.expr(k.body, sc)
+        return lines_ + sc.lines, v, rv
+
+    def accumulate(val: str, ival: str | None, tag: str) -> list:
+        if arg:
+            vv = f"vv{tag}"
+            better = _better(op, vv, "av", vd, em)
+            if mode == "combine":
+                cond = f"{better} || ({_same(vv, 'av', vd)} && {ival} < ai)"
+            else:
+                cond = f"{better} || ai == 2147483647i"
+            return [f"let {vv} = {val};", f"if ({cond}) {{ av = {vv}; ai = {ival}; }}"]
+        return [f"av = {_combine(op, 'av', val, vd, em)};"]
+
+    if arg:
         acc_init = [f"var av: {ct} = {_identity(op, vd)};", "var ai = 2147483647i;"]
-        acc_upd = [f"let vv = {val};", upd]
     else:
         acc_init = [f"var av: {ct} = {_identity(op, vd)};"]
-        acc_upd = [f"av = {_combine(op, 'av', val, vd, em)};"]
-    step = f"{T}i" if coop else "1i"
+    step = T if coop else 1
     start = "rb + t" if coop else "rb"
-    loop = (
-        [f"for (var r = {start}; r < re; r = r + {step}) {{"]
-        + ["  " + x for x in red_lines]
-        + ["  " + x for x in loop_scope.lines]
-        + ["  " + x for x in acc_upd]
-        + ["}"]
-    )
+    # Unrolled by U: U independent loads in flight per iteration (reductions are latency-bound),
+    # then a remainder loop. Only for small bodies, so the WGSL stays short.
+    small_body = mode == "combine" or len(ir.walk(k.body)) <= 24
+    U = 4 if small_body and (rn // max(S, 1)) // step >= 8 else 1
+    loop = [f"var r = {start};"]
+    if U > 1:
+        loop.append(f"for (; r + {(U - 1) * step}i < re; r = r + {U * step}i) {{")
+        for u in range(U):
+            rv = f"ru{u}"
+            bl, v, iv = body_at(rv, f"u{u}")
+            loop.append(f"  let {rv} = r + {u * step}i;")
+            loop += ["  " + x for x in bl]
+            loop += ["  " + x for x in accumulate(v, iv, f"u{u}")]
+        loop.append("}")
+    bl, v, iv = body_at("r", "s")
+    loop.append(f"for (; r < re; r = r + {step}i) {{")
+    loop += ["  " + x for x in bl]
+    loop += ["  " + x for x in accumulate(v, iv, "s")]
+    loop.append("}")
 
     # The final value of output o (after the loop / the workgroup combine).
     def epilogue_value(acc_v: str, acc_i: str | None):
@@ -569,6 +587,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
         else:
             body_lines.append(x)
     text_body = "\n".join("  " + x for x in body_lines)
+    L.insert(0, wgsl.runtime_zero("tv" if mode == "partial" else "out"))
     prefix = "\n".join("  " + x for x in L)
     body = f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n{prefix}\n{text_body}\n}}\n"
     n_wg = -(-n_q // opw) if coop else -(-n_groups // wg)

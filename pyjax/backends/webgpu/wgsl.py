@@ -263,6 +263,7 @@ class Emitter:
         self._deps: dict = {}
         self._load_index: dict = {}
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
+        self.rt_zero: str | None = None  # set when `runtime_zero` lines are in scope
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -324,7 +325,10 @@ class Emitter:
         """A WGSL expression (a variable name or literal) for node n in scope."""
         op = n.op
         if op == "const":
-            return lit(n.arg, n.dtype)
+            s = lit(n.arg, n.dtype)
+            if "pj_" in s:  # inf/NaN literals are helper calls (WGSL has no such constants)
+                self.helpers |= {h for h in ("inf", "nan") if f"pj_{h}()" in s}
+            return s
         if op == "idx":
             return scope.idx[n.arg]
         if op == "acc":
@@ -558,8 +562,25 @@ class Emitter:
                 v, c = (b, a) if x.op == "const" and x.arg == 0 else (a, b)
                 sgn = f"bitcast<f32>((bitcast<u32>({v}) ^ bitcast<u32>({c})) & 0x80000000u)"
                 return f"select({sgn}, {self._h('nan')}(), !{self._h('isfinite')}({v}))"
+            if op == "div" and y.op == "const" and y.arg == 0:
+                # x / ±0 is folded as if no inf/NaN existed: build ±inf, or NaN for 0/0 and NaN/0.
+                sign = 0x80000000 if math.copysign(1.0, y.arg) < 0 else 0
+                inf = f"bitcast<f32>(((bitcast<u32>({a}) & 0x80000000u) ^ {sign}u) | 0x7f800000u)"
+                return f"select({inf}, {self._h('nan')}(), (bitcast<u32>({a}) & 0x7fffffffu) == 0u || {self._h('isnan')}({a}))"
             if op == "sub" and x is y:
                 return f"select(0.0f, {self._h('nan')}(), !{self._h('isfinite')}({a}))"
+            if op in ("add", "sub", "mul") and self.rt_zero is not None:
+                # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
+                # (Mesa's inexact algebraic rules), which breaks error-free transformations
+                # (two-sum, Dekker products) that bit-exact PRNG floats rely on. An fma with
+                # run-time constants the compiler cannot see rounds exactly once, like IEEE
+                # add/sub/mul, and matches none of those rewrites. pj_z is -0.0 (x + -0 == x,
+                # signed zeros included), pj_one is 1.0.
+                if op == "mul":
+                    return f"{self._h('mul')}({a}, {b}, pj_z)"
+                return f"fma({b}, {'pj_one' if op == 'add' else '-pj_one'}, {a})"
+            if op == "div" and y.op != "const":
+                return f"{self._h('div')}({a}, {b})"
             if op in ("add", "sub", "mul", "div"):
                 sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
                 return f"({a} {sym} {b})"
@@ -685,3 +706,12 @@ ENTRY = (
     "@builtin(local_invocation_index) lid: u32"
 )
 LINEAR_WG = "let wgl = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;"
+
+
+def runtime_zero(binding: str) -> str:
+    """`let pj_z` (-0.0) and `pj_one` (1.0): constants at run time that the shader compiler
+    cannot prove (every buffer of the backend is at least 16 bytes, so its length is never 0)."""
+    return (
+        f"let pj_rt = arrayLength(&{binding}) == 0u; "
+        "let pj_z = bitcast<f32>(select(0x80000000u, 0x3f800000u, pj_rt)); let pj_one = select(1.0f, 2.0f, pj_rt);"
+    )

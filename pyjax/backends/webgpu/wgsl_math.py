@@ -226,6 +226,38 @@ fn pj_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f80000
 """,
 )
 _def(
+    "mul",
+    (),
+    "pj_mul(a: f32, b: f32, z: f32) -> f32  (IEEE product; z is a run-time -0.0)",
+    """
+fn pj_mul(a: f32, b: f32, z: f32) -> f32 {
+  // fma with an opaque zero: never contracted into a following add. The sign is or-ed back in
+  // because Vulkan drivers may drop the sign of a zero product (no SignedZeroInfNanPreserve).
+  let p = bitcast<u32>(fma(a, b, z));
+  return bitcast<f32>(p | ((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u));
+}
+""",
+)
+_def(
+    "div",
+    ("isnan", "nan"),
+    "pj_div(a: f32, b: f32) -> f32  (IEEE quotient at zero and infinite divisors)",
+    """
+fn pj_div(a: f32, b: f32) -> f32 {
+  // Vulkan leaves x / 0 and x / inf undefined (lavapipe returns 0 for 0 / 0): spell them out.
+  let ua = bitcast<u32>(a);
+  let ub = bitcast<u32>(b);
+  let sign = (ua ^ ub) & 0x80000000u;
+  let aa = ua & 0x7fffffffu;
+  let ab = ub & 0x7fffffffu;
+  if (aa > 0x7f800000u || ab > 0x7f800000u) { return pj_nan(); }
+  if (ab == 0u) { return bitcast<f32>(select(sign | 0x7f800000u, 0x7fc00000u, aa == 0u)); }
+  if (ab == 0x7f800000u) { return bitcast<f32>(select(sign, 0x7fc00000u, aa == 0x7f800000u)); }
+  return a / b;
+}
+""",
+)
+_def(
     "isinf",
     (),
     "pj_isinf(x: f32) -> bool",
@@ -1016,8 +1048,10 @@ _def(
     "pj_rem_i32(a: i32, b: i32) -> i32  (lax.rem: sign of a)",
     """
 fn pj_rem_i32(a: i32, b: i32) -> i32 {
+  // a - (a / b) * b rather than `%`: NVIDIA's Vulkan driver computed i32 `%` as unsigned.
   let bad = b == 0 || b == -1;
-  let r = a % select(b, 1, bad);
+  let bb = select(b, 1, bad);
+  let r = a - (a / bb) * bb;
   return select(r, select(0, a, b == 0), bad);
 }
 """,

@@ -43,3 +43,15 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """The quantile function (inverse CDF)."""
     q, loc, scale = special._promote_inexact("norm.ppf", q, loc, scale)
     return special.ndtri(q) * scale + loc
+
+
+def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """log of the survival function."""
+    x, loc, scale = special._promote_inexact("norm.logsf", x, loc, scale)
+    return special.log_ndtr(-(x - loc) / scale)
+
+
+def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The inverse survival function: ppf(1 - q)."""
+    q, loc, scale = special._promote_inexact("norm.isf", q, loc, scale)
+    return loc - special.ndtri(q) * scale
