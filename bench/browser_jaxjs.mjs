@@ -15,9 +15,8 @@ function rand(n, seed) {
   return a;
 }
 
-async function timeit(fn, reps) {
-  await fn(); // compile
-  await fn(); // warm
+async function timeit(fn, reps, warm = 2) {
+  for (let w = 0; w < warm; w++) await fn(); // compile, warm up
   const ts = [];
   for (let r = 0; r < reps; r++) {
     const t = now();
@@ -43,7 +42,7 @@ export async function runJaxJs(device, reps = 5) {
   out.chain = await timeit(async () => { const c = chain(x.ref); await c.blockUntilReady(); c.dispose(); }, reps);
 
   const s = np.array(rand(1000000, 4));
-  out.sort = await timeit(async () => { const c = np.sort(s.ref); await c.blockUntilReady(); c.dispose(); }, device === "webgpu" ? 1 : reps);
+  out.sort = await timeit(async () => { const c = np.sort(s.ref); await c.blockUntilReady(); c.dispose(); }, ...(device === "webgpu" ? [1, 1] : [reps, 2]));
 
   // MLP train step, batch 128, 784-256-10, relu, softmax cross-entropy, SGD(0.1), jitted.
   const X = np.array(rand(128 * 784, 5)).reshape([128, 784]);

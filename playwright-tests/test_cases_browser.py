@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from cases import CASES, compare, encode, run_case  # noqa: E402
 
 CASES_SRC = (ROOT / "tests" / "cases.py").read_text()
-BACKENDS = [b for b in os.environ.get("PYJAX_BROWSER_BACKENDS", "cpu").split(",") if b]
+BACKENDS = [b for b in os.environ.get("PYJAX_BROWSER_BACKENDS", "cpu,wasm,webgpu").split(",") if b]
 
 
 @cache

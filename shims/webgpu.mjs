@@ -106,6 +106,20 @@ export class WebGPUManager {
     return this.buffers.size;
   }
 
+  /** GPU memory held: live buffers, pooled free buffers and the uniform buffer, in bytes. */
+  memoryStats() {
+    let liveBytes = 0;
+    let pooled = 0;
+    let pooledBytes = 0;
+    for (const b of this.buffers.values()) liveBytes += b.cls;
+    for (const [cls, free] of this.pool) {
+      pooled += free.length;
+      pooledBytes += cls * free.length;
+    }
+    const totalBytes = liveBytes + pooledBytes + this.ubufSize;
+    return { live: this.buffers.size, liveBytes, pooled, pooledBytes, totalBytes, pipelines: this.pipelines.length };
+  }
+
   bufferSize(h) {
     return this.buffers.get(h).nbytes;
   }

@@ -195,6 +195,10 @@ class BrowserWebGPUHost:
     def live_buffers(self) -> int:
         return int(self.mgr.liveBuffers())
 
+    def memory_stats(self) -> dict:
+        """GPU memory the shim holds: live, pooled and total buffers/bytes, pipelines."""
+        return self.mgr.memoryStats().to_py()
+
     def write(self, h: int, data, offset: int = 0) -> None:
         self.mgr.write(h, _to_js_bytes(data), offset)
 
@@ -223,8 +227,13 @@ class BrowserWebGPUHost:
     ) -> int:
         from pyodide.ffi import JsException, to_js
 
+        from pyjax.hosts.wgpu_host import _parse_bindings
+
         if writable is None:
-            raise ValueError("the browser WebGPU host needs explicit binding flags (writable=...)")
+            parsed = _parse_bindings(wgsl)
+            if parsed is None:
+                raise ValueError("WGSL outside the binding convention needs explicit flags (writable=...)")
+            writable, has_uniform = parsed
         flags = to_js([bool(w) for w in writable])
         try:
             h = int(run_sync_or_explain(self.mgr.pipeline(wgsl, entry, flags, bool(has_uniform)), "Compiling WGSL"))
@@ -266,6 +275,15 @@ class BrowserWebGPUHost:
         self.mgr.dispatch(steps_js, to_js(memoryview(bytes(blob))))
         self.stats["submits"] += 1
         self.stats["dispatches"] += len(steps)
+
+
+def proxy_counts() -> dict:
+    """Pyodide's FFI bookkeeping: live JS references held by Python (`js_refs`) and, once
+    `pyodide._module.enable_pyproxy_allocation_tracing()` ran, live PyProxies (`pyproxies`)."""
+    import pyodide_js
+
+    m = pyodide_js._module
+    return {"js_refs": int(m._hiwire_num_refs()), "pyproxies": int(m.pyproxy_alloc_map.size)}
 
 
 def _js_object(items):
