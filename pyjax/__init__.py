@@ -14,6 +14,11 @@ from pyjax import lax  # noqa: F401
 from pyjax.api import (  # noqa: F401
     ShapeDtypeStruct,
     block_until_ready,
+    clear_caches,
+    disable_jit,
+    ensure_compile_time_eval,
+    named_call,
+    typeof,
     device_get,
     device_get_async,
     device_put,

@@ -3,13 +3,16 @@ hessian, make_jaxpr, eval_shape, plus device placement helpers."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyjax.core import core, dtypes
+from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
 from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
@@ -195,6 +198,7 @@ class _Jitted:
         self.__doc__ = getattr(fun, "__doc__", None)
         self.__wrapped__ = fun
         functools.update_wrapper(self, fun, updated=())
+        _all_jitted.add(self)
 
     def _split(self, args, kwargs):
         n = len(args)
@@ -236,6 +240,8 @@ class _Jitted:
         return jaxpr, consts, out_tree_box[0]
 
     def __call__(self, *args, **kwargs):
+        if config.jax_disable_jit:  # inside disable_jit(): run the Python function op by op
+            return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             # Fast path: flat positional arrays, nothing being traced -> cached program.
             ok = core.dynamic_trace is None
@@ -285,6 +291,47 @@ class _Jitted:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+_all_jitted: weakref.WeakSet = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Context manager: jit-decorated functions run their Python body eagerly, op by op."""
+    prev = config.jax_disable_jit
+    config.update("jax_disable_jit", bool(disable))
+    try:
+        yield
+    finally:
+        config.update("jax_disable_jit", prev)
+
+
+def clear_caches() -> None:
+    """Drop every jit function's cache of traced and compiled programs."""
+    for f in list(_all_jitted):
+        f.clear_cache()
+
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+    """Give fun a name in staged programs; pyjax does not record names, so fun is returned as is."""
+    _check_callable(fun, "named_call")
+    return fun
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Context manager; pyjax evaluates concrete values eagerly already, so this only yields."""
+    yield
+
+
+def typeof(x):
+    """The abstract value (ShapedArray) of x, like jax.typeof."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if type(x) is Array:
+        return x.aval
+    return get_aval(_to_jax(x))
 
 
 def _hashable_static(v, where):

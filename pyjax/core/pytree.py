@@ -13,6 +13,8 @@ class _NodeType(NamedTuple):
 
 
 _registry: dict[type, _NodeType] = {}
+# type -> flatten_with_keys(x) -> ([(key, child), ...], aux); gives the key path entries.
+_keys_registry: dict[type, Callable] = {}
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
@@ -28,6 +30,22 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
         return [c for _, c in kids], aux
 
     register_pytree_node(nodetype, flatten_func or flat, unflatten_func)
+    _keys_registry[nodetype] = flatten_with_keys
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: cls.tree_flatten_with_keys() and cls.tree_unflatten(aux, children)."""
+    flat = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(
+        cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten, (lambda x: x.tree_flatten()) if flat else None
+    )
+    return cls
+
+
+def register_static(cls):
+    """Register cls as a pytree node with no children: instances live in the treedef."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
 
 
 def register_pytree_node_class(cls):
@@ -54,6 +72,7 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_f
         return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, aux)))
 
     register_pytree_node(nodetype, flatten, unflatten)
+    _keys_registry[nodetype] = lambda x: ([(GetAttrKey(n), getattr(x, n)) for n in data_fields], None)
     return nodetype
 
 
@@ -85,6 +104,8 @@ try:  # OrderedDict/defaultdict keep insertion order semantics like JAX
         lambda d: ([d[k] for k in sorted(d)], (d.default_factory, tuple(sorted(d)))),
         lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)),
     )
+    _keys_registry[collections.OrderedDict] = lambda d: ([(DictKey(k), v) for k, v in d.items()], None)
+    _keys_registry[collections.defaultdict] = lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], None)
 except ImportError:  # pragma: no cover
     pass
 
@@ -287,3 +308,144 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, c: Partial(func, *c[0], **c[1]),
 )
+
+
+# --- key paths ------------------------------------------------------------------------------------
+
+
+class _KeyEntry:
+    __slots__ = ()
+    _field = ""
+
+    def __eq__(self, other):
+        return type(other) is type(self) and getattr(other, self._field) == getattr(self, self._field)
+
+    def __hash__(self):
+        return hash((type(self).__name__, getattr(self, self._field)))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._field}={getattr(self, self._field)!r})"
+
+
+class DictKey(_KeyEntry):
+    """Path entry for a mapping key: str -> "['a']"."""
+
+    __slots__ = ("key",)
+    _field = "key"
+    __match_args__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class SequenceKey(_KeyEntry):
+    """Path entry for a tuple/list position: str -> "[0]"."""
+
+    __slots__ = ("idx",)
+    _field = "idx"
+    __match_args__ = ("idx",)
+
+    def __init__(self, idx):
+        self.idx = idx
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+class GetAttrKey(_KeyEntry):
+    """Path entry for an attribute (namedtuple field, dataclass field): str -> ".x"."""
+
+    __slots__ = ("name",)
+    _field = "name"
+    __match_args__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(_KeyEntry):
+    """Path entry for the i-th child of a custom node registered without keys."""
+
+    __slots__ = ("key",)
+    _field = "key"
+    __match_args__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = Any
+KeyPath = tuple
+
+
+def _simple_key(k) -> str:
+    if isinstance(k, (DictKey, FlattenedIndexKey)):
+        return str(k.key)
+    if isinstance(k, SequenceKey):
+        return str(k.idx)
+    if isinstance(k, GetAttrKey):
+        return str(k.name)
+    return str(k)
+
+
+def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as a string, e.g. "['a'][0].x"; simple=True drops the brackets."""
+    return separator.join(_simple_key(k) if simple else str(k) for k in keys)
+
+
+def _child_keys(x, typ, children, aux) -> list:
+    if typ is tuple or typ is list:
+        return [SequenceKey(i) for i in range(len(children))]
+    if typ is dict:
+        return [DictKey(k) for k in aux[1]]
+    fk = _keys_registry.get(typ)
+    if fk is not None:
+        return [k for k, _ in fk(x)[0]]
+    if typ not in _registry and hasattr(x, "_fields"):  # namedtuple
+        return [GetAttrKey(f) for f in x._fields]
+    return [FlattenedIndexKey(i) for i in range(len(children))]
+
+
+def _flatten_with_path(x, path, leaves, is_leaf, takes_path):
+    if is_leaf is not None and (is_leaf(path, x) if takes_path else is_leaf(x)):
+        leaves.append((path, x))
+        return LEAF
+    nt = _node_type(x)
+    if nt is None:
+        leaves.append((path, x))
+        return LEAF
+    children, aux = nt.to_iter(x)
+    typ = type(x)
+    keys = _child_keys(x, typ, children, aux)
+    return PyTreeDef(
+        typ,
+        aux,
+        tuple(_flatten_with_path(c, path + (k,), leaves, is_leaf, takes_path) for k, c in zip(keys, children)),
+    )
+
+
+def tree_flatten_with_path(tree, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
+    """Like tree_flatten, but each leaf comes with its key path: ([(path, leaf), ...], treedef)."""
+    leaves: list = []
+    treedef = _flatten_with_path(tree, (), leaves, is_leaf, is_leaf_takes_path)
+    return leaves, treedef
+
+
+def tree_leaves_with_path(tree, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False) -> list:
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None, is_leaf_takes_path: bool = False) -> Any:
+    """tree_map where f also receives each leaf's key path: f(path, leaf, *others)."""
+    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(path_leaves, *others)])
