@@ -314,8 +314,13 @@ register_pytree_node(
 
 
 class _KeyEntry:
+    """Base of the path entries: one value, stored in the slot named by `_field`."""
+
     __slots__ = ()
     _field = ""
+
+    def __init__(self, value):
+        setattr(self, self._field, value)
 
     def __eq__(self, other):
         return type(other) is type(self) and getattr(other, self._field) == getattr(self, self._field)
@@ -334,9 +339,6 @@ class DictKey(_KeyEntry):
     _field = "key"
     __match_args__ = ("key",)
 
-    def __init__(self, key):
-        self.key = key
-
     def __str__(self):
         return f"[{self.key!r}]"
 
@@ -347,9 +349,6 @@ class SequenceKey(_KeyEntry):
     __slots__ = ("idx",)
     _field = "idx"
     __match_args__ = ("idx",)
-
-    def __init__(self, idx):
-        self.idx = idx
 
     def __str__(self):
         return f"[{self.idx!r}]"
@@ -362,9 +361,6 @@ class GetAttrKey(_KeyEntry):
     _field = "name"
     __match_args__ = ("name",)
 
-    def __init__(self, name):
-        self.name = name
-
     def __str__(self):
         return f".{self.name}"
 
@@ -375,9 +371,6 @@ class FlattenedIndexKey(_KeyEntry):
     __slots__ = ("key",)
     _field = "key"
     __match_args__ = ("key",)
-
-    def __init__(self, key):
-        self.key = key
 
     def __str__(self):
         return f"[<flat index {self.key}>]"
