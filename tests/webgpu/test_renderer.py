@@ -395,9 +395,22 @@ REDUCTIONS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def serial_gpu(gpu):
+    """The same device with the serial-reduction plan that SwiftShader adapters get."""
+    from pyjax.backends.webgpu import WebGPUBackend
+    from pyjax.backends.webgpu.renderer import Caps
+
+    be = WebGPUBackend(gpu.host)
+    be.caps = Caps(gpu.host.limits, gpu.host.has_f16, serial_reductions=True)
+    return be
+
+
+@pytest.mark.parametrize("serial", [False, True])
 @pytest.mark.parametrize("shape,axes", REDUCTIONS)
 @pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "argmax", "argmin"])
-def test_reduction_strategies(gpu, shape, axes, op):
+def test_reduction_strategies(gpu, serial_gpu, shape, axes, op, serial):
+    be = serial_gpu if serial else gpu
     if op in ("argmax", "argmin") and len(axes) != 1:
         pytest.skip("arg reductions reduce one axis")
     rng = np.random.default_rng(1)
@@ -409,7 +422,11 @@ def test_reduction_strategies(gpu, shape, axes, op):
     nk = len(shape) - len(axes)
     acc_d = dtypes.int32 if op.startswith("arg") else dt
     k = Kernel(shape, (dt,), ir.acc(acc_d), op, tuple(range(nk, len(shape))), ir.load(0, tr, dt))
-    got, want = run(gpu, k, [x]), ref(k, [x])
+    if serial:
+        from pyjax.backends.webgpu import renderer
+
+        assert renderer._reduce_plan(k, be.caps)[0] == 1  # one thread per output or partial
+    got, want = run(be, k, [x]), ref(k, [x])
     if op == "sum":
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-3)
     else:

@@ -80,7 +80,10 @@ class WebGPUBackend(Backend):
 
             host = hosts.webgpu_host()
         self.host = host
-        self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)))
+        # Serial reductions only on SwiftShader: lavapipe (also a CPU) keeps the cooperative path
+        # that real GPUs take, so CI tests it.
+        adapter = str(getattr(host, "adapter_info", {}).get("device", "")).lower()
+        self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)), "swiftshader" in adapter)
         self._nbytes: dict[int, int] = {}
         self._queue: list = []
         self._busy: set = set()

@@ -37,8 +37,11 @@ DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
 class Caps:
     """Device limits the renderer must respect (WebGPU spec defaults unless the host grants more)."""
 
-    def __init__(self, limits: dict | None = None, has_f16: bool = False):
+    def __init__(self, limits: dict | None = None, has_f16: bool = False, serial_reductions: bool = False):
         limits = limits or {}
+        # SwiftShader (a CPU adapter) emulates workgroup barriers slowly: a sum of 2^20 floats
+        # took 125 ms with cooperative threads and 11 ms with one thread per partial sum.
+        self.serial_reductions = serial_reductions
 
         def get(name, default):
             camel = "".join(w.capitalize() if i else w for i, w in enumerate(name.split("-")))
@@ -54,7 +57,7 @@ class Caps:
         self.wg = min(256, self.max_invocations, self.max_wg_x)
 
     def key(self):
-        return (self.max_invocations, self.max_shared, self.max_storage, self.wg)
+        return (self.max_invocations, self.max_shared, self.max_storage, self.wg, self.serial_reductions)
 
 
 class Launch:
@@ -339,7 +342,7 @@ def _reduce_plan(k: Kernel, caps: Caps):
         # Enough partials to fill a large GPU (4096 workgroups for a full reduction of 2^24+).
         split = max(1, min(4096 // n_out, rn // 4096))
     per = -(-rn // split)
-    if per < 32 or (not contig and n_out >= 2048 and split == 1):
+    if per < 32 or (not contig and n_out >= 2048 and split == 1) or caps.serial_reductions:
         return 1, split
     t = min(wg // P if split == 1 else wg, _pow2_floor(max(per // 8, 1)))
     if not contig and split == 1:
