@@ -17,6 +17,7 @@ from pyjax.core.core import ShapedArray, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.lax.slicing import slice_in_dim
 from pyjax.lax.sorting import sort
 
 _i32 = dtypes.int32
@@ -489,13 +490,6 @@ def _next_pairing(x, axis: int):
     runs = [(0, 1), (h, h + 1), (1, h - 1), (h + 1, size), (h - 1, h)]
     pieces = [slice_in_dim(x, a, b, axis=axis) for a, b in runs if b > a]
     return lax.concatenate(pieces, axis % get_aval(x).ndim)
-
-
-def slice_in_dim(x, start: int, stop: int, axis: int):
-    nd = _nd(x)
-    axis %= nd
-    shape = get_aval(x).shape
-    return lax.slice(x, (0,) * axis + (start,) + (0,) * (nd - axis - 1), shape[:axis] + (stop,) + shape[axis + 1 :])
 
 
 def _sort_columns(keys, *mats):

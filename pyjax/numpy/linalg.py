@@ -9,6 +9,7 @@ dtypes, which pyjax does not have: they raise NotImplementedError.
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import NamedTuple
 
@@ -445,7 +446,7 @@ def qr(a, mode: str = "reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
-def _uplo_lower(fn: str, UPLO) -> bool:
+def _uplo_lower(UPLO) -> bool:
     if UPLO is None or UPLO == "L":
         return True
     if UPLO == "U":
@@ -456,7 +457,7 @@ def _uplo_lower(fn: str, UPLO) -> bool:
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
     (a,) = _inexact("eigh", a)
-    lower = _uplo_lower("eigh", UPLO)
+    lower = _uplo_lower(UPLO)
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
@@ -514,17 +515,18 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
     return p, dp
 
 
-_PINV: list = []
+@functools.cache
+def _pinv_custom():
+    """pinv with its own JVP rule (built on first use: custom_derivatives imports jnp)."""
+    from pyjax.custom_derivatives import custom_jvp
+
+    f = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+    f.defjvp(_pinv_jvp)
+    return f
 
 
 def _pinv_cj(a, rtol, hermitian):
-    if not _PINV:
-        from pyjax.custom_derivatives import custom_jvp
-
-        f = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
-        f.defjvp(_pinv_jvp)
-        _PINV.append(f)
-    return _PINV[0](a, rtol, hermitian)
+    return _pinv_custom()(a, rtol, hermitian)
 
 
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):

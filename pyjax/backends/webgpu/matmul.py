@@ -124,7 +124,7 @@ def try_matmul(k, caps):
     used = _used_inputs([a, b, k.epilogue])
     bind = _Bindings(k, caps, used, [("out", f"vec4<{out_ty}>" if vec_out else out_ty, True, ("out", 0))])
     em = Emitter(bind.inputs)
-    em.rt_zero = "pj_z"
+    em.exact_ops = True
     lines: list = []
     bidx = wgsl.decompose("bz", batch_shape, "z", lines) if batch_shape else {}
     block = Scope(None, bidx)

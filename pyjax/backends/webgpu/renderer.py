@@ -179,7 +179,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     out_decl = ("out", f"vec4<{out_ty}>" if vec else out_ty, True, ("out", 0))
     b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads})
     em = Emitter(b.inputs)
-    em.rt_zero = "pj_z"
+    em.exact_ops = True
     inst_of: dict = {}
     for n in vec_loads:
         inp = b.inputs[n.arg[0]]
@@ -397,7 +397,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
             extra.insert(1, ("ti", "i32", False, ("tmp", 1)))
     b = _Bindings(k, caps, _used_inputs(roots), extra)
     em = Emitter(b.inputs)
-    em.rt_zero = "pj_z"
+    em.exact_ops = True
     em.helpers.add("inf")
     n_q = n_out * S if mode == "partial" else n_out
     chunk = -(-rn // S)

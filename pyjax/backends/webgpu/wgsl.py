@@ -263,7 +263,7 @@ class Emitter:
         self._deps: dict = {}
         self._load_index: dict = {}
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
-        self.rt_zero: str | None = None  # set when `runtime_zero` lines are in scope
+        self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -562,14 +562,9 @@ class Emitter:
                 v, c = (b, a) if x.op == "const" and x.arg == 0 else (a, b)
                 sgn = f"bitcast<f32>((bitcast<u32>({v}) ^ bitcast<u32>({c})) & 0x80000000u)"
                 return f"select({sgn}, {self._h('nan')}(), !{self._h('isfinite')}({v}))"
-            if op == "div" and y.op == "const" and y.arg == 0:
-                # x / ±0 is folded as if no inf/NaN existed: build ±inf, or NaN for 0/0 and NaN/0.
-                sign = 0x80000000 if math.copysign(1.0, y.arg) < 0 else 0
-                inf = f"bitcast<f32>(((bitcast<u32>({a}) & 0x80000000u) ^ {sign}u) | 0x7f800000u)"
-                return f"select({inf}, {self._h('nan')}(), (bitcast<u32>({a}) & 0x7fffffffu) == 0u || {self._h('isnan')}({a}))"
             if op == "sub" and x is y:
                 return f"select(0.0f, {self._h('nan')}(), !{self._h('isfinite')}({a}))"
-            if op in ("add", "sub", "mul") and self.rt_zero is not None:
+            if op in ("add", "sub", "mul") and self.exact_ops:
                 # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
                 # (Mesa's inexact algebraic rules), which breaks error-free transformations
                 # (two-sum, Dekker products) that bit-exact PRNG floats rely on. An fma with
@@ -579,7 +574,8 @@ class Emitter:
                 if op == "mul":
                     return f"{self._h('mul')}({a}, {b}, pj_z)"
                 return f"fma({b}, {'pj_one' if op == 'add' else '-pj_one'}, {a})"
-            if op == "div" and y.op != "const":
+            if op == "div" and not (y.op == "const" and y.arg != 0 and math.isfinite(y.arg)):
+                # Vulkan leaves x / 0 and x / inf undefined, and compilers fold them as if finite.
                 return f"{self._h('div')}({a}, {b})"
             if op in ("add", "sub", "mul", "div"):
                 sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
