@@ -1,8 +1,10 @@
 """pyjax under Pyodide vs jax-js 0.1.25 in the same headless Chromium, on wasm and webgpu.
 
 Prints one table of median milliseconds with ratios (jax-js time / pyjax time: > 1 means pyjax
-is faster), plus Pyodide + pyjax start-up time and the wheel size. No assertions: this is a
-measurement. Usage: python bench/browser.py [--devices wasm,webgpu] [--reps 5]
+is faster), plus Pyodide + pyjax start-up time and the wheel size. On wasm both libraries use
+their worker threads (the page is cross-origin isolated); pyjax also runs with one thread
+(`loadPyjax({wasmThreads: 1})`) for reference, and the thread counts are printed. No assertions:
+this is a measurement. Usage: python bench/browser.py [--devices wasm,webgpu] [--reps 5]
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,9 +26,9 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href
 import { runJaxJs } from "./bench/browser_jaxjs.mjs";
 import { loadPyjax } from "./web/pyjax.mjs";
 window.__jaxjs = (device, reps) => runJaxJs(device, reps).then((r) => JSON.stringify(r), (e) => JSON.stringify({error: String(e)}));
-window.__pyjax = async (device, reps) => {
+window.__pyjax = async (device, reps, wasmThreads) => {
   try {
-    if (!window.__py) window.__py = await loadPyjax();
+    if (!window.__py) window.__py = await loadPyjax(wasmThreads ? { wasmThreads } : {});
     const src = await (await fetch("./bench/browser_pyjax.py")).text();
     return await window.__py.run(`DEVICE = ${JSON.stringify(device)}\\nREPS = ${reps}\\n` + src);
   } catch (e) { return JSON.stringify({error: String(e)}); }
@@ -35,6 +38,7 @@ window.__startup = async () => {
   const py = await loadPyjax();
   return JSON.stringify({ total: performance.now() - t0, ...py.timings });
 };
+window.__env = () => JSON.stringify({ cores: navigator.hardwareConcurrency, isolated: crossOriginIsolated });
 window.__ready = true;
 </script></body></html>"""
 
@@ -44,6 +48,26 @@ ROWS = [
     ("chain", "fused elementwise chain 2^20, jit"),
     ("sort", "sort 10^6 f32"),
 ]
+
+
+def _busy(n: int) -> float:
+    t = time.perf_counter()
+    s = 0
+    for i in range(n):
+        s += i
+    return time.perf_counter() - t
+
+
+def cpu_check(n: int = 3_000_000) -> float:
+    """How many cores two busy processes get right now (2.0 on an idle two-core machine)."""
+    import multiprocessing
+
+    one = _busy(n)
+    with multiprocessing.Pool(2) as pool:
+        t = time.perf_counter()
+        pool.map(_busy, [n, n])
+        two = time.perf_counter() - t
+    return 2 * one / two
 
 
 def main() -> None:
@@ -75,13 +99,20 @@ def main() -> None:
         page.goto(url)
         page.wait_for_function("() => window.__ready")
         startup = json.loads(page.evaluate("() => window.__startup()"))
+        env = json.loads(page.evaluate("() => window.__env()"))
         for dev in args.devices.split(","):
-            for lib in ("pyjax", "jaxjs"):
+            for lib in ("pyjax", "jaxjs") + (("pyjax1",) if dev == "wasm" else ()):
+                print(f"running {lib} on {dev} ...", file=sys.stderr, flush=True)
                 fresh = browser.new_page()
                 fresh.set_default_timeout(1_800_000)
                 fresh.goto(url)
                 fresh.wait_for_function("() => window.__ready")
-                results[(lib, dev)] = json.loads(fresh.evaluate(f"() => window.__{lib}('{dev}', {args.reps})"))
+                call = (
+                    f"window.__pyjax('{dev}', {args.reps}, 1)"
+                    if lib == "pyjax1"
+                    else f"window.__{lib}('{dev}', {args.reps})"
+                )
+                results[(lib, dev)] = json.loads(fresh.evaluate(f"() => {call}"))
                 fresh.close()
         browser.close()
     httpd.shutdown()
@@ -90,17 +121,33 @@ def main() -> None:
         f"Chromium headless; pyjax wheel {wheel.stat().st_size / 1024:.0f} KiB; start-up: Pyodide "
         f"{startup['pyodideMs']:.0f} ms + import pyjax {startup['importMs']:.0f} ms (total {startup['total']:.0f} ms)"
     )
-    header = "| workload |" + "".join(f" pyjax {d} | jax-js {d} | ratio |" for d in args.devices.split(","))
+    devs = args.devices.split(",")
+    if "wasm" in devs:
+        print(f"CPU check after the runs: two busy processes got {cpu_check():.2f} cores")
+        w, w1 = results[("pyjax", "wasm")], results[("pyjax1", "wasm")]
+        print(
+            f"wasm threads ({env['cores']} cores, crossOriginIsolated={env['isolated']}): pyjax "
+            f"{w.get('threads', '?')} (kernel chunks run per thread: {w.get('chunks', '?')}; the 1-thread column: "
+            f"{w1.get('threads', '?')}); jax-js sizes its worker "
+            f"pool to navigator.hardwareConcurrency ({env['cores']}) when SharedArrayBuffer is available"
+        )
+    header = "| workload |"
+    for d in devs:
+        header += f" pyjax {d} |" + (" pyjax wasm 1 thread |" if d == "wasm" else "") + f" jax-js {d} | ratio |"
     print(header)
-    print("|" + " --- |" * (1 + 3 * len(args.devices.split(","))))
+    print("|" + " --- |" * (1 + 3 * len(devs) + ("wasm" in devs)))
+    fmt = lambda v, r: f"{v:.1f} ms" if isinstance(v, (int, float)) else (r.get("error", "—")[:40])  # noqa: E731
     for key, label in ROWS:
         line = f"| {label} |"
-        for dev in args.devices.split(","):
+        for dev in devs:
             a, b = results[("pyjax", dev)], results[("jaxjs", dev)]
             pa, pb = a.get(key), b.get(key)
             ratio = f"{pb / pa:.2f}×" if isinstance(pa, (int, float)) and isinstance(pb, (int, float)) else "—"
-            fmt = lambda v, r: f"{v:.1f} ms" if isinstance(v, (int, float)) else (r.get("error", "—")[:40])  # noqa: E731
-            line += f" {fmt(pa, a)} | {fmt(pb, b)} | {ratio} |"
+            line += f" {fmt(pa, a)} |"
+            if dev == "wasm":
+                one = results[("pyjax1", dev)]
+                line += f" {fmt(one.get(key), one)} |"
+            line += f" {fmt(pb, b)} | {ratio} |"
         print(line)
 
 

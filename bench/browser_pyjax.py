@@ -43,6 +43,8 @@ async def timeit(fn, reps, warm=2):
 
 
 out = {}
+if DEVICE == "wasm":  # noqa: F821
+    out["threads"] = pyjax.devices("wasm")[0].backend.host.threads
 a, b = rand_array((1024, 1024), 1), rand_array((1024, 1024), 2)
 mm = pyjax.jit(lambda x, y: x @ y)
 
@@ -97,4 +99,6 @@ for _ in range(REPS):  # noqa: F821
     await l.block_until_ready_async()  # noqa: F704
     ts.append((time.perf_counter() - t) * 100)
 out["mlpStep"] = sorted(ts)[len(ts) // 2]
+if DEVICE == "wasm":  # noqa: F821
+    out["chunks"] = pyjax.devices("wasm")[0].backend.host.thread_stats()["chunks"]
 json.dumps(out)

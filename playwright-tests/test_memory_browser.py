@@ -125,3 +125,44 @@ def test_sync_read_without_jspi_explains(pyjax_page):
       catch (e) { return String(e.message); }
     }""")
     assert "runPythonAsync" in msg and "block_until_ready_async" in msg, msg
+
+
+LOST = """
+import json, pyjax, pyjax.numpy as jnp
+dev = await pyjax.init_async("webgpu")
+x = jnp.arange(1024.0) * 2
+await x.block_until_ready_async()
+dev.backend.host.mgr.device.destroy()  # what a GPU reset or driver crash does to the page
+out = []
+async def run_async():
+    await (x + 1).block_until_ready_async()
+def run_sync():
+    return float((x * 3).sum())
+for f in (run_async, run_sync):
+    try:
+        r = f()
+        if r is not None and hasattr(r, "__await__"):
+            await r
+        out.append("no error")
+    except Exception as e:
+        out.append(f"{type(e).__name__}: {e}")
+with pyjax.default_device(pyjax.devices("wasm")[0]):
+    out.append(float(jnp.arange(4.0).sum()))
+dev2 = await pyjax.init_async("webgpu")  # a new device
+out.append([dev2.backend is not dev.backend, float(jnp.arange(5.0).sum())])
+json.dumps(out)
+"""
+
+
+def test_lost_gpu_device_is_reported(chromium, site_url):
+    """A lost device raises a clear error on the next use (async and sync), not a hang; wasm still
+    works and init_async gives a new GPU device."""
+    page = PyjaxPage(chromium, site_url, worker=False)
+    try:
+        errs_async, errs_sync, wasm_sum, (fresh, gpu_sum) = page.run_json(LOST, timeout=120)
+    finally:
+        page.page.close()
+    for e in (errs_async, errs_sync):
+        assert e.startswith("DeviceLostError") and "lost" in e and "init_async" in e, e
+    assert wasm_sum == 6.0
+    assert fresh and gpu_sum == 10.0

@@ -49,6 +49,40 @@ from pyjax.custom_derivatives import checkpoint, checkpoint_policies, custom_jvp
 from pyjax import random  # noqa: F401
 from pyjax import nn  # noqa: F401
 from pyjax import scipy  # noqa: F401
+from pyjax import debug  # noqa: F401
+from pyjax import dtypes  # noqa: F401
+from pyjax import experimental  # noqa: F401
+from pyjax._callback import pure_callback  # noqa: F401
+from pyjax.api import (  # noqa: F401
+    check_tracer_leaks,
+    checking_leaks,
+    closure_convert,
+    copy_to_host_async,
+    custom_gradient,
+    debug_infs,
+    debug_nans,
+    default_matmul_precision,
+    effects_barrier,
+    enable_checks,
+    enable_x64,
+    explain_cache_misses,
+    linear_transpose,
+    live_arrays,
+    local_device_count,
+    log_compiles,
+    make_array_from_callback,
+    named_scope,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    print_environment_info,
+    process_count,
+    process_index,
+    process_indices,
+    transfer_guard,
+)
+from pyjax.api import process_count as host_count  # noqa: F401
+from pyjax.api import process_index as host_id  # noqa: F401
+from pyjax.runtime.device import Device  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["config", "numpy", "lax", "tree_util", "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap"]

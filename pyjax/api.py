@@ -976,3 +976,253 @@ def device_get(x):
 
 Sequence = Sequence
 bind = bind
+
+
+# --- transformations built from the ones above ----------------------------------------------------
+
+
+def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
+    """The transpose of the linear function fun, at inputs shaped like primals.
+
+    primals only give shapes and dtypes (arrays or ShapeDtypeStructs). The returned function
+    maps an output cotangent to a tuple of input cotangents (one per positional argument).
+    """
+    _check_callable(fun, "linear_transpose")
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+    flat, in_tree = tree_flatten(primals)
+    in_avals = [_abstractify(x) for x in flat]
+    out_shape = eval_shape(fun, *tree_unflatten(in_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in in_avals]))
+    out_leaves, out_tree = tree_flatten(out_shape)
+    kinds = [a.dtype.kind for a in in_avals] + [o.dtype.kind for o in out_leaves]
+    if not (all(k in "fc" for k in kinds) or all(k in "iu" for k in kinds)):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and integer -> integer "
+            f"functions, but got {[a.dtype.name for a in in_avals]} -> {[o.dtype.name for o in out_leaves]}."
+        )
+    zeros = [lax.full(a.shape, 0, a.dtype) for a in in_avals]
+    _, pullback = vjp(lambda *xs: fun(*xs), *tree_unflatten(in_tree, zeros))
+
+    def transposed(out_cotangent):
+        leaves, tree = tree_flatten(out_cotangent)
+        if tree != out_tree:
+            raise TypeError(f"cotangent tree does not match function output, expected {out_tree} but got {tree}")
+        for c, o in zip(leaves, out_leaves):
+            a = get_aval(_to_jax(c))
+            if a.shape != o.shape or a.dtype != o.dtype:
+                raise TypeError(
+                    "cotangent type does not match function output, expected "
+                    f"{ShapedArray(o.shape, o.dtype).str_short()} but got {a.str_short()}"
+                )
+        return tuple(pullback(out_cotangent))
+
+    return transposed
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """Define a function and its gradient together: fun(*args) returns (value, vjp_rule).
+
+    vjp_rule(cotangent) returns the cotangents of the positional arguments (a tuple, or a
+    single value when there is one argument). Built on custom_vjp.
+    """
+    from pyjax.custom_derivatives import custom_vjp
+
+    _check_callable(fun, "custom_gradient")
+
+    @custom_vjp
+    def wrapped(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        ans, rule = fun(*args)
+        if not callable(rule):
+            raise TypeError(f"custom_gradient: {getattr(fun, '__name__', fun)} must return (value, vjp_rule)")
+        return ans, _Rule(rule)
+
+    def bwd(res, ct):
+        cts = res.rule(ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun, updated=())
+    return wrapped
+
+
+class _Rule:
+    """A residual holding a Python function (a pytree leaf that custom_vjp carries to bwd)."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule):
+        self.rule = rule
+
+
+def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
+    """Hoist the traced values fun closes over into explicit arguments.
+
+    Returns (converted, consts): converted(*args, *consts) computes fun(*args). Only values of
+    enclosing transformations (tracers) are hoisted; concrete constants stay closed over.
+    """
+    _check_callable(fun, "closure_convert")
+    flat, in_tree = tree_flatten(example_args)
+    avals = [_abstractify(x) for x in flat]
+    box = []
+
+    def flat_fun(*xs):
+        leaves, t = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
+        box.append(t)
+        return [_to_jax(x) for x in leaves]
+
+    jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+    out_tree = box[0]
+    hoisted = [isinstance(c, Tracer) for c in consts]
+    closed = [c for c, h in zip(consts, hoisted) if not h]
+    lifted = [c for c, h in zip(consts, hoisted) if h]
+
+    def converted(*args):
+        n = len(args) - len(lifted)
+        if n < 0:
+            raise TypeError(f"closure_convert: expected the arguments followed by {len(lifted)} hoisted constants")
+        lifted_in = iter(args[n:])
+        closed_in = iter(closed)
+        cs = [next(lifted_in) if h else next(closed_in) for h in hoisted]
+        xs, tree = tree_flatten(args[:n])
+        if tree != in_tree:
+            raise TypeError(f"closure_convert: arguments {tree} do not match the example arguments {in_tree}")
+        return tree_unflatten(out_tree, core.eval_jaxpr(jaxpr, cs + xs))
+
+    return converted, lifted
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Context manager naming the operations inside it (pyjax records no names: a no-op)."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
+
+
+# --- processes, devices and buffers ---------------------------------------------------------------
+
+
+def process_index(backend=None) -> int:
+    """This process's index among the processes of a multi-process run (always 0 in pyjax)."""
+    return 0
+
+
+def process_count(backend=None) -> int:
+    """How many processes take part in the computation (always 1 in pyjax)."""
+    return 1
+
+
+def process_indices(backend=None) -> list[int]:
+    """The indices of all processes (just [0])."""
+    return [0]
+
+
+def local_device_count(backend=None) -> int:
+    """How many devices this process can address (of backend, or of the default platform)."""
+    from pyjax.runtime import device as devmod
+
+    return len(devmod.local_devices(backend=backend))
+
+
+def live_arrays(platform: str | None = None) -> list:
+    """The concrete arrays alive now that hold device buffers (optionally only on platform)."""
+    import gc
+
+    out = []
+    for obj in gc.get_objects():
+        if type(obj) is Array and obj._buf is not None:
+            if platform is None or obj._device.platform == platform:
+                out.append(obj)
+    return out
+
+
+def copy_to_host_async(x):
+    """Start copying every array of the pytree x to the host (a hint: pyjax copies on demand); returns x."""
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "copy_to_host_async"):
+            leaf.copy_to_host_async()
+    return x
+
+
+def effects_barrier() -> None:
+    """Wait until every pending computation and callback has finished."""
+    from pyjax.runtime import device as devmod
+
+    for d in devmod._devices.values():
+        if d._backend is not None:
+            d._backend.synchronize()
+
+
+def make_array_from_callback(shape, sharding, data_callback: Callable, dtype=None):
+    """An array of shape built from data_callback(index) (one device: index covers everything)."""
+    from pyjax import numpy as jnp
+
+    shape = tuple(shape)
+    data = data_callback(tuple(slice(None) for _ in shape))
+    out = jnp.asarray(data, dtype=dtype)
+    if out.shape != shape:
+        raise ValueError(f"make_array_from_callback: the callback returned shape {out.shape}, expected {shape}")
+    return out
+
+
+def print_environment_info(return_string: bool = False):
+    """Versions and devices (like jax.print_environment_info)."""
+    import platform
+    import sys
+
+    from pyjax.runtime import device as devmod
+
+    lines = [
+        "pyjax:    " + __import__("pyjax").__version__,
+        "python:   " + sys.version.replace("\n", " "),
+        "platform: " + platform.platform(),
+        "devices:  " + ", ".join(str(d) for d in devmod.devices()),
+    ]
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+    return None
+
+
+def _config_context(option: str, doc: str, default=True):
+    """A JAX-style config context manager: `with jax.<name>(value):` sets option inside."""
+
+    @contextlib.contextmanager
+    def ctx(new_val=default):
+        prev = config.read(option)
+        config.update(option, new_val)
+        try:
+            yield
+        finally:
+            config.update(option, prev)
+
+    ctx.__doc__ = doc
+    return ctx
+
+
+enable_x64 = _config_context("jax_enable_x64", "Enable 64-bit dtypes inside the block.")
+debug_nans = _config_context("jax_debug_nans", "Set jax_debug_nans inside the block.")
+debug_infs = _config_context("jax_debug_infs", "Set jax_debug_infs inside the block (recorded only).")
+log_compiles = _config_context("jax_log_compiles", "Set jax_log_compiles inside the block (recorded only).")
+checking_leaks = _config_context("jax_check_tracer_leaks", "Set jax_check_tracer_leaks inside the block.")
+check_tracer_leaks = checking_leaks
+explain_cache_misses = _config_context("jax_explain_cache_misses", "Recorded only.")
+enable_checks = _config_context("jax_enable_checks", "Recorded only.")
+default_matmul_precision = _config_context(
+    "jax_default_matmul_precision",
+    "Set the default matmul precision inside the block (pyjax computes in full float32).",
+    None,
+)
+numpy_dtype_promotion = _config_context(
+    "jax_numpy_dtype_promotion", "Set the dtype promotion mode inside the block (recorded only).", "standard"
+)
+numpy_rank_promotion = _config_context(
+    "jax_numpy_rank_promotion", "Set the rank promotion mode inside the block (recorded only).", "allow"
+)
+transfer_guard = _config_context(
+    "jax_transfer_guard", "Set the transfer guard inside the block (recorded only).", "allow"
+)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from pyjax.core import pytree as _pt
 from pyjax.core.pytree import PyTreeDef
 
-__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten", "broadcast"]
+__all__ += ["flatten_with_path", "leaves_with_path", "map_with_path", "reduce_associative", "static"]
 
 
 def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:  # noqa: A001
@@ -54,3 +56,38 @@ def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_
             raise ValueError("tree.transpose needs inner_treedef when the outer tree has no leaves")
         inner_treedef = _pt.tree_structure(subtrees[0])
     return _pt.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
+    """Replicate each leaf of prefix_tree over the matching subtree of full_tree."""
+    return _pt.tree_broadcast(prefix_tree, full_tree, is_leaf=is_leaf)
+
+
+def flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
+    """([(key path, leaf), ...], treedef) of tree."""
+    return _pt.tree_flatten_with_path(tree, is_leaf=is_leaf, is_leaf_takes_path=is_leaf_takes_path)
+
+
+def leaves_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False) -> list:
+    """[(key path, leaf), ...] of tree."""
+    return _pt.tree_leaves_with_path(tree, is_leaf=is_leaf, is_leaf_takes_path=is_leaf_takes_path)
+
+
+def map_with_path(
+    f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
+) -> Any:
+    """Apply f(path, leaf, *others) leafwise."""
+    return _pt.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf, is_leaf_takes_path=is_leaf_takes_path)
+
+
+def reduce_associative(
+    operation: Callable, tree: Any, *, identity: Any = _pt._UNSPECIFIED, is_leaf: Callable | None = None
+) -> Any:
+    """Reduce the leaves of tree with an associative operation."""
+    return _pt.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
+
+
+def static(**kwargs: Any):
+    """A dataclasses.field marked static: register_dataclass keeps it in the treedef, not the leaves."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

@@ -15,7 +15,7 @@ const SPEC_DEFAULT_LIMITS = {
   maxUniformBufferBindingSize: 65536,
 };
 
-const USAGE_STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST
+const USAGE_STORAGE = 0x80 | 0x04 | 0x08 | 0x100; // STORAGE | COPY_SRC | COPY_DST | INDIRECT
 const USAGE_UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
 const USAGE_STAGING = 0x01 | 0x08; // MAP_READ | COPY_DST
 
@@ -249,7 +249,9 @@ export class WebGPUManager {
       if (p.hasUniform) entries.push({ binding: nbuf, resource: { buffer: this.ubuf, offset: 0, size: usize } });
       pass.setPipeline(p.gpu);
       pass.setBindGroup(0, this.device.createBindGroup({ layout: p.group, entries }), p.hasUniform ? [uoff] : []);
-      pass.dispatchWorkgroups(steps[i + 2], steps[i + 3], steps[i + 4]);
+      // x < 0: indirect, with the workgroup counts an earlier step wrote into buffer steps[i + 3]
+      if (steps[i + 2] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(steps[i + 3]).gpu, 0);
+      else pass.dispatchWorkgroups(steps[i + 2], steps[i + 3], steps[i + 4]);
       i += 5;
       n++;
     }

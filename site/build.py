@@ -5,10 +5,14 @@ usage: python site/build.py   (run from anywhere; needs `npm install` done in we
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +30,31 @@ def build_wheel() -> Path:
         stdout=subprocess.DEVNULL,
     )
     return next(dist.glob("pyjax-*-py3-none-any.whl"))
+
+
+def add_bytecode(wheel: Path, out: Path) -> None:
+    """Copy the wheel to `out` with Pyodide's CPython bytecode added under __pycache__/.
+
+    The sources stay, so it is still a valid py3-none-any wheel (other Pythons ignore the
+    cpython-3XX.pyc files); in the page it cuts `import pyjax` from ~0.8 s to ~0.1 s.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(tmp)
+            names = z.namelist()
+        subprocess.run(["node", str(ROOT / "site" / "precompile.mjs"), str(PYODIDE), tmp], check=True)
+        record = next(n for n in names if n.endswith(".dist-info/RECORD"))
+        pycs = sorted(str(f.relative_to(tmp)) for f in Path(tmp).rglob("*.pyc"))
+        lines = []
+        for name in pycs:
+            data = (Path(tmp) / name).read_bytes()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            lines.append(f"{name},sha256={digest},{len(data)}")
+        with open(Path(tmp) / record, "a") as f:
+            f.write("".join(line + "\n" for line in lines))
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for name in [n for n in names if n != record] + pycs + [record]:
+                z.write(Path(tmp) / name, name)
 
 
 def copy_tree(src: Path, dst: Path, pattern: str = "*") -> None:
@@ -49,7 +78,7 @@ def main() -> Path:
     copy_tree(ROOT / "shims", OUT / "shims", "*.mjs")
     copy_tree(PYODIDE, OUT / "pyodide")
     (OUT / "wheels").mkdir()
-    shutil.copy2(wheel, OUT / "wheels" / wheel.name)
+    add_bytecode(wheel, OUT / "wheels" / wheel.name)
     (OUT / "wheels" / "index.json").write_text(json.dumps({"pyjax": wheel.name}))
     return OUT
 

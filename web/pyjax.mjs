@@ -3,7 +3,7 @@
 // run Python. `loadPyjax({worker: true})` does the same inside a module Web Worker and returns
 // a proxy with the same methods, so long computations do not block the page.
 
-import { WasmManager } from "../shims/wasm.mjs";
+import { WasmManager, prestartWorkers } from "../shims/wasm.mjs";
 import { WebGPUManager } from "../shims/webgpu.mjs";
 
 const here = new URL(".", import.meta.url);
@@ -14,6 +14,9 @@ const here = new URL(".", import.meta.url);
  * @param {string} [opts.wheelURL]  the pyjax wheel (default: ./wheels/pyjax-latest.whl next to the page)
  * @param {boolean} [opts.worker]   run in a module Web Worker
  * @param {function} [opts.stdout]  receives printed lines
+ * @param {number} [opts.wasmThreads]  threads for wasm kernels (default min(hardwareConcurrency, 8)
+ *   where the page is cross-origin isolated, else 1; 1 turns threads off). Python's
+ *   PYJAX_WASM_THREADS environment variable, read when the wasm device starts, overrides it.
  */
 export async function loadPyjax(opts = {}) {
   if (opts.worker) return loadInWorker(opts);
@@ -23,6 +26,8 @@ export async function loadPyjax(opts = {}) {
   const t0 = performance.now();
   const pyodide = await loadPyodide({ indexURL, stdout: opts.stdout, stderr: opts.stderr || opts.stdout });
   const tPyodide = performance.now() - t0;
+  if (opts.wasmThreads !== undefined) WasmManager.defaultThreads = opts.wasmThreads;
+  prestartWorkers(); // wasm threads start while the wheel loads (see shims/wasm.mjs)
   pyodide.registerJsModule("pyjax_shims", { WasmManager, WebGPUManager });
   await pyodide.loadPackage(wheelURL);
   const t1 = performance.now();

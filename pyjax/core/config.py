@@ -13,6 +13,16 @@ class Config:
         self.jax_platforms = os.environ.get("PYJAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS", "")
         self.jax_debug_nans = False
         self.jax_disable_jit = False
+        # Options JAX programs set that pyjax records without acting on them.
+        self.jax_debug_infs = False
+        self.jax_log_compiles = False
+        self.jax_check_tracer_leaks = False
+        self.jax_explain_cache_misses = False
+        self.jax_enable_checks = False
+        self.jax_default_matmul_precision = None
+        self.jax_numpy_dtype_promotion = "standard"
+        self.jax_numpy_rank_promotion = "allow"
+        self.jax_transfer_guard = "allow"
         self._listeners = []
 
     def update(self, name: str, value) -> None:

@@ -76,8 +76,16 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_f
     return nodetype
 
 
+def _sorted_keys(d) -> list:
+    """A dict's keys in sorted order, as JAX orders them; keys that do not compare raise ValueError."""
+    try:
+        return sorted(d)
+    except TypeError as e:
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
+
+
 def _dict_flatten(d):
-    keys = sorted(d.keys())
+    keys = _sorted_keys(d)
     return [d[k] for k in keys], (type(d), tuple(keys))
 
 
@@ -101,11 +109,11 @@ try:  # OrderedDict/defaultdict keep insertion order semantics like JAX
     )
     register_pytree_node(
         collections.defaultdict,
-        lambda d: ([d[k] for k in sorted(d)], (d.default_factory, tuple(sorted(d)))),
+        lambda d: ([d[k] for k in _sorted_keys(d)], (d.default_factory, tuple(_sorted_keys(d)))),
         lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)),
     )
     _keys_registry[collections.OrderedDict] = lambda d: ([(DictKey(k), v) for k, v in d.items()], None)
-    _keys_registry[collections.defaultdict] = lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], None)
+    _keys_registry[collections.defaultdict] = lambda d: ([(DictKey(k), d[k]) for k in _sorted_keys(d)], None)
 except ImportError:  # pragma: no cover
     pass
 
@@ -442,3 +450,60 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None, is_leaf_takes_pat
     path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(path_leaves, *others)])
+
+
+# --- one-level flattening, broadcasting and associative reduction ---------------------------------
+
+
+def is_tree_node(typ) -> bool:
+    """True when values of type typ are pytree nodes (not leaves)."""
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node expects a type, got {typ!r}")
+    return typ in _registry or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def flatten_one_level(tree) -> tuple[list, Any]:
+    """The immediate children of a pytree node and its auxiliary data (leaves raise ValueError)."""
+    nt = _node_type(tree)
+    if nt is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = nt.to_iter(tree)
+    if type(tree) is dict:  # JAX's auxiliary data of a dict is its sorted keys
+        aux = aux[1]
+    return tuple(children), aux
+
+
+def flatten_one_level_with_keys(tree) -> tuple[tuple, Any]:
+    """Like flatten_one_level, pairing each child with its key entry."""
+    children, aux = flatten_one_level(tree)
+    keys = _child_keys(tree, type(tree), children, (dict, aux) if type(tree) is dict else aux)
+    return tuple(zip(keys, children)), aux
+
+
+def treedef_tuple(treedefs) -> PyTreeDef:
+    """The treedef of a tuple whose elements have the given treedefs."""
+    return PyTreeDef(tuple, None, tuple(treedefs))
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable | None = None):
+    """Replicate each leaf of prefix_tree over the matching subtree of full_tree."""
+    treedef = tree_structure(prefix_tree, is_leaf)
+    subtrees = treedef.flatten_up_to(full_tree)
+    leaves = tree_leaves(prefix_tree, is_leaf)
+    return tree_unflatten(treedef, [tree_map(lambda _, v=v: v, sub) for v, sub in zip(leaves, subtrees)])
+
+
+_UNSPECIFIED = object()
+
+
+def tree_reduce_associative(operation: Callable, tree, *, identity=_UNSPECIFIED, is_leaf: Callable | None = None):
+    """Reduce the leaves of tree with an associative operation, pairwise (a balanced tree of calls)."""
+    items = tree_leaves(tree, is_leaf)
+    if not items:
+        if identity is _UNSPECIFIED:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    while len(items) > 1:
+        paired = [operation(a, b) for a, b in zip(items[::2], items[1::2])]
+        items = paired + ([items[-1]] if len(items) % 2 else [])
+    return items[0]

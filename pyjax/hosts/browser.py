@@ -89,14 +89,46 @@ class BrowserWasmInstance:
         return list(self.host.mgr.exportNames(self.index).to_py())
 
 
-class BrowserWasmHost:
-    """WasmtimeHost's interface over the page's WebAssembly API (one shared memory)."""
+class BrowserSplitFunction:
+    """A kernel's `run` export whose calls the shim may split over its worker threads."""
 
-    def __init__(self, pages: int = 16, max_pages: int = 65536):
+    def __init__(self, run_split, job: int, name: str):
+        self._run, self._job, self.name = run_split, job, name
+        self.is_fast = True
+
+    def __call__(self, *args):
+        from pyodide.ffi import JsException
+
+        try:
+            return self._run(self._job, *args)
+        except JsException as e:
+            raise WasmTrap(self.name, str(e)) from None
+
+    unchecked = __call__
+
+
+class BrowserWasmHost:
+    """WasmtimeHost's interface over the page's WebAssembly API (one linear memory).
+
+    `threads` (default: the PYJAX_WASM_THREADS environment variable, else the page's default,
+    min(navigator.hardwareConcurrency, 8), or what `loadPyjax({wasmThreads})` set) > 1 makes the
+    memory a shared one with a pool of worker threads, where the page is cross-origin isolated;
+    `self.threads` is the count in effect (1 without threads). The wasm backend then registers
+    big kernels through `split_function`, whose calls run their [lo, hi) range in chunks on
+    every thread.
+    """
+
+    def __init__(self, pages: int = 16, max_pages: int = 65536, threads: int | None = None):
+        import os
+
+        if threads is None:
+            threads = int(os.environ.get("PYJAX_WASM_THREADS", "0") or 0)
         self.mgr = _js().WasmManager.new()
-        self.mgr.init(pages, max_pages)
+        self.mgr.init(pages, max_pages, threads)
         self.max_pages = max_pages
+        self.threads = int(self.mgr.threads)
         self._instances: dict = {}
+        self._run_split = self.mgr.runSplit if self.threads > 1 else None
 
     @staticmethod
     def key(wasm: bytes) -> str:
@@ -128,6 +160,29 @@ class BrowserWasmHost:
     def call(self, instance: BrowserWasmInstance, name: str, *args):
         return instance.function(name)(*args)
 
+    def split_function(
+        self,
+        instance: BrowserWasmInstance,
+        name: str,
+        lo_arg: int,
+        align: int = 1,
+        min_rows: int = 1,
+        scratch_arg: int = -1,
+        scratch_stride: int = 0,
+    ):
+        """`name` of `instance` (a kernel `run(..., lo, hi, ...)` with lo at argument `lo_arg`)
+        as a function whose calls split [lo, hi) over the threads in chunks of at least
+        `min_rows` rows (a multiple of `align`). Thread t gets the scratch pointer argument
+        `scratch_arg` (-1: none) plus t * `scratch_stride` bytes. Single-threaded: the plain export."""
+        if self._run_split is None:
+            return instance.function(name)
+        job = int(self.mgr.splitKernel(instance.index, name, lo_arg, align, min_rows, scratch_arg, scratch_stride))
+        return BrowserSplitFunction(self._run_split, job, name)
+
+    def thread_stats(self) -> dict:
+        """threads, shared (memory), workers (started), chunks (run per thread, caller first)."""
+        return self.mgr.threadStats().to_py()
+
     @property
     def pages(self) -> int:
         return int(self.mgr.pages())
@@ -152,6 +207,52 @@ class BrowserWasmHost:
 
     def view(self, dtype: Any = "uint8", ptr: int = 0, count: int = -1):
         raise NotImplementedError("zero-copy views of wasm memory need numpy, which the browser lacks")
+
+
+def _device_lost(e: Exception, what: str) -> Exception | None:
+    """The shim's 'DeviceLost: reason' error as DeviceLostError saying what to do, else None."""
+    msg = str(e)
+    if "DeviceLost: " not in msg:
+        return None
+    from pyjax.hosts.wgpu_host import DeviceLostError
+
+    return DeviceLostError(
+        f"{what}: the GPU device was lost ({msg.split('DeviceLost: ', 1)[1]}); its arrays are gone. "
+        "Call `await pyjax.init_async('webgpu')` for a new device, or compute on wasm."
+    )
+
+
+def _lost_guard(what: str):
+    """Decorator: a lost device surfaces as DeviceLostError from sync and async methods alike."""
+    import functools
+    import inspect
+
+    def wrap(fn):
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def run_async(*args, **kwargs):
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as e:
+                    if (lost := _device_lost(e, what)) is not None:
+                        raise lost from None
+                    raise
+
+            return run_async
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:
+                if (lost := _device_lost(e, what)) is not None:
+                    raise lost from None
+                raise
+
+        return run
+
+    return wrap
 
 
 class BrowserWebGPUHost:
@@ -183,6 +284,7 @@ class BrowserWebGPUHost:
         return run_sync_or_explain(cls.create(adapter_limits), "Initializing WebGPU")
 
     # --- buffers ---
+    @_lost_guard("create_buffer")
     def create_buffer(self, nbytes: int) -> int:
         return int(self.mgr.createBuffer(nbytes))
 
@@ -199,14 +301,17 @@ class BrowserWebGPUHost:
         """GPU memory the shim holds: live, pooled and total buffers/bytes, pipelines."""
         return self.mgr.memoryStats().to_py()
 
+    @_lost_guard("write")
     def write(self, h: int, data, offset: int = 0) -> None:
         self.mgr.write(h, _to_js_bytes(data), offset)
 
+    @_lost_guard("copy")
     def copy(self, src: int, dst: int, nbytes: int | None = None, src_offset: int = 0, dst_offset: int = 0) -> None:
         if nbytes is None:
             nbytes = self.buffer_size(src) - src_offset
         self.mgr.copy(src, dst, nbytes, src_offset, dst_offset)
 
+    @_lost_guard("read")
     async def read_async(self, h: int, nbytes: int | None = None, offset: int = 0) -> bytes:
         if nbytes is None:
             nbytes = self.buffer_size(h) - offset
@@ -216,8 +321,9 @@ class BrowserWebGPUHost:
         return run_sync_or_explain(self.read_async(h, nbytes, offset), "Reading a WebGPU array back")
 
     def sync(self) -> None:
-        run_sync_or_explain(self.mgr.sync(), "Waiting for the GPU")
+        run_sync_or_explain(self.sync_async(), "Waiting for the GPU")
 
+    @_lost_guard("sync")
     async def sync_async(self) -> None:
         await self.mgr.sync()
 
@@ -240,7 +346,7 @@ class BrowserWebGPUHost:
         except JsException as e:
             from pyjax.hosts.wgpu_host import WGSLCompileError
 
-            raise WGSLCompileError(str(e), wgsl, entry) from None
+            raise (_device_lost(e, "pipeline") or WGSLCompileError(str(e), wgsl, entry)) from None
         self._pipeline_bindings[h] = (tuple(bool(w) for w in writable), bool(has_uniform))
         return h
 
@@ -250,6 +356,7 @@ class BrowserWebGPUHost:
     def max_workgroups(self) -> int:
         return self._max_wg
 
+    @_lost_guard("dispatch")
     def dispatch(self, steps) -> None:
         """steps: (pipeline, buffers, uniforms bytes or None, grid) each; one encoder, one submit."""
         from pyodide.ffi import to_js
@@ -269,7 +376,12 @@ class BrowserWebGPUHost:
                 usize = max(16, -(-len(data) // 16) * 16)
                 uoff = -(-len(blob) // self._ualign) * self._ualign
                 blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
-            x, y, z = grid_2d(grid, self._max_wg) if isinstance(grid, int) else (tuple(grid) + (1, 1))[:3]
+            if isinstance(grid, int):
+                x, y, z = grid_2d(grid, self._max_wg)
+            elif grid[0] == "indirect":  # counts an earlier step wrote into buffer grid[1]
+                x, y, z = -1, grid[1], 0
+            else:
+                x, y, z = (tuple(grid) + (1, 1))[:3]
             ints += [uoff, usize, x, y, z]
         steps_js = to_js(memoryview(struct.pack(f"<{len(ints)}i", *ints)).cast("i"))
         self.mgr.dispatch(steps_js, to_js(memoryview(bytes(blob))))

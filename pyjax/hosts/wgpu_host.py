@@ -113,13 +113,14 @@ class Step(NamedTuple):
     buffers: storage-buffer handles bound at @binding(0..n-1) in this order.
     uniforms: packed scalars for the optional ``var<uniform>`` at @binding(n), or None.
     grid: workgroup counts (x, y, z), or an int n of workgroups that the host splits
-    with ``grid_2d`` (the kernel must then linearize the 2-D workgroup id).
+    with ``grid_2d`` (the kernel must then linearize the 2-D workgroup id), or
+    ("indirect", handle): the three u32 counts an earlier step wrote at the buffer's start.
     """
 
     pipeline: int
     buffers: Sequence[int]
     uniforms: bytes | None = None
-    grid: tuple[int, int, int] | int = (1, 1, 1)
+    grid: tuple[int, int, int] | tuple[str, int] | int = (1, 1, 1)
 
 
 def number_lines(source: str) -> str:
@@ -241,7 +242,9 @@ class WgpuHost:
         import wgpu  # lazy: importing pyjax must not need wgpu
 
         self._wgpu = wgpu
-        self._usage_storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        self._usage_storage = (
+            wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.INDIRECT
+        )
         self._usage_staging = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
         self._usage_uniform = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
         self._gpu_errors = (wgpu.GPUError, wgpu.GPUPipelineError)
@@ -695,9 +698,11 @@ class WgpuHost:
             )
         return self._device.create_bind_group(layout=pipe.gpu.get_bind_group_layout(0), entries=entries)
 
-    def _grid(self, grid) -> tuple[int, int, int]:
+    def _grid(self, grid) -> tuple:
         if isinstance(grid, int):
             return grid_2d(grid, self._max_wg)
+        if grid[0] == "indirect":  # ("indirect", buffer): counts an earlier step wrote there
+            return ("indirect", self._buf(grid[1]).gpu)
         x, y, z = (tuple(grid) + (1, 1))[:3]
         if max(x, y, z) > self._max_wg:
             raise ValueError(
@@ -759,7 +764,10 @@ class WgpuHost:
                     cpass.set_bind_group(0, bg, [uoff] if usize else [])
                 else:
                     cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
-                cpass.dispatch_workgroups(*grid)
+                if grid[0] == "indirect":
+                    cpass.dispatch_workgroups_indirect(grid[1], 0)
+                else:
+                    cpass.dispatch_workgroups(*grid)
             cpass.end()
             self._queue.submit([enc.finish()])
         except self._gpu_errors as e:

@@ -19,3 +19,4 @@ from pyjax.lax.control_flow import (
 )  # noqa: F401,E501
 from pyjax.lax.convolution import *  # noqa: F401,F403,E402
 from pyjax.lax.windowed import *  # noqa: F401,F403,E402
+from pyjax.lax.extras import *  # noqa: F401,F403,E402

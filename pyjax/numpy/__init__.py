@@ -62,3 +62,4 @@ from pyjax.numpy._einsum import einsum, einsum_path  # noqa: F401,E402
 from pyjax.numpy._advanced import *  # noqa: F401,F403,E402
 from pyjax.numpy._extra import *  # noqa: F401,F403,E402
 from pyjax.numpy._more import *  # noqa: F401,F403,E402
+from pyjax.numpy._bits import *  # noqa: F401,F403,E402

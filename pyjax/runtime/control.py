@@ -1,4 +1,4 @@
-"""Host execution of the control-flow primitives (cond, while, scan).
+"""Host execution of the control-flow primitives (cond, while, scan) and registered host primitives.
 
 The partitioner turns these equations into HostSteps; the runtime calls `run(eqn, arrays)`
 with concrete input Arrays. Sub-jaxprs run through `execute.run_jaxpr` (compiled once per jaxpr
@@ -168,3 +168,9 @@ def _stack_fallback(pieces: list, aval: ShapedArray) -> Array:
 
 
 _RUNNERS = {"cond": _run_cond, "while": _run_while, "scan": _run_scan}
+
+
+def register_host_primitive(name: str, runner) -> None:
+    """Run primitive `name` on the host under jit too: runner(arrays, **params) -> arrays.
+    (Callbacks use it: they call Python with concrete arrays, which no kernel can do.)"""
+    _RUNNERS[name] = runner

@@ -150,6 +150,12 @@ async def init_async(platform: str = "webgpu") -> Device:
     `await pyjax.init_async("webgpu")` before using it. Without an adapter pyjax warns once
     and falls back to wasm; asking for the webgpu device afterwards raises a clear error.
     """
+    if platform == "webgpu" and "webgpu" in _devices:
+        from pyjax import hosts
+
+        if hosts.IN_BROWSER and getattr(getattr(hosts._webgpu_host, "mgr", None), "lost", None):
+            del _devices["webgpu"]  # the GPU device was lost: its arrays are gone, start a new one
+            hosts.set_webgpu_host(None)
     if platform == "webgpu" and "webgpu" not in _devices:
         from pyjax import hosts
 

@@ -9,6 +9,7 @@ arrays over 1000 elements summarized with `...`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
 
@@ -23,6 +24,47 @@ EDGE_ITEMS = 3
 PRECISION = 8
 _PREFIX = "Array("
 
+# The pure-Python formatter's options (numpy keeps its own when present; both are set together).
+_OPTIONS = {"precision": PRECISION, "threshold": THRESHOLD, "edgeitems": EDGE_ITEMS, "linewidth": LINE_WIDTH}
+_OPTIONS.update({"suppress": False, "nanstr": "nan", "infstr": "inf", "formatter": None, "sign": "-"})
+_OPTIONS.update({"floatmode": "maxprec", "legacy": False})
+
+
+def get_printoptions() -> dict:
+    """The current print options (numpy's when numpy is present, as jnp.get_printoptions is in JAX)."""
+    if np is not None:
+        return np.get_printoptions()
+    return dict(_OPTIONS)
+
+
+def set_printoptions(**options) -> None:
+    """Set print options (precision, threshold, edgeitems, linewidth, suppress, ...) for arrays."""
+    global PRECISION, THRESHOLD, EDGE_ITEMS, LINE_WIDTH
+    unknown = set(options) - set(_OPTIONS) - {"override_repr"}
+    if unknown:
+        raise TypeError(f"set_printoptions() got unexpected keyword arguments {sorted(unknown)}")
+    if np is not None:
+        np.set_printoptions(**options)
+    _OPTIONS.update({k: v for k, v in options.items() if v is not None and k in _OPTIONS})
+    PRECISION, THRESHOLD = int(_OPTIONS["precision"]), int(_OPTIONS["threshold"])
+    EDGE_ITEMS, LINE_WIDTH = int(_OPTIONS["edgeitems"]), int(_OPTIONS["linewidth"])
+
+
+@contextlib.contextmanager
+def printoptions(**options):
+    """Context manager: set print options inside the block, restore them after."""
+    saved_np = np.get_printoptions() if np is not None else None
+    saved = dict(_OPTIONS)
+    try:
+        set_printoptions(**options)
+        yield get_printoptions()
+    finally:
+        if saved_np is not None:
+            np.set_printoptions(**saved_np)
+        _OPTIONS.clear()
+        _OPTIONS.update(saved)
+        set_printoptions()
+
 
 def _dtype_suffix(x) -> str:
     d = x.aval.dtype
@@ -35,11 +77,12 @@ def array_repr(x) -> str:
     if x.size == 0:
         return f"{_PREFIX}[], shape={x.aval.shape}, {tail}"
     if _use_numpy(x):
-        body = np.array2string(x._numpy(), prefix=_PREFIX, suffix=",", separator=", ", max_line_width=LINE_WIDTH)
+        body = np.array2string(x._numpy(), prefix=_PREFIX, suffix=",", separator=", ")
     else:
         body = format_array(x.tolist(), x.aval.shape, x.aval.dtype.name, separator=", ", prefix=_PREFIX, suffix=",")
     last_line = len(body) - body.rfind("\n") + 1
-    sep = " " * len(_PREFIX) if last_line + len(tail) + 1 > LINE_WIDTH else " "
+    width = np.get_printoptions()["linewidth"] if np is not None else LINE_WIDTH
+    sep = " " * len(_PREFIX) if last_line + len(tail) + 1 > width else " "
     return f"{_PREFIX}{body},{sep}{tail}"
 
 

@@ -324,3 +324,125 @@ __all__ = [
     "block_diag",
     "toeplitz",
 ]
+
+
+# --- special matrix builders (scipy.linalg's) ---------------------------------------------------
+
+
+def _vector(name: str, x):
+    import pyjax.numpy as jnp
+
+    x = jnp.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"{name}: input must be one-dimensional, got shape {x.shape}")
+    return x
+
+
+def hilbert(n: int):
+    """The n x n Hilbert matrix H[i, j] = 1 / (i + j + 1)."""
+    import pyjax.numpy as jnp
+
+    i = jnp.arange(n, dtype=jnp.float32 if n else None)
+    return 1.0 / (i[:, None] + i[None, :] + 1.0)
+
+
+def hadamard(n: int, dtype=int):
+    """The n x n Hadamard matrix (Sylvester's construction); n must be a power of 2."""
+    import pyjax.numpy as jnp
+
+    if n < 1 or n & (n - 1):
+        raise ValueError("n must be an positive a power of 2 integer")
+    h = jnp.ones((1, 1), dtype=dtype)
+    while h.shape[0] < n:
+        h = jnp.block([[h, h], [h, -h]])
+    return h
+
+
+def helmert(n: int, full: bool = False):
+    """The Helmert matrix of order n (without its first row unless full)."""
+    import pyjax.numpy as jnp
+
+    k = jnp.arange(1, n, dtype=jnp.float32)[:, None]
+    j = jnp.arange(n, dtype=jnp.float32)[None, :]
+    rows = jnp.where(j < k, 1.0, jnp.where(j == k, -k, 0.0)) / jnp.sqrt(k * (k + 1))
+    if full:
+        return jnp.concatenate([jnp.full((1, n), 1.0 / jnp.sqrt(jnp.float32(n))), rows], axis=0)
+    return rows
+
+
+def circulant(c):
+    """The circulant matrix whose first column is c (batched over leading axes of c)."""
+    import pyjax.numpy as jnp
+
+    c = jnp.asarray(c)
+    n = c.shape[-1]
+    idx = (jnp.arange(n)[:, None] - jnp.arange(n)[None, :]) % n
+    return c[..., idx]
+
+
+def companion(a):
+    """The companion matrix of the polynomial with coefficients a (highest degree first)."""
+    import pyjax.numpy as jnp
+
+    a = _vector("companion", a)
+    if a.shape[0] < 2:
+        raise ValueError("The length of `a` must be at least 2.")
+    n = a.shape[0] - 1
+    first = -a[1:] / a[0]
+    return jnp.concatenate([first[None, :], jnp.eye(n - 1, n, dtype=first.dtype)], axis=0)
+
+
+def hankel(c, r=None):
+    """The Hankel matrix with first column c and last row r (r defaults to zeros); r[0] is ignored."""
+    import pyjax.numpy as jnp
+
+    c = jnp.ravel(jnp.asarray(c))
+    r = jnp.zeros_like(c) if r is None else jnp.ravel(jnp.asarray(r))
+    vals = jnp.concatenate([c, r[1:].astype(jnp.result_type(c, r))])
+    m, n = c.shape[0], r.shape[0]
+    return vals[jnp.arange(m)[:, None] + jnp.arange(n)[None, :]]
+
+
+def leslie(f, s):
+    """The Leslie matrix from fecundity coefficients f (length n) and survival coefficients s (n - 1)."""
+    import pyjax.numpy as jnp
+
+    f, s = _vector("leslie", f), _vector("leslie", s)
+    if f.shape[0] != s.shape[0] + 1:
+        raise ValueError("Incorrect lengths for f and s. The length of s must be one less than the length of f.")
+    dt = jnp.result_type(f, s)
+    n = s.shape[0]
+    below = jnp.concatenate([jnp.diag(s).astype(dt), jnp.zeros((n, 1), dt)], axis=1)
+    return jnp.concatenate([f[None, :].astype(dt), below], axis=0)
+
+
+def fiedler(a):
+    """The symmetric Fiedler matrix F[i, j] = |a[i] - a[j]|."""
+    import pyjax.numpy as jnp
+
+    a = _vector("fiedler", a)
+    return jnp.abs(a[:, None] - a[None, :])
+
+
+def convolution_matrix(a, n: int, mode: str = "full"):
+    """The matrix A with A @ v == jnp.convolve(a, v, mode) for v of length n."""
+    import pyjax.numpy as jnp
+
+    a = _vector("convolution_matrix", a)
+    if n <= 0:
+        raise ValueError("n must be a positive integer")
+    m = a.shape[0]
+    if mode == "full":
+        rows, off = m + n - 1, 0
+    elif mode == "same":
+        rows, off = max(m, n), (min(m, n) - 1) // 2
+    elif mode == "valid":
+        rows, off = max(m, n) - min(m, n) + 1, min(m, n) - 1
+    else:
+        raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
+    k = jnp.arange(rows)[:, None] + off - jnp.arange(n)[None, :]
+    return jnp.where((k >= 0) & (k < m), a[jnp.clip(k, 0, m - 1)], jnp.zeros((), a.dtype))
+
+
+__all__ += ["hilbert", "hadamard", "helmert", "circulant", "companion", "hankel", "leslie", "fiedler"]
+__all__ += ["convolution_matrix"]

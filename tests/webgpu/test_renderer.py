@@ -396,21 +396,48 @@ REDUCTIONS = [
 
 
 @pytest.fixture(scope="module")
-def serial_gpu(gpu):
-    """The same device with the serial-reduction plan that SwiftShader adapters get."""
+def cpu_adapter_gpu(gpu):
+    """The same device with the plans SwiftShader adapters get (serial reductions, fast passes)."""
     from pyjax.backends.webgpu import WebGPUBackend
     from pyjax.backends.webgpu.renderer import Caps
 
     be = WebGPUBackend(gpu.host)
-    be.caps = Caps(gpu.host.limits, gpu.host.has_f16, serial_reductions=True)
+    be.caps = Caps(gpu.host.limits, gpu.host.has_f16, cpu_adapter=True)
     return be
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
+@pytest.mark.parametrize("where_big", ["none", "one", "all"])
+def test_fast_pass_then_exact_rerun(gpu, op, where_big):
+    """SwiftShader's plan: a fast kernel without Payne-Hanek flags big arguments and the exact
+    kernel re-runs (dispatched indirectly) only then; results equal the one-kernel plan."""
+    from pyjax.backends.webgpu import WebGPUBackend
+    from pyjax.backends.webgpu.renderer import Caps
+
+    fast_gpu = WebGPUBackend(gpu.host)
+    fast_gpu.caps = Caps(gpu.host.limits, gpu.host.has_f16, cpu_adapter=True)
+    fast_gpu.caps.max_wg_per_dim = 100  # 274 workgroups: a 2-D indirect grid
+    n = 70000 * 4
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-20, 20, n).astype(np.float32)
+    if where_big == "one":
+        x[n // 2 + 1] = 1e30
+    elif where_big == "all":
+        x = rng.uniform(5000, 1e6, n).astype(np.float32)
+    k = Kernel(
+        (n,), (dtypes.float32,), alu("mul", alu(op, flat_load(0, n, dtypes.float32)), ir.const(2.0, dtypes.float32))
+    )
+    assert len(fast_gpu.prepare_kernel(k).launches) == 3
+    got, want = run(fast_gpu, k, [x]), run(gpu, k, [x])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, 2 * getattr(np, op)(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("serial", [False, True])
 @pytest.mark.parametrize("shape,axes", REDUCTIONS)
 @pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "argmax", "argmin"])
-def test_reduction_strategies(gpu, serial_gpu, shape, axes, op, serial):
-    be = serial_gpu if serial else gpu
+def test_reduction_strategies(gpu, cpu_adapter_gpu, shape, axes, op, serial):
+    be = cpu_adapter_gpu if serial else gpu
     if op in ("argmax", "argmin") and len(axes) != 1:
         pytest.skip("arg reductions reduce one axis")
     rng = np.random.default_rng(1)
@@ -485,6 +512,38 @@ def test_matmul_is_recognized(gpu):
     gk = matmul.try_matmul(k, gpu.caps)
     assert gk is not None and "workgroupBarrier" in gk.launches[0].wgsl
     assert "array<f32, " not in gk.launches[0].wgsl.split("fn main")[1]  # register tile is scalar locals
+
+
+@pytest.mark.parametrize("m,n,kk", [(128, 256, 72), (70, 90, 33), (1024, 1040, 16)])
+def test_matmul_cpu_adapter_tiles(cpu_adapter_gpu, m, n, kk):
+    """SwiftShader's matmul plan (8 x 8 register tiles, also on small problems) is exact too."""
+    f32 = dtypes.float32
+    tr_a = ShapeTracker.contiguous((m, kk)).reshape((m, 1, kk)).expand((m, n, kk))
+    tr_b = ShapeTracker.contiguous((kk, n)).permute((1, 0)).reshape((1, n, kk)).expand((m, n, kk))
+    k = Kernel(
+        (m, n, kk), (f32, f32), ir.acc(f32), "sum", (2,), alu("mul", ir.load(0, tr_a, f32), ir.load(1, tr_b, f32))
+    )
+    wgsl_text = cpu_adapter_gpu.prepare_kernel(k).launches[0].wgsl
+    assert "c7_7" in wgsl_text and "workgroupBarrier" not in wgsl_text
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((m, kk), dtype=np.float32), rng.standard_normal((kk, n), dtype=np.float32)
+    got = run(cpu_adapter_gpu, k, [a, b]).reshape(m, n)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_cpu_adapter_batched_with_prologue(cpu_adapter_gpu):
+    f32 = dtypes.float32
+    bt, m, n, kk = 3, 40, 72, 24
+    tr_a = ShapeTracker.contiguous((bt, m, kk)).reshape((bt, m, 1, kk)).expand((bt, m, n, kk))
+    tr_b = ShapeTracker.contiguous((bt, n, kk)).reshape((bt, 1, n, kk)).expand((bt, m, n, kk))
+    relu_a = alu("max", ir.load(0, tr_a, f32), ir.const(0.0, f32))
+    k = Kernel((bt, m, n, kk), (f32, f32), ir.acc(f32), "sum", (3,), alu("mul", relu_a, ir.load(1, tr_b, f32)))
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((bt, m, kk), dtype=np.float32), rng.standard_normal((bt, n, kk), dtype=np.float32)
+    got = run(cpu_adapter_gpu, k, [a, b]).reshape(bt, m, n)
+    np.testing.assert_allclose(
+        got, np.einsum("bmk,bnk->bmn", np.maximum(a, 0).astype(np.float64), b), rtol=1e-4, atol=1e-4
+    )
 
 
 # ---- runtime contract ----------------------------------------------------------------------------

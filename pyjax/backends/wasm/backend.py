@@ -23,6 +23,9 @@ from pyjax.compiler.ir import Kernel, Routine
 __all__ = ["WasmBackend", "WasmKernelError"]
 
 _DUMP = os.environ.get("PYJAX_WASM_DUMP", "")
+# a host with threads (the browser's, see BrowserWasmHost) splits a kernel over its outermost
+# axis when each chunk gets at least this many elements of the kernel's iteration space
+SPLIT_WORK = int(os.environ.get("PYJAX_WASM_SPLIT_WORK", str(1 << 16)))
 
 
 class WasmKernelError(RuntimeError):
@@ -122,22 +125,58 @@ class WasmBackend(Backend):
         return self.host.view(np.dtype(dtype.name), slot, count)
 
     # --- compute ---
-    def _load(self, wasm: bytes, what: str):
+    def _load(self, wasm: bytes, what: str, split: dict | None = None):
         if _DUMP:
             os.makedirs(_DUMP, exist_ok=True)
             with open(os.path.join(_DUMP, f"{what}-{abs(hash(wasm)):x}.wasm"), "wb") as fh:
                 fh.write(wasm)
-        return self.host.load(wasm).function("run").unchecked
+        inst = self.host.load(wasm)
+        if split:
+            kw = {k: v for k, v in split.items() if k != "threads"}
+            return self.host.split_function(inst, "run", **kw).unchecked
+        return inst.function("run").unchecked
+
+    def _split(self, kernel: Kernel, nk: int, hi: int, scratch: int, n_gathers: int) -> dict | None:
+        """How a threaded host may split this kernel's calls (None: run it whole).
+
+        `run` computes output rows lo <= i0 < hi of axis 0 and writes nothing else, so any split
+        of an output axis 0 is valid (nk == 0, a reduction to a scalar, has no such axis). Each
+        thread needs its own scratch (matmul packing, row-stream accumulators)."""
+        threads = getattr(self.host, "threads", 1)
+        if threads < 2 or nk < 1 or hi < 2:
+            return None
+        min_rows = -(-SPLIT_WORK * hi // max(1, math.prod(kernel.shape)))
+        if scratch and nk == 2:
+            # a tiled matmul packs all of B in every call (about 2% of a 1024² product each time,
+            # measured in wasmtime): one chunk per thread, of at least 32 rows
+            min_rows = max(min_rows, 32, hi // threads)
+        if hi < 2 * min_rows:
+            return None
+        # 1-D: axis 0 is the SIMD axis (4 lanes, unrolled); matmul rows come in tiles of 4
+        align = 16 if nk == 1 else 4 if kernel.reduce_op else 1
+        n_in = len(kernel.in_dtypes)
+        stride = -(-scratch // 64) * 64
+        return {
+            "lo_arg": n_in + 1,
+            "align": align,
+            "min_rows": min_rows,
+            "scratch_arg": n_in + 3 + n_gathers if scratch else -1,
+            "scratch_stride": stride,
+            "threads": threads,
+        }
 
     def compile_kernel(self, kernel: Kernel) -> _Exe:
         wasm, scratch = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd)
-        fn = self._load(wasm, f"kernel-{kernel.name}")
         nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
         hi = kernel.shape[0] if nk >= 1 else 1
         size = kernel.out_size
         gathers = sorted(
             {x.arg for r in (kernel.epilogue, kernel.body) if r is not None for x in _walk(r) if x.op == "gather"}
         )
+        split = self._split(kernel, nk, hi, scratch, len(gathers))
+        fn = self._load(wasm, f"kernel-{kernel.name}", split)
+        if split and scratch:
+            scratch = split["scratch_stride"] * split["threads"]
         # kernels that need scratch keep it for the executable's lifetime (not a user buffer)
         extra = (self.alloc.malloc(scratch),) if scratch else ()
         if gathers:

@@ -80,8 +80,8 @@ class WebGPUBackend(Backend):
 
             host = hosts.webgpu_host()
         self.host = host
-        # Serial reductions only on SwiftShader: lavapipe (also a CPU) keeps the cooperative path
-        # that real GPUs take, so CI tests it.
+        # SwiftShader's plans (serial reductions, fast elementwise passes) only there: lavapipe
+        # (also a CPU) keeps the plans that real GPUs take, so CI tests them.
         adapter = str(getattr(host, "adapter_info", {}).get("device", "")).lower()
         self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)), "swiftshader" in adapter)
         self._nbytes: dict[int, int] = {}
@@ -258,6 +258,9 @@ class WebGPUBackend(Backend):
         """Queue the launches of a compiled kernel."""
         temps = [self.temp(n) for n in gk.temps]
         for launch in gk.launches:
+            grid = launch.grid
+            if type(grid) is tuple and grid[0] == "tmp":  # counts an earlier launch wrote there
+                grid = ("indirect", temps[grid[1]])
             mrg = None
             uniforms = launch.uniforms
             if launch.merged:
@@ -273,7 +276,7 @@ class WebGPUBackend(Backend):
                     bufs.append(temps[role[1]])
                 else:
                     bufs.append(mrg)
-            self.step(launch.pipeline, bufs, uniforms, launch.grid)
+            self.step(launch.pipeline, bufs, uniforms, grid)
 
     def _merge(self, slots: list) -> tuple:
         """Copy several inputs into one scratch buffer; (handle, uniform bytes of word bases)."""

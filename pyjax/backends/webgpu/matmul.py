@@ -14,7 +14,8 @@ adapter grants the workgroup memory and the config asks for it, stored into a se
 buffer so one barrier per step suffices). Each thread's rows and columns are spread in groups of
 4 (stride TY*4 / TX*4), so a warp's vec4 tile reads and output stores are contiguous. Tile
 sizes depend on the problem size and stay within the WebGPU default limits (256 invocations,
-16 KiB) unless the adapter grants more.
+16 KiB) unless the adapter grants more. CPU adapters (SwiftShader) get `_direct`: no workgroup
+memory, no barriers (which they emulate slowly), 8 x 8 register tiles read from the buffers.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ CONFIGS = {
     "medium": (16, 16, 4, 8, 16, 0),  # 64 x 128
     "small": (16, 16, 4, 4, 16, 0),  # 64 x 64
     "tiny": (8, 8, 4, 4, 16, 0),  # 32 x 32
+    "cpu": (8, 8, 8, 8, 16, 0),  # 64 x 64 blocks for _direct on small problems (CPU adapters)
 }
 
 
@@ -47,6 +49,8 @@ def _pick(M: int, N: int, batch: int, caps) -> tuple:
         cfg = tuple(int(v) for v in forced.split(","))
         return cfg if len(cfg) == 6 else cfg[:5] + (-1,)
     work = M * N * batch
+    if caps.cpu_adapter:  # a few cores: fewer, bigger register tiles (less index arithmetic)
+        return CONFIGS["large" if work >= (1 << 20) else "cpu"]
     if caps.max_invocations < 256:
         name = "tiny"
     elif work >= (1 << 22) and M >= 128 and N >= 128:  # >= 256 blocks of 128 x 128
@@ -128,6 +132,39 @@ def try_matmul(k, caps):
     lines: list = []
     bidx = wgsl.decompose("bz", batch_shape, "z", lines) if batch_shape else {}
     block = Scope(None, bidx)
+    # Epilogue per accumulator.
+    stores: list = []
+    vals = {}
+    for i in range(TM):
+        for j in range(TN):
+            s = Scope(block, {ma: f"m{i}", na: f"n{j}"}, acc=f"c{i}_{j}")
+            with ir.shape_context(k.out_shape[:nk]):
+                v = em.expr(k.epilogue, s)
+            stores += s.lines
+            vals[i, j] = v
+    out_base = f"bz * {M * N}i"
+    for i in range(TM):
+        row = f"({out_base} + m{i} * {N}i)"
+        if vec_out:
+            for q in range(TN // 4):
+                vs = ", ".join(vals[i, 4 * q + t] for t in range(4))
+                stores.append(f"out[({row} + n{4 * q}) >> 2u] = vec4<{out_ty}>({vs});")
+        elif P == 2:
+            em.helpers |= wgsl.helpers_for_dtype(od)
+            for j in range(0, TN, 2):
+                w = f"{wgsl.to_bits(vals[i, j], od)} | ({wgsl.to_bits(vals[i, j + 1], od)} << 16u)"
+                cond = [] if full_m else [f"m{i} < {M}i"]
+                cond += [] if full_n else [f"n{j} < {N}i"]
+                st = f"out[({row} + n{j}) >> 1u] = {w};"
+                stores.append(f"if ({' && '.join(cond)}) {{ {st} }}" if cond else st)
+        else:
+            for j in range(TN):
+                cond = [] if full_m else [f"m{i} < {M}i"]
+                cond += [] if full_n else [f"n{j} < {N}i"]
+                st = f"out[{row} + n{j}] = {vals[i, j]};"
+                stores.append(f"if ({' && '.join(cond)}) {{ {st} }}" if cond else st)
+    if caps.cpu_adapter:
+        return _direct(k, bind, em, block, lines, stores, a, b, (ma, na, ka), (M, N, K), (TX, TY, TM, TN), batch)
     per_a, per_b = BM * BK // NT, BN * BK // NT
     a_kfast = _k_fastest(a, ka, ma)
     b_kfast = _k_fastest(b, ka, na)
@@ -193,37 +230,6 @@ def try_matmul(k, caps):
                 compute.append(f"c{i}_{j} = fma(a{kk}_{i // 4}.{comp[i % 4]}, b{kk}_{j // 4}.{comp[j % 4]}, c{i}_{j});")
     first = tile_loads("0i", "f")
     nxt = tile_loads("(k0 + " + str(BK) + "i)", "n")
-    # Epilogue per accumulator.
-    stores: list = []
-    vals = {}
-    for i in range(TM):
-        for j in range(TN):
-            s = Scope(block, {ma: f"m{i}", na: f"n{j}"}, acc=f"c{i}_{j}")
-            with ir.shape_context(k.out_shape[:nk]):
-                v = em.expr(k.epilogue, s)
-            stores += s.lines
-            vals[i, j] = v
-    out_base = f"bz * {M * N}i"
-    for i in range(TM):
-        row = f"({out_base} + m{i} * {N}i)"
-        if vec_out:
-            for q in range(TN // 4):
-                vs = ", ".join(vals[i, 4 * q + t] for t in range(4))
-                stores.append(f"out[({row} + n{4 * q}) >> 2u] = vec4<{out_ty}>({vs});")
-        elif P == 2:
-            em.helpers |= wgsl.helpers_for_dtype(od)
-            for j in range(0, TN, 2):
-                w = f"{wgsl.to_bits(vals[i, j], od)} | ({wgsl.to_bits(vals[i, j + 1], od)} << 16u)"
-                cond = [] if full_m else [f"m{i} < {M}i"]
-                cond += [] if full_n else [f"n{j} < {N}i"]
-                st = f"out[({row} + n{j}) >> 1u] = {w};"
-                stores.append(f"if ({' && '.join(cond)}) {{ {st} }}" if cond else st)
-        else:
-            for j in range(TN):
-                cond = [] if full_m else [f"m{i} < {M}i"]
-                cond += [] if full_n else [f"n{j} < {N}i"]
-                st = f"out[{row} + n{j}] = {vals[i, j]};"
-                stores.append(f"if ({' && '.join(cond)}) {{ {st} }}" if cond else st)
     nbuf = 2 if DB else 1
     shared = (
         f"var<workgroup> As: array<vec4<f32>, {nbuf * SA // 4}>;\n"
@@ -284,4 +290,51 @@ def try_matmul(k, caps):
     body.append("}")
     text = _finish(em, bind.header(), "\n".join(body) + "\n", shared)
     grid = (-(-N // BN), -(-M // BM), batch)
+    return GPUKernel(k, [Launch(text, bind.roles, grid, None, bind.merged)])
+
+
+def _direct(k, bind, em, block, lines, stores, a, b, axes, dims, tiles, batch) -> GPUKernel:
+    """Matmul without workgroup memory or barriers, for CPU adapters: each thread reads its
+    operands straight from the buffers (their caches do what shared tiles do on a GPU)."""
+    ma, na, ka = axes
+    M, N, K = dims
+    TX, TY, TM, TN = tiles
+    outer: list = []
+    inner: list = []
+    for side, expr, axis, n, extent in (("a", a, ma, TM, M), ("b", b, na, TN, N)):
+        for q in range(n):
+            name = f"m{q}" if side == "a" else f"n{q}"
+            row = Scope(block, {axis: name})
+            s = Scope(row, {ka: "kk"})
+            with ir.shape_context(k.shape):
+                v = em.expr(expr, s)
+            outer += row.lines
+            inner += s.lines
+            # rows/columns past the edge count as 0 (their results are never stored)
+            inner.append(f"let {side}{q} = select(0.0f, {v}, {name} < {extent}i);")
+    # hoisted batch-only values land in block.lines while the operands are emitted
+    ind, i2 = "  ", "    "
+    body = [
+        f"@compute @workgroup_size({TX}, {TY})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lv: vec3<u32>) {",
+        f"{ind}let tx = i32(lv.x);",
+        f"{ind}let ty = i32(lv.y);",
+        f"{ind}let row0 = i32(wid.y) * {TY * TM}i;",
+        f"{ind}let col0 = i32(wid.x) * {TX * TN}i;",
+        f"{ind}let bz = i32(wid.z);",
+        ind + wgsl.runtime_zero("out"),
+    ]
+    body += [ind + x for x in lines] + [ind + x for x in block.lines]
+    body += [f"{ind}let m{i} = row0 + ty * 4i + {(i // 4) * TY * 4 + i % 4}i;" for i in range(TM)]
+    body += [f"{ind}let n{j} = col0 + tx * 4i + {(j // 4) * TX * 4 + j % 4}i;" for j in range(TN)]
+    body += [f"{ind}var c{i}_{j} = 0.0f;" for i in range(TM) for j in range(TN)]
+    body += [ind + x for x in outer]
+    body.append(f"{ind}for (var kk = 0i; kk < {K}i; kk = kk + 1i) {{")
+    body += [i2 + x for x in inner]
+    body += [f"{i2}c{i}_{j} = fma(a{i}, b{j}, c{i}_{j});" for i in range(TM) for j in range(TN)]
+    body.append(f"{ind}}}")
+    body += [ind + x for x in stores]
+    body.append("}")
+    text = _finish(em, bind.header(), "\n".join(body) + "\n")
+    grid = (-(-N // (TX * TN)), -(-M // (TY * TM)), batch)
     return GPUKernel(k, [Launch(text, bind.roles, grid, None, bind.merged)])

@@ -37,11 +37,15 @@ DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
 class Caps:
     """Device limits the renderer must respect (WebGPU spec defaults unless the host grants more)."""
 
-    def __init__(self, limits: dict | None = None, has_f16: bool = False, serial_reductions: bool = False):
+    def __init__(self, limits: dict | None = None, has_f16: bool = False, cpu_adapter: bool = False):
         limits = limits or {}
-        # SwiftShader (a CPU adapter) emulates workgroup barriers slowly: a sum of 2^20 floats
-        # took 125 ms with cooperative threads and 11 ms with one thread per partial sum.
-        self.serial_reductions = serial_reductions
+        # cpu_adapter (SwiftShader) changes three plans. It emulates workgroup barriers slowly: a
+        # sum of 2^20 floats took 125 ms with cooperative threads, 11 ms with one thread per
+        # partial sum (serial reductions). It runs both sides of every branch whichever way the
+        # lanes go: sin's rare Payne-Hanek path cost 80 of its 120 ms on 2^20 inputs that never
+        # took it (elementwise kernels run fast helpers, then re-run exactly only if needed). And
+        # matmul wants the largest register tiles, not many workgroups.
+        self.cpu_adapter = cpu_adapter
 
         def get(name, default):
             camel = "".join(w.capitalize() if i else w for i, w in enumerate(name.split("-")))
@@ -57,7 +61,7 @@ class Caps:
         self.wg = min(256, self.max_invocations, self.max_wg_x)
 
     def key(self):
-        return (self.max_invocations, self.max_shared, self.max_storage, self.wg, self.serial_reductions)
+        return (self.max_invocations, self.max_shared, self.max_storage, self.wg, self.cpu_adapter)
 
 
 class Launch:
@@ -235,7 +239,29 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
         + "}\n"
     )
     text = _finish(em, b.header(), body)
-    return GPUKernel(k, [Launch(text, b.roles, -(-groups // wg), None, b.merged)])
+    n_wg = -(-groups // wg)
+    exact = Launch(text, b.roles, n_wg, None, b.merged)
+    fast_helpers = helper_code(em.helpers, fast=True) if caps.cpu_adapter and em.helpers else ""
+    if "pj_slow" not in fast_helpers or b.merged or len(b.decls) >= caps.max_storage:
+        return GPUKernel(k, [exact])
+    # Fast pass (flags inputs that need the slow path), then the exact kernel dispatched
+    # indirectly: the fast pass writes its workgroup counts only when a flag was raised.
+    x = min(n_wg, caps.max_wg_per_dim)
+    flag = (
+        f"  if (pj_slow) {{ atomicStore(&pj_ind[0], {x}u); atomicStore(&pj_ind[1], {-(-n_wg // x)}u); "
+        "atomicStore(&pj_ind[2], 1u); }\n"
+    )
+    head = wgsl.header(b.decls + [("pj_ind", "atomic<u32>", True)], b.uniform)
+    fast = Launch(head + fast_helpers + body[: -len("}\n")] + flag + "}\n", b.roles + [("tmp", 0)], n_wg)
+    exact.grid = ("tmp", 0)
+    return GPUKernel(k, [Launch(_ZERO_ARGS, [("tmp", 0)], 1), fast, exact], temps=[16])
+
+
+# Clears an indirect-dispatch argument buffer: (0, 0, 0) workgroups until a fast pass sets it.
+_ZERO_ARGS = (
+    "@group(0) @binding(0) var<storage, read_write> pj_ind: array<u32>;\n"
+    "@compute @workgroup_size(1)\nfn main() { pj_ind[0] = 0u; pj_ind[1] = 0u; pj_ind[2] = 0u; }\n"
+)
 
 
 # ---- reductions ----------------------------------------------------------------------------------
@@ -342,7 +368,7 @@ def _reduce_plan(k: Kernel, caps: Caps):
         # Enough partials to fill a large GPU (4096 workgroups for a full reduction of 2^24+).
         split = max(1, min(4096 // n_out, rn // 4096))
     per = -(-rn // split)
-    if per < 32 or (not contig and n_out >= 2048 and split == 1) or caps.serial_reductions:
+    if per < 32 or (not contig and n_out >= 2048 and split == 1) or caps.cpu_adapter:
         return 1, split
     t = min(wg // P if split == 1 else wg, _pow2_floor(max(per // 8, 1)))
     if not contig and split == 1:

@@ -59,6 +59,17 @@ def _def(name: str, deps: tuple[str, ...], signature: str, code: str) -> None:
     SIGNATURES[name] = signature
 
 
+# Fast variants: the helper without a rarely needed, costly path; where that path is needed it
+# sets the private flag pj_slow instead, and the kernel then runs again with the exact helpers.
+# Worth it only on adapters that execute both sides of every branch (SwiftShader).
+_FAST: dict[str, tuple[tuple[str, ...], str]] = {}
+SLOW_FLAG = "var<private> pj_slow: bool = false;\n"
+
+
+def _def_fast(name: str, deps: tuple[str, ...], code: str) -> None:
+    _FAST[name] = (deps, code.strip("\n") + "\n")
+
+
 def fn_name(name: str) -> str:
     """The WGSL function name of helper `name`."""
     if name not in _CODE:
@@ -66,8 +77,11 @@ def fn_name(name: str) -> str:
     return "pj_" + name
 
 
-def helpers_for(names: Iterable[str]) -> str:
-    """WGSL source defining the named helpers and everything they call, each once, callees first."""
+def helpers_for(names: Iterable[str], fast: bool = False) -> str:
+    """WGSL source defining the named helpers and everything they call, each once, callees first.
+
+    fast=True takes the fast variants (see _def_fast) and declares pj_slow if any is used.
+    """
     order: list[str] = []
     seen: set[str] = set()
 
@@ -77,13 +91,15 @@ def helpers_for(names: Iterable[str]) -> str:
         if n not in _CODE:
             raise KeyError(f"unknown WGSL helper {n!r}; known: {sorted(_CODE)}")
         seen.add(n)
-        for d in _DEPS[n]:
+        for d in _FAST[n][0] if fast and n in _FAST else _DEPS[n]:
             visit(d)
         order.append(n)
 
     for n in sorted(set(names)):
         visit(n)
-    return "\n".join(_CODE[n] for n in order)
+    codes = [_FAST[n][1] if fast and n in _FAST else _CODE[n] for n in order]
+    flag = SLOW_FLAG if fast and any(n in _FAST for n in order) else ""
+    return flag + "\n".join(codes)
 
 
 # ---- constants (f32-exact) --------------------------------------------------------------
@@ -377,7 +393,7 @@ _def(
     """
 fn pj_ldexp(p: f32, k: i32) -> f32 {
   let kc = clamp(k, -252, 254);
-  let k1 = kc / 2;
+  let k1 = kc >> 1u;
   return (p * pj_pow2i(k1)) * pj_pow2i(kc - k1);
 }
 """,
@@ -421,22 +437,24 @@ fn pj_exp2(x: f32) -> f32 {{
 }}
 """,
 )
+# Branch-free (a CPU adapter such as SwiftShader runs both sides of every branch): for
+# |x| <= ln2/2, k = 0 and this is the kernel itself; past 2^127 the scale goes through ldexp.
 _def(
     "expm1",
-    ("expm1_kernel", "exp", "pow2i", "isnan"),
+    ("expm1_kernel", "ldexp", "pow2i", "isnan"),
     "pj_expm1(x: f32) -> f32",
     f"""
 fn pj_expm1(x: f32) -> f32 {{
-  // The select keeps expm1(-0) = -0.
-  if (abs(x) <= 0.34657359) {{ return select(pj_expm1_kernel(x), x, x == 0.0); }}
   let xc = clamp(x, -104.0, 89.0);
   let kf = round(xc * {_f(_LOG2E)});
-  if (kf > 126.0) {{ return pj_exp(x) - 1.0; }}
   let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
-  let s = pj_pow2i(max(i32(kf), -30));
+  let p = pj_expm1_kernel(r);
+  let k = i32(kf);
+  let s = pj_pow2i(clamp(k, -30, 126));
   // 2^k expm1(r) + (2^k - 1): 2^k - 1 is exact, no cancellation worse than 2x.
-  let y = s * pj_expm1_kernel(r) + (s - 1.0);
-  return select(y, x, pj_isnan(x));
+  let y = select(s * p + (s - 1.0), pj_ldexp(1.0 + p, k) - 1.0, k > 126);
+  // x itself for NaN and +-0 (expm1(-0) = -0).
+  return select(y, x, pj_isnan(x) || x == 0.0);
 }}
 """,
 )
@@ -655,16 +673,36 @@ fn pj_trig_reduce_big(ax: f32) -> vec2<f32> {{
 # |x| = (q + r / (pi/2)) * pi/2 with q mod 4 and |r| <= ~pi/4, for finite |x| >= 0: Cody-Waite
 # (4-part pi/2, exact products for k < 4096) up to 4096, Payne-Hanek above.
 _def(
-    "trig_reduce",
-    ("trig_reduce_big",),
-    "pj_trig_reduce(ax: f32) -> vec2<f32>  ((r, q), ax finite >= 0)",
+    "trig_reduce_cw",
+    (),
+    "pj_trig_reduce_cw(ax: f32) -> vec2<f32>  ((r, q), 0 <= ax <= 4096)",
     f"""
-fn pj_trig_reduce(ax: f32) -> vec2<f32> {{
-  if (ax > 4096.0) {{ return pj_trig_reduce_big(ax); }}
+fn pj_trig_reduce_cw(ax: f32) -> vec2<f32> {{
   let k = round(ax * {_f(_TWO_OVER_PI)});
   let r = (((ax - k * {_f(_CW1)}) - k * {_f(_CW2)}) - k * {_f(_CW3)}) - k * {_f(_CW4)};
   return vec2<f32>(r, f32(u32(k) & 3u));
 }}
+""",
+)
+_def(
+    "trig_reduce",
+    ("trig_reduce_cw", "trig_reduce_big"),
+    "pj_trig_reduce(ax: f32) -> vec2<f32>  ((r, q), ax finite >= 0)",
+    """
+fn pj_trig_reduce(ax: f32) -> vec2<f32> {
+  if (ax > 4096.0) { return pj_trig_reduce_big(ax); }
+  return pj_trig_reduce_cw(ax);
+}
+""",
+)
+_def_fast(
+    "trig_reduce",
+    ("trig_reduce_cw",),
+    """
+fn pj_trig_reduce(ax: f32) -> vec2<f32> {
+  pj_slow = pj_slow || ax > 4096.0;
+  return pj_trig_reduce_cw(ax);
+}
 """,
 )
 _def(
@@ -864,14 +902,11 @@ _def(
     "pj_tanh(x: f32) -> f32",
     """
 fn pj_tanh(x: f32) -> f32 {
-  if (pj_isnan(x)) { return x; }
+  // tanh rounds to 1 from 9.1 on; min() keeps expm1 away from overflow.
   let ax = abs(x);
-  var y = 1.0;
-  if (ax < 9.1) {
-    let em = pj_expm1(2.0 * ax);
-    y = em / (em + 2.0);
-  }
-  return pj_xorsign(y, x);
+  let em = pj_expm1(2.0 * min(ax, 9.1));
+  let y = select(em / (em + 2.0), 1.0, ax >= 9.1);
+  return select(pj_xorsign(y, x), x, pj_isnan(x));
 }
 """,
 )

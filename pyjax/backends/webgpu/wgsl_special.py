@@ -27,8 +27,9 @@ def _def(name: str, deps: tuple[str, ...], code: str) -> None:
     _DEPS[name] = deps
 
 
-def helpers(names: Iterable[str]) -> str:
-    """WGSL for the named helpers (this module's or wgsl_math's) and all their dependencies."""
+def helpers(names: Iterable[str], fast: bool = False) -> str:
+    """WGSL for the named helpers (this module's or wgsl_math's) and all their dependencies
+    (fast: wgsl_math's fast variants, see wgsl_math._def_fast)."""
     order: list[str] = []
     seen: set[str] = set()
     math_names: set[str] = set()
@@ -48,7 +49,7 @@ def helpers(names: Iterable[str]) -> str:
 
     for n in sorted(set(names)):
         visit(n)
-    head = wgsl_math.helpers_for(math_names) if math_names else ""
+    head = wgsl_math.helpers_for(math_names, fast) if math_names else ""
     return head + "\n".join(_CODE[n] for n in order)
 
 

@@ -1,0 +1,53 @@
+"""pyjax.dtypes: JAX's dtype helpers (jax.dtypes): canonicalize_dtype, result_type, issubdtype, ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyjax.core import dtypes as _d
+from pyjax.core.dtypes import finfo, iinfo, issubdtype  # noqa: F401
+
+bfloat16 = _d.SCALAR_TYPES["bfloat16"]
+
+__all__ = [
+    "bfloat16",
+    "canonicalize_dtype",
+    "finfo",
+    "iinfo",
+    "issubdtype",
+    "itemsize_bits",
+    "result_type",
+    "scalar_type_of",
+    "TypePromotionError",
+]
+
+
+class TypePromotionError(ValueError):
+    """Raised when dtypes cannot be promoted together (JAX's strict promotion mode)."""
+
+
+def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
+    """The dtype JAX computes in for `dtype` (64-bit types become 32-bit without jax_enable_x64)."""
+    return _d.canonicalize(dtype)
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """The dtype of combining args under JAX's promotion rules (optionally with the weak-type flag)."""
+    import pyjax.numpy as jnp
+
+    d = jnp.result_type(*args)
+    if not return_weak_type_flag:
+        return d
+    weak = bool(args) and all(isinstance(a, (bool, int, float)) or getattr(a, "weak_type", False) for a in args)
+    return d, weak
+
+
+def scalar_type_of(x: Any) -> type:
+    """The Python scalar type (bool, int or float) matching the dtype of x."""
+    d = _d.dtype(x.dtype) if hasattr(x, "dtype") else _d.python_scalar_dtype(x)
+    return {"b": bool, "i": int, "u": int, "f": float}[d.kind]
+
+
+def itemsize_bits(dtype: Any) -> int:
+    """The size of one element of dtype in bits."""
+    return _d.dtype(dtype).itemsize * 8
