@@ -176,8 +176,9 @@ def _is_array_leaf(x) -> bool:
     return isinstance(x, (Tracer, Array, bool, int, float)) or core.valid_jaxtype(x)
 
 
-def _split_args(name: str, args: tuple, kwargs: dict):
-    """Flatten (args, kwargs); array-like leaves are traced, the rest are passed through statically."""
+def _split_args(callback: Callable, args: tuple, kwargs: dict) -> tuple[list, Callable]:
+    """Flatten (args, kwargs): the array-like leaves (traced) and a function of those leaves
+    that calls callback with everything else passed through statically."""
     flat, tree = tree_flatten((args, kwargs))
     dyn, static = [], {}
     for i, x in enumerate(flat):
@@ -186,12 +187,13 @@ def _split_args(name: str, args: tuple, kwargs: dict):
         else:
             static[i] = x
 
-    def rebuild(dyn_vals):
+    def call(*dyn_vals):
         it = iter(dyn_vals)
-        full = [static[i] if i in static else next(it) for i in range(len(flat))]
-        return tree_unflatten(tree, full)
+        a, k = tree_unflatten(tree, [static[i] if i in static else next(it) for i in range(len(flat))])
+        return callback(*a, **k)
 
-    return dyn, rebuild
+    call.__name__ = getattr(callback, "__name__", "callback")
+    return dyn, call
 
 
 def _result_avals(name: str, result_shape_dtypes) -> tuple[list, Any]:
@@ -222,14 +224,13 @@ def debug_callback(
             raise TypeError(
                 f"first argument to jax.debug.callback must be callable, but got an object of type {type(cb)}"
             )
-        dyn, rebuild = _split_args("jax.debug.callback", c_args, c_kwargs)
+        dyn, call = _split_args(cb, c_args, c_kwargs)
 
         def flat(*vals):
-            a, k = rebuild(vals)
-            cb(*a, **k)
+            call(*vals)
             return ()
 
-        flat.__name__ = getattr(cb, "__name__", "callback")
+        flat.__name__ = call.__name__
         debug_callback_p.bind(*dyn, callback=flat, result_avals=(), ordered=ordered, _effect=True)
 
     if callback is not None:
@@ -307,13 +308,7 @@ def pure_callback(
     if vmap_method not in _VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {list(_VMAP_METHODS)}, but got: {vmap_method}")
     avals, out_tree = _result_avals("pure_callback", result_shape_dtypes)
-    dyn, rebuild = _split_args("pure_callback", args, kwargs)
-
-    def flat(*vals):
-        a, k = rebuild(vals)
-        return callback(*a, **k)
-
-    flat.__name__ = getattr(callback, "__name__", "callback")
+    dyn, flat = _split_args(callback, args, kwargs)
     outs = pure_callback_p.bind(*dyn, callback=flat, result_avals=tuple(avals), vmap_method=vmap_method)
     return tree_unflatten(out_tree, list(outs))
 
@@ -325,12 +320,6 @@ def io_callback(
     if not callable(callback):
         raise TypeError(f"io_callback: callback must be callable, got {type(callback).__name__}")
     avals, out_tree = _result_avals("io_callback", result_shape_dtypes)
-    dyn, rebuild = _split_args("io_callback", args, kwargs)
-
-    def flat(*vals):
-        a, k = rebuild(vals)
-        return callback(*a, **k)
-
-    flat.__name__ = getattr(callback, "__name__", "callback")
+    dyn, flat = _split_args(callback, args, kwargs)
     outs = io_callback_p.bind(*dyn, callback=flat, result_avals=tuple(avals), ordered=ordered, _effect=True)
     return tree_unflatten(out_tree, list(outs))

@@ -80,8 +80,8 @@ class WebGPUBackend(Backend):
 
             host = hosts.webgpu_host()
         self.host = host
-        # SwiftShader's plans (serial reductions, fast elementwise passes) only there: lavapipe
-        # (also a CPU) keeps the plans that real GPUs take, so CI tests them.
+        # SwiftShader's plans (Caps.cpu_adapter) only there: lavapipe (also a CPU) keeps the
+        # plans that real GPUs take, so CI tests those.
         adapter = str(getattr(host, "adapter_info", {}).get("device", "")).lower()
         self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)), "swiftshader" in adapter)
         self._nbytes: dict[int, int] = {}
