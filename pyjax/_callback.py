@@ -60,17 +60,11 @@ def _abstract_eval(*avals, result_avals, **_):
     return list(result_avals)
 
 
-def _host_runner(name: str) -> Callable:
-    def run(arrays: list, **params) -> list:
-        return _call(arrays, name=name, **params)
-
-    return run
-
-
 for _p in (debug_callback_p, pure_callback_p, io_callback_p):
     _p.def_abstract_eval(_abstract_eval)
     _p.def_impl(lambda *args, _n=_p.name, **params: _call(list(args), name=_n, **params))
-    control.register_host_primitive(_p.name, _host_runner(_p.name))  # under jit: a HostStep at run time
+    # under jit: a HostStep at run time
+    control.register_host_primitive(_p.name, lambda arrays, _n=_p.name, **params: _call(arrays, name=_n, **params))
 
 
 # --- autodiff -----------------------------------------------------------------------------
@@ -118,7 +112,7 @@ def _debug_batch(size, args, dims, **params):
     return [], []
 
 
-def _sequential(prim, args, dims, params, unroll: bool = False):
+def _sequential(prim, args, dims, params):
     from pyjax.lax import control_flow
 
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]

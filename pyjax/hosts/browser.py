@@ -270,6 +270,11 @@ class BrowserWebGPUHost:
         self.generation = 0
         self.stats = {"dispatches": 0, "submits": 0}
 
+    @property
+    def lost(self) -> bool:
+        """Whether the GPU device was lost (its buffers are gone; create a new host)."""
+        return bool(self.mgr.lost)
+
     @classmethod
     async def create(cls, adapter_limits: bool = False) -> BrowserWebGPUHost:
         from pyodide.ffi import to_js

@@ -135,17 +135,7 @@ def bessel_i1e(x: Any) -> Any:
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
     """The shape that all `shapes` broadcast to (numpy rules); raises ValueError if incompatible."""
-    shapes = [tuple(int(d) for d in s) for s in shapes]
-    if not shapes:
-        return ()
-    n = builtins.max(len(s) for s in shapes)
-    out = []
-    for dims in zip(*[(1,) * (n - len(s)) + s for s in shapes]):
-        sizes = {d for d in dims if d != 1}
-        if len(sizes) > 1:
-            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
+    return _jnp().broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes])
 
 
 def broadcast_to_rank(x: Any, rank: int) -> Any:

@@ -153,7 +153,7 @@ async def init_async(platform: str = "webgpu") -> Device:
     if platform == "webgpu" and "webgpu" in _devices:
         from pyjax import hosts
 
-        if hosts.IN_BROWSER and getattr(getattr(hosts._webgpu_host, "mgr", None), "lost", None):
+        if hosts.IN_BROWSER and getattr(hosts._webgpu_host, "lost", False):
             del _devices["webgpu"]  # the GPU device was lost: its arrays are gone, start a new one
             hosts.set_webgpu_host(None)
     if platform == "webgpu" and "webgpu" not in _devices:
