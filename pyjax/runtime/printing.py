@@ -18,14 +18,11 @@ try:
 except ImportError:  # pragma: no cover - exercised by the no-numpy test in a subprocess
     np = None
 
-LINE_WIDTH = 75
-THRESHOLD = 1000  # arrays with more elements are summarized
-EDGE_ITEMS = 3
-PRECISION = 8
 _PREFIX = "Array("
 
-# The pure-Python formatter's options (numpy keeps its own when present; both are set together).
-_OPTIONS = {"precision": PRECISION, "threshold": THRESHOLD, "edgeitems": EDGE_ITEMS, "linewidth": LINE_WIDTH}
+# The pure-Python formatter's options (numpy keeps its own when present; both are set together):
+# 8 significant digits, arrays past 1000 elements summarized to 3 edge items, 75 columns.
+_OPTIONS = {"precision": 8, "threshold": 1000, "edgeitems": 3, "linewidth": 75}
 _OPTIONS.update({"suppress": False, "nanstr": "nan", "infstr": "inf", "formatter": None, "sign": "-"})
 _OPTIONS.update({"floatmode": "maxprec", "legacy": False})
 
@@ -39,15 +36,14 @@ def get_printoptions() -> dict:
 
 def set_printoptions(**options) -> None:
     """Set print options (precision, threshold, edgeitems, linewidth, suppress, ...) for arrays."""
-    global PRECISION, THRESHOLD, EDGE_ITEMS, LINE_WIDTH
     unknown = set(options) - set(_OPTIONS) - {"override_repr"}
     if unknown:
         raise TypeError(f"set_printoptions() got unexpected keyword arguments {sorted(unknown)}")
     if np is not None:
         np.set_printoptions(**options)
     _OPTIONS.update({k: v for k, v in options.items() if v is not None and k in _OPTIONS})
-    PRECISION, THRESHOLD = int(_OPTIONS["precision"]), int(_OPTIONS["threshold"])
-    EDGE_ITEMS, LINE_WIDTH = int(_OPTIONS["edgeitems"]), int(_OPTIONS["linewidth"])
+    for k in ("precision", "threshold", "edgeitems", "linewidth"):
+        _OPTIONS[k] = int(_OPTIONS[k])
 
 
 @contextlib.contextmanager
@@ -63,7 +59,6 @@ def printoptions(**options):
             np.set_printoptions(**saved_np)
         _OPTIONS.clear()
         _OPTIONS.update(saved)
-        set_printoptions()
 
 
 def _dtype_suffix(x) -> str:
@@ -81,7 +76,7 @@ def array_repr(x) -> str:
     else:
         body = format_array(x.tolist(), x.aval.shape, x.aval.dtype.name, separator=", ", prefix=_PREFIX, suffix=",")
     last_line = len(body) - body.rfind("\n") + 1
-    width = np.get_printoptions()["linewidth"] if np is not None else LINE_WIDTH
+    width = np.get_printoptions()["linewidth"] if np is not None else _OPTIONS["linewidth"]
     sep = " " * len(_PREFIX) if last_line + len(tail) + 1 > width else " "
     return f"{_PREFIX}{body},{sep}{tail}"
 
@@ -132,21 +127,22 @@ def format_array(
 ) -> str:
     """numpy.array2string of a nested list (default print options), e.g. `[[0. 1.]\\n [2. 3.]]`."""
     size = math.prod(shape)
-    summarize = size > THRESHOLD
+    summarize = size > _OPTIONS["threshold"]
     if not shape:
         return _formatter([nested], dtype_name, scalar=True)(nested)
     shown = _flatten(_edges(nested, len(shape)) if summarize else nested, len(shape))
     fmt = _formatter(shown, dtype_name, scalar=False)
-    width = LINE_WIDTH - len(suffix)
+    width = _OPTIONS["linewidth"] - len(suffix)
     return _layout(nested, len(shape), fmt, separator, " " + " " * len(prefix), width, summarize)
 
 
 def _edges(nested, ndim: int):
-    """The leading and trailing EDGE_ITEMS along every axis (what a summarized print shows)."""
+    """The leading and trailing `edgeitems` along every axis (what a summarized print shows)."""
     if ndim == 0:
         return nested
-    items = nested if len(nested) <= 2 * EDGE_ITEMS else nested[:EDGE_ITEMS] + nested[-EDGE_ITEMS:]
-    return [_edges(e, ndim - 1) for e in items]
+    e = _OPTIONS["edgeitems"]
+    items = nested if len(nested) <= 2 * e else nested[:e] + nested[-e:]
+    return [_edges(x, ndim - 1) for x in items]
 
 
 def _flatten(nested, ndim: int) -> list:
@@ -170,8 +166,8 @@ def _layout(nested, ndim, fmt, separator, indent, width, summarize) -> str:
     def rec(node, depth, hang, limit):
         axes_left = ndim - depth
         n = len(node)
-        cut = summarize and n > 2 * EDGE_ITEMS
-        idx = list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n)) if cut else list(range(n))
+        e = _OPTIONS["edgeitems"]
+        idx = list(range(e)) + [None] + list(range(n - e, n)) if summarize and n > 2 * e else list(range(n))
         inner_hang, inner_limit = hang + " ", limit - 1
         if axes_left == 1:
             elem_limit = limit - max(len(separator.rstrip()), 1)
@@ -222,8 +218,8 @@ def _float_formatter(values: list, dtype_name: str):
         # all mantissas get as many fraction digits as the longest shortest-form one needs
         def sci_digits(v, nfrac=None):
             digits, exp = _shortest(v, dtype_name)
-            if len(digits) - 1 > PRECISION:
-                digits, exp = _round_sig(v, PRECISION + 1)
+            if len(digits) - 1 > _OPTIONS["precision"]:
+                digits, exp = _round_sig(v, _OPTIONS["precision"] + 1)
             if nfrac is not None and len(digits) - 1 < nfrac:
                 digits, exp = _round_sig(v, nfrac + 1)
             return digits, exp
@@ -243,7 +239,7 @@ def _float_formatter(values: list, dtype_name: str):
         def pos_parts(v):
             digits, exp = _shortest(v, dtype_name)
             ip, fp = _positional_parts(digits, exp)
-            if len(fp) > PRECISION:
+            if len(fp) > _OPTIONS["precision"]:
                 ip, fp = _fixed(v)
             return ("-" if math.copysign(1.0, v) < 0 else "") + ip, fp
 
@@ -284,8 +280,8 @@ def _positional_parts(digits: str, exp: int) -> tuple[str, str]:
 
 
 def _fixed(v: float) -> tuple[str, str]:
-    """Exact value rounded to PRECISION fractional digits, trailing zeros dropped."""
-    s = f"{abs(v):.{PRECISION}f}"
+    """Exact value rounded to `precision` fractional digits, trailing zeros dropped."""
+    s = f"{abs(v):.{_OPTIONS['precision']}f}"
     ip, fp = s.split(".")
     return ip, fp.rstrip("0")
 
