@@ -15,8 +15,10 @@ function rand(n, seed) {
   return a;
 }
 
-async function timeit(fn, reps, warm = 2) {
-  for (let w = 0; w < warm; w++) await fn(); // compile, warm up
+async function timeit(fn, reps, warm = 2, warmMs = 1500) {
+  // compile and warm up: `warm` calls and at least warmMs (at most 50 calls), as the pyjax side
+  const t0 = now();
+  for (let w = 0; w < 50 && (w < warm || now() - t0 < warmMs); w++) await fn();
   const ts = [];
   for (let r = 0; r < reps; r++) {
     const t = now();

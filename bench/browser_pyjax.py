@@ -31,8 +31,14 @@ def rand_array(shape, seed):
     return jnp.tile(base, reps)[:n].reshape(shape) * 1.0
 
 
-async def timeit(fn, reps, warm=2):
-    for _ in range(warm):
+async def timeit(fn, reps, warm=2, warm_s=1.5):
+    # Warm up for `warm` calls and at least `warm_s` seconds (at most 50 calls): V8 runs a new
+    # wasm kernel as baseline (Liftoff) code until its optimized code arrives from a background
+    # compile, about ten calls of a 30 ms kernel here. Both libraries get the same warm-up.
+    t0 = time.perf_counter()
+    for w in range(50):
+        if w >= warm and time.perf_counter() - t0 >= warm_s:
+            break
         await fn()
     ts = []
     for _ in range(reps):

@@ -118,6 +118,8 @@ class BrowserWasmHost:
     every thread.
     """
 
+    engine = "v8"  # compiles modules to machine code (the wasm backend tunes its matmul tile to it)
+
     def __init__(self, pages: int = 16, max_pages: int = 65536, threads: int | None = None):
         import os
 

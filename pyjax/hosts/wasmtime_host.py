@@ -176,6 +176,8 @@ class WasmtimeHost:
     own, since deserializing is trusted code loading.
     """
 
+    engine = "cranelift"  # compiles modules to machine code (the wasm backend tunes its matmul tile to it)
+
     def __init__(self, pages: int = 16, max_pages: int = MAX_PAGES, cache_dir: str | None = None):
         import wasmtime
 

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("wasmtime")
 
 from pyjax.backends.cpu import CpuBackend  # noqa: E402
-from pyjax.backends.wasm import WasmBackend  # noqa: E402
+from pyjax.backends.wasm import WasmBackend, matmul  # noqa: E402
 from pyjax.compiler import ir  # noqa: E402
 from pyjax.compiler.ir import Kernel  # noqa: E402
 from pyjax.compiler.views import ShapeTracker  # noqa: E402
@@ -32,6 +32,14 @@ ALL = FLOATS + INTS + [D.bool_]
 @pytest.fixture(scope="module")
 def wasm():
     return WasmBackend()
+
+
+@pytest.fixture(scope="module", params=sorted(matmul.TILES))
+def wasm_tiled(request):
+    """A wasm backend generating matmuls with the register tile of each engine (V8, Cranelift)."""
+    b = WasmBackend()
+    b.matmul_tile = matmul.TILES[request.param]
+    return b
 
 
 @pytest.fixture(scope="module")
@@ -456,15 +464,15 @@ def _matmul_kernel(b, m, k, n, epilogue=None, a_t=False, dt=D.float32):
     [(1, 8, 8, 16), (1, 13, 7, 21), (2, 5, 33, 9), (1, 1, 5, 3), (1, 64, 300, 40), (3, 9, 16, 64), (1, 33, 600, 17)],
 )
 @pytest.mark.parametrize("a_t", [False, True])
-def test_matmul(cpu, wasm, b, m, k, n, a_t):
+def test_matmul(cpu, wasm_tiled, b, m, k, n, a_t):
     rng = np.random.RandomState(0)
     A = rng.randn(b, k, m).astype(np.float32) if a_t else rng.randn(b, m, k).astype(np.float32)
     B = rng.randn(b, k, n).astype(np.float32)
     kern = _matmul_kernel(b, m, k, n, a_t=a_t)
-    compare(cpu, wasm, kern, [A, B], 1e-5, 1e-5 * math.sqrt(k))
+    compare(cpu, wasm_tiled, kern, [A, B], 1e-5, 1e-5 * math.sqrt(k))
 
 
-def test_matmul_bias_relu_epilogue(cpu, wasm):
+def test_matmul_bias_relu_epilogue(cpu, wasm_tiled):
     b, m, k, n = 1, 19, 40, 27
     rng = np.random.RandomState(1)
     A, B, c = rng.randn(b, m, k).astype(np.float32), rng.randn(b, k, n).astype(np.float32), rng.randn(n)
@@ -474,7 +482,7 @@ def test_matmul_bias_relu_epilogue(cpu, wasm):
             bias = ir.load(2, ShapeTracker.contiguous((1, 1, n)).expand((b, m, n)), D.float32)
             return ir.alu("max", ir.alu("add", acc, bias), ir.const(0.0, D.float32))
 
-    compare(cpu, wasm, _matmul_kernel(b, m, k, n, epi), [A, B, c.astype(np.float32)], 1e-5, 1e-5)
+    compare(cpu, wasm_tiled, _matmul_kernel(b, m, k, n, epi), [A, B, c.astype(np.float32)], 1e-5, 1e-5)
 
 
 def test_matmul_f64(cpu, wasm):

@@ -19,7 +19,7 @@ from hypothesis import given
 
 pytest.importorskip("wasmtime")
 
-from pyjax.backends.wasm import WasmBackend  # noqa: E402
+from pyjax.backends.wasm import WasmBackend, matmul  # noqa: E402
 from pyjax.backends.wasm import backend as backend_mod  # noqa: E402
 from pyjax.compiler import ir  # noqa: E402
 from pyjax.compiler.ir import Kernel  # noqa: E402
@@ -80,6 +80,9 @@ def split_everything():
 _BACKENDS: list = []
 
 
+_TILED: dict = {}  # engine -> (whole, split) backends with that engine's matmul tile
+
+
 def backends():
     if not _BACKENDS:
         _BACKENDS.extend((WasmBackend(), WasmBackend(SplitHost())))
@@ -111,9 +114,15 @@ def _matmul_2d(m, k, n, a_t):
 
 @pytest.mark.parametrize("b,m,k,n", [(0, 70, 33, 40), (0, 131, 300, 17), (5, 9, 16, 64), (9, 66, 20, 24)])
 @pytest.mark.parametrize("a_t", [False, True])
-def test_matmul_split_matches_whole(b, m, k, n, a_t):
-    """Tiled matmuls: rows split (b == 0: no batch axis) or batches split, own scratch each."""
-    whole, split = backends()
+@pytest.mark.parametrize("engine", sorted(matmul.TILES))
+def test_matmul_split_matches_whole(b, m, k, n, a_t, engine):
+    """Tiled matmuls (each engine's register tile): rows split (b == 0: no batch axis) or batches
+    split, own scratch each."""
+    if engine not in _TILED:
+        _TILED[engine] = (WasmBackend(), WasmBackend(SplitHost()))
+        for backend in _TILED[engine]:
+            backend.matmul_tile = matmul.TILES[engine]
+    whole, split = _TILED[engine]
     rng = np.random.RandomState(0)
     shape_a = ((b,) if b else ()) + ((k, m) if a_t else (m, k))
     A = rng.randn(*shape_a).astype(np.float32)

@@ -15,6 +15,7 @@ import math
 import os
 
 from pyjax.backends.base import Backend
+from pyjax.backends.wasm import matmul
 from pyjax.backends.wasm.allocator import Allocator, WasmOutOfMemory
 from pyjax.backends.wasm.codegen import compile_kernel_bytes
 from pyjax.backends.wasm.encoder import I32, Module
@@ -83,6 +84,7 @@ class WasmBackend(Backend):
             host = hosts.wasm_host()
         self.host = host
         self.simd = simd
+        self.matmul_tile = matmul.tile_for(getattr(host, "engine", "cranelift"))
         self.alloc = Allocator(host.nbytes, grow=host.grow)
         self._sizes: dict[int, int] = {}
         self._copy = host.load(_util_module()).function("copy").unchecked
@@ -152,8 +154,9 @@ class WasmBackend(Backend):
             min_rows = max(min_rows, 32, hi // threads)
         if hi < 2 * min_rows:
             return None
-        # 1-D: axis 0 is the SIMD axis (4 lanes, unrolled); matmul rows come in tiles of 4
-        align = 16 if nk == 1 else 4 if kernel.reduce_op else 1
+        # 1-D: axis 0 is the SIMD axis (4 lanes, unrolled); a 2-D tiled matmul's rows come in
+        # tiles of MR
+        align = 16 if nk == 1 else self.matmul_tile[0] if scratch and nk == 2 else 4 if kernel.reduce_op else 1
         n_in = len(kernel.in_dtypes)
         stride = -(-scratch // 64) * 64
         return {
@@ -166,7 +169,9 @@ class WasmBackend(Backend):
         }
 
     def compile_kernel(self, kernel: Kernel) -> _Exe:
-        wasm, scratch = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd)
+        wasm, scratch = compile_kernel_bytes(
+            kernel, relaxed_simd=self.relaxed_simd, simd=self.simd, tile=self.matmul_tile
+        )
         nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
         hi = kernel.shape[0] if nk >= 1 else 1
         size = kernel.out_size

@@ -106,10 +106,11 @@ _CMP = {
 class KernelCodegen:
     """Generates one module for one Kernel. `build()` returns the module bytes."""
 
-    def __init__(self, kernel: Kernel, relaxed_simd: bool = True, simd: bool = True):
+    def __init__(self, kernel: Kernel, relaxed_simd: bool = True, simd: bool = True, tile: tuple[int, int] = (4, 4)):
         self.k = kernel
         self.relaxed = relaxed_simd
         self.simd = simd
+        self.tile = tile  # matmul register tile (MR rows, NV vectors of 4 columns)
         self.m = Module()
         n = len(kernel.shape)
         self.n = n
@@ -1669,7 +1670,7 @@ class KernelCodegen:
                 f.local_get(vs[0]).local_get(vs[0]).f32x4_ne()
                 return True
             if op in simdmath.F32X4 and self.simd:
-                simdmath.emit(self.m, f, op, vs)
+                simdmath.emit(self.m, f, op, vs, fma=self.relaxed)
                 return True
             return False
         sfx = "s" if _signed(sd) else "u"
@@ -1858,11 +1859,13 @@ def scalar_ops(m: Module, f: Function) -> KernelCodegen:
     return ops
 
 
-def compile_kernel_bytes(kernel: Kernel, relaxed_simd: bool = True, simd: bool = True) -> tuple[bytes, int]:
+def compile_kernel_bytes(
+    kernel: Kernel, relaxed_simd: bool = True, simd: bool = True, tile: tuple[int, int] = (4, 4)
+) -> tuple[bytes, int]:
     """The Wasm module (bytes) for a Kernel, exporting `run`, and the scratch bytes `run` needs.
 
     `run(in_ptr..., out_ptr, lo, hi, gather_len..., [scratch_ptr])`: scratch_ptr only when the
     scratch size is nonzero (tiled matmuls pack B there).
     """
-    cg = KernelCodegen(kernel, relaxed_simd=relaxed_simd, simd=simd)
+    cg = KernelCodegen(kernel, relaxed_simd=relaxed_simd, simd=simd, tile=tile)
     return cg.build(), cg.scratch_bytes

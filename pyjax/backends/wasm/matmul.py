@@ -35,9 +35,13 @@ __all__ = ["MatmulPlan", "emit", "match"]
 
 import os
 
-MR = int(os.environ.get("PYJAX_WASM_MR", "4"))  # register tile: MR rows x 4*NV columns
-# 4 x 16: measured 15-30% faster than 4 x 12 in wasmtime on a Xeon (bench/wasm.py, 2026-12-02)
-NV = int(os.environ.get("PYJAX_WASM_NV", "4"))
+# Register tile (MR rows x 4*NV columns) by the engine that compiles the module to machine code.
+# Cranelift (wasmtime): 4 x 16 measured 15-30% faster than 4 x 12 on a Xeon (bench/wasm.py,
+# 2026-12-02). V8 (browsers) keeps 16 accumulators less well in x64's 16 vector registers:
+# 6 x 8 (12 accumulators) ran 1024^2 in 66-92 ms of CPU against 101-127 ms for 4 x 16 in Node
+# 24's V8, and faster in every one of four interleaved rounds in Chromium 156 (2026-12-03).
+TILES = {"cranelift": (4, 4), "v8": (6, 2)}
+_ENV_TILE = (int(os.environ.get("PYJAX_WASM_MR", "0")), int(os.environ.get("PYJAX_WASM_NV", "0")))
 KC = int(os.environ.get("PYJAX_WASM_KC", "256"))  # K block
 KUNROLL = int(os.environ.get("PYJAX_WASM_KU", "2"))  # k steps per inner-loop iteration
 PANEL_BYTES = int(os.environ.get("PYJAX_WASM_PANEL", str(128 * 1024)))  # packed B block (L2-resident)
@@ -81,8 +85,15 @@ def _coeffs(cg, load):
     return coef, c
 
 
-def match(cg, mr: int = MR, nv: int = NV) -> MatmulPlan | None:
+def tile_for(engine: str) -> tuple[int, int]:
+    """(MR, NV) for modules compiled by `engine`; PYJAX_WASM_MR / PYJAX_WASM_NV override."""
+    mr, nv = TILES.get(engine, TILES["cranelift"])
+    return (_ENV_TILE[0] or mr, _ENV_TILE[1] or nv)
+
+
+def match(cg) -> MatmulPlan | None:
     k = cg.k
+    mr, nv = cg.tile
     if k.reduce_op != "sum" or cg.nr != 1 or cg.nk < 2 or cg.gathers:
         return None
     body = k.body

@@ -51,13 +51,19 @@ def _vd(f: Function, v: float) -> None:
     f.v128_const(struct.pack("<2d", v, v))
 
 
-def _horner(f: Function, z: int, coeffs: list[float]) -> None:
-    """Push sum(coeffs[i] z**i) for the f32x4 local z."""
+def _horner(f: Function, z: int, coeffs: list[float], fma: bool) -> None:
+    """Push sum(coeffs[i] z**i) for the f32x4 local z (with relaxed multiply-adds if `fma`:
+    half the instructions where the engine fuses them, and never less accurate)."""
     _vf(f, coeffs[-1])
     for c in reversed(coeffs[:-1]):
-        f.local_get(z).f32x4_mul()
-        _vf(f, c)
-        f.f32x4_add()
+        f.local_get(z)
+        if fma:
+            _vf(f, c)
+            f.f32x4_relaxed_madd()
+        else:
+            f.f32x4_mul()
+            _vf(f, c)
+            f.f32x4_add()
 
 
 def _pow2(f: Function, ki: int) -> None:
@@ -68,8 +74,9 @@ def _pow2(f: Function, ki: int) -> None:
 
 
 class _Lib:
-    def __init__(self, m: Module):
+    def __init__(self, m: Module, fma: bool):
         self.m = m
+        self.fma = fma
         self.index: dict[str, int] = {}
 
     def get(self, name: str) -> int:
@@ -99,7 +106,7 @@ class _Lib:
         _vf(f, 89.0)
         f.f32x4_min().local_set(x)
         self._reduce_ln2(f, x, k, r, ki)
-        _horner(f, r, [1.0 / math.factorial(i) for i in range(8)])
+        _horner(f, r, [1.0 / math.factorial(i) for i in range(8)], self.fma)
         f.local_get(ki).i32_const(1).i32x4_shr_s().local_set(k1)
         _pow2(f, k1)
         f.f32x4_mul()
@@ -116,7 +123,7 @@ class _Lib:
         f.f32x4_min().local_set(xc)
         self._reduce_ln2(f, xc, k, r, ki)
         f.local_get(r)
-        _horner(f, r, [1.0 / math.factorial(i + 1) for i in range(8)])
+        _horner(f, r, [1.0 / math.factorial(i + 1) for i in range(8)], self.fma)
         f.f32x4_mul().local_set(p)  # expm1(r)
         _pow2(f, ki)
         f.local_set(s)
@@ -145,13 +152,26 @@ class _Lib:
         _vi(f, 0)
         f.i32x4_eq().v128_bitselect()
 
+    def _expm1_small(self, f: Function) -> None:
+        """expm1 for 0 <= x <= 18 (tanh's range): 2**k p(r) + (2**k - 1) alone is exact enough
+        there (k <= 26), so no clamp, large-k path or -0 case."""
+        x, k, r, ki, p, s = (0, *(f.local(V128) for _ in range(5)))
+        self._reduce_ln2(f, x, k, r, ki)
+        f.local_get(r)
+        _horner(f, r, [1.0 / math.factorial(i + 1) for i in range(8)], self.fma)
+        f.f32x4_mul().local_set(p)
+        _pow2(f, ki)
+        f.local_tee(s).local_get(p).f32x4_mul().local_get(s)
+        _vf(f, 1.0)
+        f.f32x4_sub().f32x4_add()
+
     def _tanh(self, f: Function) -> None:
         x, u = 0, f.local(V128)
         f.local_get(x).f32x4_abs()
         _vf(f, 9.0)
         f.f32x4_min()
         _vf(f, 2.0)
-        f.f32x4_mul().call(self.get("expm1")).local_tee(u)
+        f.f32x4_mul().call(self.get("expm1_small")).local_tee(u)
         f.local_get(u)
         _vf(f, 2.0)
         f.f32x4_add().f32x4_div()
@@ -201,9 +221,9 @@ class _Lib:
         f.local_get(r).local_get(r).f32x4_mul().local_set(z)
         # sin(r) = r + r^3 S(z), cos(r) = C(z)
         f.local_get(r).local_get(r).local_get(z).f32x4_mul()
-        _horner(f, z, [(-1) ** (i + 1) / math.factorial(2 * i + 3) for i in range(4)])
+        _horner(f, z, [(-1) ** (i + 1) / math.factorial(2 * i + 3) for i in range(4)], self.fma)
         f.f32x4_mul().f32x4_add().local_set(ps)
-        _horner(f, z, [(-1) ** i / math.factorial(2 * i) for i in range(6)])
+        _horner(f, z, [(-1) ** i / math.factorial(2 * i) for i in range(6)], self.fma)
         f.local_set(pc)
         # odd quadrants use cos; quadrants 2 and 3 flip the sign
         f.local_get(pc).local_get(ps).local_get(q)
@@ -262,7 +282,7 @@ class _Lib:
         _vf(f, 2.0)
         f.f32x4_mul()
         f.local_get(z)
-        _horner(f, z, [1 / (2 * i + 3) for i in range(4)])
+        _horner(f, z, [1 / (2 * i + 3) for i in range(4)], self.fma)
         f.f32x4_mul().local_get(s)
         _vf(f, 2.0)
         f.f32x4_mul().f32x4_mul().f32x4_add()  # 2s + 2s z P(z)
@@ -299,17 +319,18 @@ class _Lib:
         f.f32x4_eq().v128_bitselect()
 
 
-def function_index(m: Module, name: str) -> int:
-    """Index of the f32x4 function `name` (emitted into m on first use)."""
+def function_index(m: Module, name: str, fma: bool = False) -> int:
+    """Index of the f32x4 function `name` (emitted into m on first use); `fma`: the engine has
+    relaxed SIMD, whose multiply-adds the polynomials then use."""
     lib = m.memo.get("pyjax.simdmath")
     if lib is None:
-        lib = m.memo["pyjax.simdmath"] = _Lib(m)
+        lib = m.memo["pyjax.simdmath"] = _Lib(m, fma)
     return lib.get(name)
 
 
-def emit(m: Module, f: Function, op: str, args: list[int]) -> None:
+def emit(m: Module, f: Function, op: str, args: list[int], fma: bool = False) -> None:
     """Push op(args) (f32x4 locals of f) through the module's SIMD helper."""
-    idx = function_index(m, op)
+    idx = function_index(m, op, fma)
     for a in args:
         f.local_get(a)
     f.call(idx)

@@ -266,10 +266,11 @@ fn pj_div(a: f32, b: f32) -> f32 {
   let sign = (ua ^ ub) & 0x80000000u;
   let aa = ua & 0x7fffffffu;
   let ab = ub & 0x7fffffffu;
-  if (aa > 0x7f800000u || ab > 0x7f800000u) { return pj_nan(); }
-  if (ab == 0u) { return bitcast<f32>(select(sign | 0x7f800000u, 0x7fc00000u, aa == 0u)); }
-  if (ab == 0x7f800000u) { return bitcast<f32>(select(sign, 0x7fc00000u, aa == 0x7f800000u)); }
-  return a / b;
+  // Selects, not early returns: SwiftShader runs every return path masked (3x the cost).
+  let by_zero = bitcast<f32>(select(sign | 0x7f800000u, 0x7fc00000u, aa == 0u));
+  let by_inf = bitcast<f32>(select(sign, 0x7fc00000u, aa == 0x7f800000u));
+  let q = select(select(a / b, by_inf, ab == 0x7f800000u), by_zero, ab == 0u);
+  return select(q, pj_nan(), aa > 0x7f800000u || ab > 0x7f800000u);
 }
 """,
 )
@@ -370,12 +371,21 @@ for _name, _op, _nan in [
         f"pj_{_name}(a: f32, b: f32) -> bool  (IEEE: NaN compares unequal)",
         f"""
 fn pj_{_name}(a: f32, b: f32) -> bool {{
-  if (pj_isnan(a) || pj_isnan(b)) {{ return {_nan}; }}
-  return a {_op} b;
+  return select(a {_op} b, {_nan}, pj_isnan(a) || pj_isnan(b));
 }}
 """,
     )
 
+# An integer-valued f with |f| < 2^22 as i32: f + 1.5 * 2^23 is exact and its low mantissa bits
+# hold f. Cheaper than i32(f), which WGSL defines as saturating (SwiftShader: ~10 multiplies).
+_def(
+    "small_int",
+    (),
+    "pj_small_int(f: f32) -> i32  (f integer-valued, |f| < 2^22)",
+    """
+fn pj_small_int(f: f32) -> i32 { return bitcast<i32>(f + 12582912.0) - 0x4b400000; }
+""",
+)
 # 2^k for integer k in [-126, 127].
 _def(
     "pow2i",
@@ -412,27 +422,29 @@ fn pj_expm1_kernel(r: f32) -> f32 {{ return r + (r * r) * {_poly("r", _EXP_P)}; 
 )
 _def(
     "exp",
-    ("expm1_kernel", "ldexp", "isnan"),
+    ("expm1_kernel", "ldexp", "small_int", "isnan"),
     "pj_exp(x: f32) -> f32",
     f"""
 fn pj_exp(x: f32) -> f32 {{
   let xc = clamp(x, -104.0, 89.0);
-  let kf = round(xc * {_f(_LOG2E)});
+  // floor(v + 0.5), not round(): a tie may go either way (|r| <= ln2/2 both ways), and round is
+  // several times dearer on SwiftShader; likewise pj_small_int instead of i32().
+  let kf = floor(xc * {_f(_LOG2E)} + 0.5);
   let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
-  let y = pj_ldexp(1.0 + pj_expm1_kernel(r), i32(kf));
+  let y = pj_ldexp(1.0 + pj_expm1_kernel(r), pj_small_int(kf));
   return select(y, x, pj_isnan(x));
 }}
 """,
 )
 _def(
     "exp2",
-    ("expm1_kernel", "ldexp", "isnan"),
+    ("expm1_kernel", "ldexp", "small_int", "isnan"),
     "pj_exp2(x: f32) -> f32",
     f"""
 fn pj_exp2(x: f32) -> f32 {{
   let xc = clamp(x, -152.0, 130.0);
-  let kf = round(xc);
-  let y = pj_ldexp(1.0 + pj_expm1_kernel((xc - kf) * {_f(_LN2)}), i32(kf));
+  let kf = floor(xc + 0.5);
+  let y = pj_ldexp(1.0 + pj_expm1_kernel((xc - kf) * {_f(_LN2)}), pj_small_int(kf));
   return select(y, x, pj_isnan(x));
 }}
 """,
@@ -441,15 +453,15 @@ fn pj_exp2(x: f32) -> f32 {{
 # |x| <= ln2/2, k = 0 and this is the kernel itself; past 2^127 the scale goes through ldexp.
 _def(
     "expm1",
-    ("expm1_kernel", "ldexp", "pow2i", "isnan"),
+    ("expm1_kernel", "ldexp", "pow2i", "small_int", "isnan"),
     "pj_expm1(x: f32) -> f32",
     f"""
 fn pj_expm1(x: f32) -> f32 {{
   let xc = clamp(x, -104.0, 89.0);
-  let kf = round(xc * {_f(_LOG2E)});
+  let kf = floor(xc * {_f(_LOG2E)} + 0.5);
   let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
   let p = pj_expm1_kernel(r);
-  let k = i32(kf);
+  let k = pj_small_int(kf);
   let s = pj_pow2i(clamp(k, -30, 126));
   // 2^k expm1(r) + (2^k - 1): 2^k - 1 is exact, no cancellation worse than 2x.
   let y = select(s * p + (s - 1.0), pj_ldexp(1.0 + p, k) - 1.0, k > 126);
@@ -482,19 +494,15 @@ _def(
     "pj_frexp_sqrt2(x: f32) -> vec2<f32>  ((e, m - 1), x finite > 0)",
     f"""
 fn pj_frexp_sqrt2(x: f32) -> vec2<f32> {{
-  var b = bitcast<u32>(x) & 0x7fffffffu;
-  var e = i32(b >> 23u) - 127;
-  if ((b >> 23u) == 0u) {{
-    let sh = countLeadingZeros(b) - 8u;
-    b = b << sh;
-    e = -126 - i32(sh);
-  }}
-  var m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
-  if (m > {_f(_SQRT2)}) {{
-    m = m * 0.5;
-    e = e + 1;
-  }}
-  return vec2<f32>(f32(e), m - 1.0);
+  // Branch-free: SwiftShader would run both sides of every branch anyway.
+  let b0 = bitcast<u32>(x) & 0x7fffffffu;
+  let sub = (b0 >> 23u) == 0u;
+  let sh = select(0u, countLeadingZeros(b0) - 8u, sub);
+  let b = b0 << sh;
+  let e = select(i32(b0 >> 23u) - 127, -126 - i32(sh), sub);
+  let m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
+  let big = m > {_f(_SQRT2)};
+  return vec2<f32>(f32(e + select(0, 1, big)), select(m, m * 0.5, big) - 1.0);
 }}
 """,
 )
@@ -506,10 +514,9 @@ _def(
     """
 fn pj_log_special(x: f32, v: f32) -> f32 {
   let b = bitcast<u32>(x);
-  if ((b & 0x7fffffffu) == 0u) { return -pj_inf(); }
-  if (b > 0x80000000u || (b & 0x7fffffffu) > 0x7f800000u) { return pj_nan(); }
-  if (b == 0x7f800000u) { return x; }
-  return v;
+  let a = b & 0x7fffffffu;
+  let r = select(v, x, b == 0x7f800000u);
+  return select(select(r, pj_nan(), b > 0x80000000u || a > 0x7f800000u), -pj_inf(), a == 0u);
 }
 """,
 )
@@ -555,8 +562,7 @@ _def(
     "pj_log1p(x: f32) -> f32",
     """
 fn pj_log1p(x: f32) -> f32 {
-  if (abs(x) < 0.2928) { return pj_log1p_kernel(x); }
-  return pj_log(1.0 + x);
+  return select(pj_log(1.0 + x), pj_log1p_kernel(x), abs(x) < 0.2928);
 }
 """,
 )
@@ -674,13 +680,13 @@ fn pj_trig_reduce_big(ax: f32) -> vec2<f32> {{
 # (4-part pi/2, exact products for k < 4096) up to 4096, Payne-Hanek above.
 _def(
     "trig_reduce_cw",
-    (),
+    ("small_int",),
     "pj_trig_reduce_cw(ax: f32) -> vec2<f32>  ((r, q), 0 <= ax <= 4096)",
     f"""
 fn pj_trig_reduce_cw(ax: f32) -> vec2<f32> {{
-  let k = round(ax * {_f(_TWO_OVER_PI)});
+  let k = floor(ax * {_f(_TWO_OVER_PI)} + 0.5);
   let r = (((ax - k * {_f(_CW1)}) - k * {_f(_CW2)}) - k * {_f(_CW3)}) - k * {_f(_CW4)};
-  return vec2<f32>(r, f32(u32(k) & 3u));
+  return vec2<f32>(r, f32(pj_small_int(k) & 3));
 }}
 """,
 )
@@ -707,45 +713,44 @@ fn pj_trig_reduce(ax: f32) -> vec2<f32> {
 )
 _def(
     "sin",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "isfinite", "nan"),
+    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "small_int", "isfinite", "nan"),
     "pj_sin(x: f32) -> f32",
     """
 fn pj_sin(x: f32) -> f32 {
-  if (!pj_isfinite(x)) { return pj_nan(); }
+  // Branch-free (SwiftShader runs every path): inf and NaN reduce to garbage, replaced at the end.
   let rq = pj_trig_reduce(abs(x));
-  let q = u32(rq.y);
-  var y = select(pj_sin_kernel(rq.x), pj_cos_kernel(rq.x), (q & 1u) == 1u);
-  y = select(y, -y, q >= 2u);
-  return pj_xorsign(y, x);
+  let q = pj_small_int(rq.y);
+  var y = select(pj_sin_kernel(rq.x), pj_cos_kernel(rq.x), (q & 1) == 1);
+  y = select(y, -y, q >= 2);
+  return select(pj_nan(), pj_xorsign(y, x), pj_isfinite(x));
 }
 """,
 )
 _def(
     "cos",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "isfinite", "nan"),
+    ("trig_reduce", "sin_kernel", "cos_kernel", "small_int", "isfinite", "nan"),
     "pj_cos(x: f32) -> f32",
     """
 fn pj_cos(x: f32) -> f32 {
-  if (!pj_isfinite(x)) { return pj_nan(); }
   let rq = pj_trig_reduce(abs(x));
-  let q = u32(rq.y);
-  let y = select(pj_cos_kernel(rq.x), pj_sin_kernel(rq.x), (q & 1u) == 1u);
-  return select(y, -y, q == 1u || q == 2u);
+  let q = pj_small_int(rq.y);
+  var y = select(pj_cos_kernel(rq.x), pj_sin_kernel(rq.x), (q & 1) == 1);
+  y = select(y, -y, q == 1 || q == 2);
+  return select(pj_nan(), y, pj_isfinite(x));
 }
 """,
 )
 _def(
     "tan",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "isfinite", "nan"),
+    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "small_int", "isfinite", "nan"),
     "pj_tan(x: f32) -> f32",
     """
 fn pj_tan(x: f32) -> f32 {
-  if (!pj_isfinite(x)) { return pj_nan(); }
   let rq = pj_trig_reduce(abs(x));
   let s = pj_sin_kernel(rq.x);
   let c = pj_cos_kernel(rq.x);
-  let y = select(s / c, -c / s, (u32(rq.y) & 1u) == 1u);
-  return pj_xorsign(y, x);
+  let y = select(s / c, -c / s, (pj_small_int(rq.y) & 1) == 1);
+  return select(pj_nan(), pj_xorsign(y, x), pj_isfinite(x));
 }
 """,
 )
@@ -916,9 +921,8 @@ _def(
     "pj_logistic(x: f32) -> f32  (1 / (1 + exp(-x)))",
     """
 fn pj_logistic(x: f32) -> f32 {
-  if (pj_isnan(x)) { return x; }
   let e = pj_exp(-abs(x));
-  return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
+  return select(select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0), x, pj_isnan(x));
 }
 """,
 )
@@ -993,7 +997,7 @@ fn pj_erfc(x: f32) -> f32 {
 # 1e-8 absolute even when it is near +-150; then 2^n * exp((t - n) ln 2).
 _def(
     "pow_core",
-    ("frexp_sqrt2", "hi12", "expm1_kernel", "ldexp"),
+    ("frexp_sqrt2", "hi12", "expm1_kernel", "ldexp", "small_int"),
     "pj_pow_core(ax: f32, y: f32) -> f32  (ax finite > 0, y finite)",
     f"""
 fn pj_pow_core(ax: f32, y: f32) -> f32 {{
@@ -1021,9 +1025,9 @@ fn pj_pow_core(ax: f32, y: f32) -> f32 {{
   // n = round(y log2|x|); ac - n is exact; fr stays within [-0.5, 0.5] up to rounding
   // (clamped only when the result overflows or underflows anyway).
   let ac = clamp(a, -300.0, 300.0);
-  let n = round(ac + b);
+  let n = floor(ac + b + 0.5);
   let fr = clamp((ac - n) + b, -1.0, 1.0);
-  return pj_ldexp(1.0 + pj_expm1_kernel(fr * {_f(_LN2)}), i32(n));
+  return pj_ldexp(1.0 + pj_expm1_kernel(fr * {_f(_LN2)}), pj_small_int(clamp(n, -400.0, 400.0)));
 }}
 """,
 )
