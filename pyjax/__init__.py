@@ -34,6 +34,7 @@ from pyjax.api import (  # noqa: F401
     value_and_grad,
     vjp,
     vmap,
+    pmap,
 )
 from pyjax.api import jacrev as jacobian  # noqa: F401  (JAX's alias of jacrev)
 from pyjax._typing import Array  # noqa: F401
@@ -52,6 +53,7 @@ from pyjax import scipy  # noqa: F401
 from pyjax import debug  # noqa: F401
 from pyjax import dtypes  # noqa: F401
 from pyjax import experimental  # noqa: F401
+from pyjax import ops  # noqa: F401
 from pyjax._callback import pure_callback  # noqa: F401
 from pyjax.api import (  # noqa: F401
     check_tracer_leaks,

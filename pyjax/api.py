@@ -17,13 +17,15 @@ from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
 from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
-from pyjax.lax import lax
+from pyjax.lax import lax, parallel
+from pyjax.runtime import control
 from pyjax.runtime.array import Array
 from pyjax.runtime.execute import run_jaxpr
 
 # --- pjit: jit as a primitive carrying its jaxpr ---------------------------------------------------
 
 pjit_p = core.MultiPrimitive("pjit")
+pjit_p.complex_ok = True  # its jaxpr is made real when it runs (pyjax.lax.complex.physicalize)
 
 
 def _pjit_impl(*args, jaxpr, name):
@@ -93,7 +95,8 @@ def _pjit_vjp(primals, needs, jaxpr, name):
 
 
 def _pjit_batch(size, vals, dims, jaxpr, name):
-    key = ("vmap", tuple(dims), size)
+    axis_name = batching.rule_axis_name()  # collectives inside still see the named axis
+    key = ("vmap", tuple(dims), size, axis_name)
     bj = jaxpr._cache.get(key)
     if bj is None:
         in_avals = []
@@ -106,13 +109,17 @@ def _pjit_batch(size, vals, dims, jaxpr, name):
                 in_avals.append(a.update(shape=tuple(shape)))
 
         def f(*args):
-            outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args))
+            outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args), axis_name)
             return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
 
         bj = jaxpr._cache[key] = staging.trace_closed(f, in_avals)
     outs = pjit_p.bind(*vals, jaxpr=bj, name=name)
     return outs, [0] * len(outs)
 
+
+# Collectives left in a compiled program (their operand does not vary along the axis) run on the host.
+for _p in parallel.COLLECTIVES:
+    control.register_host_primitive(_p.name, parallel.host_runner(_p))
 
 ad.jvp_rules[pjit_p] = _pjit_jvp
 ad.vjp_rules[pjit_p] = _pjit_vjp
@@ -244,7 +251,7 @@ class _Jitted:
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             # Fast path: flat positional arrays, nothing being traced -> cached program.
-            ok = core.dynamic_trace is None
+            ok = core.dynamic_trace is None and not batching.axis_env
             for a in args:
                 if type(a) is not Array:
                     ok = False
@@ -259,6 +266,8 @@ class _Jitted:
         flat = [x if type(x).__name__ == "Array" or isinstance(x, Tracer) else _to_jax(x) for x in flat]
         avals = [get_aval(x) for x in flat]
         key = (static, static_kw, in_tree, tuple(avals))
+        if batching.axis_env:  # collectives inside depend on the named axes in scope (JAX keys on them too)
+            key += (batching.axis_env_key(),)
         try:
             entry = self.cache.get(key)
         except TypeError:
@@ -272,7 +281,12 @@ class _Jitted:
             entry = (jaxpr, consts, out_tree, has_tracer_consts, not single_leaf)
             if not has_tracer_consts:
                 self.cache[key] = entry
-                if not kwargs and not self.static_argnums and all(type(a) is Array for a in args):
+                if (
+                    not kwargs
+                    and not self.static_argnums
+                    and not batching.axis_env
+                    and all(type(a) is Array for a in args)
+                ):
                     self.cache[tuple(avals)] = entry
         jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
         outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
@@ -384,9 +398,11 @@ def jit(
 # --- autodiff ----------------------------------------------------------------------------------
 
 
-def _check_grad_input(x, allow_int):
+def _check_grad_input(x, allow_int, holomorphic=False):
     d = get_aval(x).dtype
-    if d.kind != "f" and not allow_int:
+    if holomorphic and d.kind != "c":
+        raise TypeError(f"grad with holomorphic=True requires inputs with complex dtype, but got {d.name}.")
+    if d.kind not in "fc" and not allow_int:
         raise TypeError(
             f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
             f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued inputs, "
@@ -406,7 +422,7 @@ def value_and_grad(
         dyn = [tree_map(_to_jax, args[i]) for i in nums]
         flat, tree = tree_flatten(dyn)
         for x in flat:
-            _check_grad_input(x, allow_int)
+            _check_grad_input(x, allow_int, holomorphic)
 
         def flat_fun(*xs):
             parts = tree_unflatten(tree, list(xs))
@@ -423,7 +439,11 @@ def value_and_grad(
             if a is None or a.shape != ():
                 shape = a.shape if a is not None else type(out).__name__
                 raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
-            if a.dtype.kind != "f":
+            if holomorphic and a.dtype.kind != "c":
+                raise TypeError(
+                    f"grad with holomorphic=True requires outputs with complex dtype, but got {a.dtype.name}."
+                )
+            if a.dtype.kind != "f" and not holomorphic:
                 raise TypeError(
                     f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
                     f"np.floating), but got {a.dtype.name}. For holomorphic differentiation, pass "
@@ -436,6 +456,8 @@ def value_and_grad(
         (out,) = outs
         ct = lax.full((), 1.0, get_aval(out).dtype)
         grads = [_zeros_or(g, x) for g, x in zip(backward([ct]), flat)]
+        if not holomorphic:  # JAX: the gradient of a real function at complex inputs is never weak
+            grads = [lax._convert(g, get_aval(g).dtype, False) if get_aval(g).dtype.kind == "c" else g for g in grads]
         g = tree_unflatten(tree, grads)
         g = g[0] if single else tuple(g)
         return ((out, aux), g) if has_aux else (out, g)
@@ -714,7 +736,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             out_tree_box.append((t, out))
             return [_to_jax(v) if not isinstance(v, Tracer) else v for v in leaves]
 
-        outs, odims = batching.vmap_flat(flat_fun, size, norm_axes, flat)
+        outs, odims = batching.vmap_flat(flat_fun, size, norm_axes, flat, axis_name)
         out_tree, _ = out_tree_box[0]
         skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         oaxes = _broadcast_prefix(out_axes, skeleton, "out_axes")
@@ -732,6 +754,71 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
         return tree_unflatten(out_tree, res)
 
     return batched
+
+
+def pmap(
+    fun: Callable,
+    axis_name=None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums=(),
+    devices=None,
+    backend=None,
+    axis_size=None,
+    donate_argnums=(),
+) -> Callable:
+    """Map fun over the leading axis across devices, jit-compiled. pyjax has one device, so this is
+    jit(vmap(fun, axis_name=...)) over a mapped axis of size at most local_device_count() (1); larger
+    sizes raise JAX's ValueError about the devices available."""
+    _check_callable(fun, "pmap")
+    static = (
+        (static_broadcasted_argnums,)
+        if isinstance(static_broadcasted_argnums, int)
+        else tuple(static_broadcasted_argnums)
+    )
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+
+    @functools.wraps(fun)
+    def pmapped(*args, **kwargs):
+        if kwargs:
+            raise NotImplementedError("pmap does not support keyword arguments")  # as JAX's pmap
+        n = len(args)
+        nums = {i % n for i in static} if n else set()
+        dyn_idx = [i for i in range(n) if i not in nums]
+        dyn = [args[i] for i in dyn_idx]
+        axes = tuple(in_axes[i] for i in dyn_idx) if isinstance(in_axes, tuple) else in_axes
+        leaves = tree_leaves(dyn)
+        ax_leaves = _broadcast_prefix(axes if isinstance(axes, tuple) else (axes,) * len(dyn), tuple(dyn), "in_axes")
+        size = axis_size
+        for x, ax in zip(leaves, ax_leaves):
+            if ax is not None:
+                shape = get_aval(_to_jax(x)).shape
+                size = shape[ax] if -len(shape) <= ax < len(shape) else size
+                break
+        n_dev = len(devices) if devices is not None else local_device_count()
+        if size is not None and size > n_dev:
+            raise ValueError(
+                f"compiling computation that requires {size} logical devices, but only {n_dev} XLA "
+                f"devices are available (num_replicas={size})"
+            )
+
+        def call(*dyn_args):
+            full = list(args)
+            for i, v in zip(dyn_idx, dyn_args):
+                full[i] = v
+            return fun(*full)
+
+        mapped = vmap(call, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+        key = (tuple((i, _hashable_static(args[i], i)) for i in sorted(nums)), tree_structure(dyn))
+        jitted = cache.get(key)
+        if jitted is None:
+            jitted = cache[key] = jit(mapped)
+        return jitted(*dyn)
+
+    cache: dict = {}
+    return pmapped
 
 
 # --- jacobians -----------------------------------------------------------------------------------
@@ -760,9 +847,14 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, a
                 full[i] = v
             return fun(*full, **kwargs)
 
+        if holomorphic:
+            for x in tree_leaves(dyn):
+                _check_holomorphic_dtype("jacrev", "inputs", get_aval(x).dtype)
         res = vjp(f_dyn, *dyn, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
+        for o in out_leaves:
+            _check_jac_dtype("jacrev", "outputs", get_aval(o).dtype, holomorphic)
         in_leaves_tree = tree_structure(dyn)
         per_out = []
         for k, o in enumerate(out_leaves):
@@ -793,6 +885,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
         single, nums = _argnums_tuple(argnums, len(args))
         dyn = [tree_map(_to_jax, args[i]) for i in nums]
         flat, tree = tree_flatten(dyn)
+        for x in flat:
+            _check_jac_dtype("jacfwd", "inputs", get_aval(x).dtype, holomorphic)
 
         def f_flat(*xs):
             parts = tree_unflatten(tree, list(xs))
@@ -834,7 +928,26 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
 
 
 def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -> Callable:
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
+    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+
+def _check_holomorphic_dtype(name: str, what: str, d) -> None:
+    if d.kind != "c":
+        raise TypeError(f"{name} with holomorphic=True requires {what} with complex dtype, but got {d.name}.")
+
+
+def _check_jac_dtype(name: str, what: str, d, holomorphic: bool) -> None:
+    """JAX: complex inputs (jacfwd) or outputs (jacrev) need holomorphic=True, which needs them complex."""
+    if holomorphic:
+        _check_holomorphic_dtype(name, what, d)
+    elif d.kind == "c":
+        direct = "jax.jvp" if name == "jacfwd" else "jax.vjp"
+        raise TypeError(
+            f"{name} requires real-valued {what} ({what[:-1]} dtype that is a sub-dtype of np.floating), but got "
+            f"{d.name}. For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+            f"non-holomorphic functions involving complex {what}, use {direct} directly."
+        )
 
 
 # --- staging helpers -------------------------------------------------------------------------------
@@ -863,7 +976,13 @@ def make_jaxpr(
             out_box.append((t, [get_aval(v) for v in leaves]))
             return leaves
 
-        jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+        env = [batching.AxisData(int(size), name) for name, size in (axis_env or ())]
+        batching.axis_env.extend(env)  # collectives stage with these names and sizes (no vmap behind them)
+        try:
+            jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
+        finally:
+            for a in env:
+                batching.axis_env.remove(a)
         closed = core.ClosedJaxpr(jaxpr, consts)
         if return_shape:
             t, oav = out_box[0]

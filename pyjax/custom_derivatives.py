@@ -292,7 +292,7 @@ def _custom_jvp_vjp(primals, needs, *, call_jaxpr, jvp, num_consts):
         in_cts = backward_t([ad.instantiate(c) for c in cts])
         out = [None] * num_consts
         for x, ct in zip(xs, in_cts):
-            out.append(None if type(ct) is Zero or get_aval(x).dtype.kind != "f" else ct)
+            out.append(None if type(ct) is Zero or get_aval(x).dtype.kind not in "fc" else ct)
         return out
 
     backward.multiple_results = True
@@ -316,8 +316,10 @@ def _batched_avals(avals: list, dims: list, size: int) -> list:
 
 
 def _batch_jaxpr(jaxpr: core.Jaxpr, dims: list, size: int) -> core.Jaxpr:
+    name = batching.rule_axis_name()  # collectives inside still see the named axis
+
     def f(*args):
-        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args))
+        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args), name)
         return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
 
     bj, consts = staging.trace_to_jaxpr(f, _batched_avals(jaxpr.in_avals, dims, size))
@@ -327,8 +329,10 @@ def _batch_jaxpr(jaxpr: core.Jaxpr, dims: list, size: int) -> core.Jaxpr:
 def _vmapped(fn: Callable, size: int, in_dims: list) -> Callable:
     """fn(*flat) -> flat list, vmapped with the given input dims; outputs batched on axis 0."""
 
+    name = batching.rule_axis_name()
+
     def run(*args):
-        outs, odims = batching.vmap_flat(lambda *a: list(fn(*a)), size, list(in_dims), list(args))
+        outs, odims = batching.vmap_flat(lambda *a: list(fn(*a)), size, list(in_dims), list(args), name)
         return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
 
     return run
@@ -337,7 +341,9 @@ def _vmapped(fn: Callable, size: int, in_dims: list) -> Callable:
 def _custom_jvp_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts):
     bj = _batch_jaxpr(call_jaxpr, dims, size)
     if bj is None:  # the batched body captured outer tracers: evaluate it directly
-        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals))
+        outs, odims = batching.vmap_flat(
+            core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals), batching.rule_axis_name()
+        )
         return outs, odims
     xdims = list(dims[num_consts:])
     n = len(xdims)
@@ -489,7 +495,7 @@ class custom_vjp:
                 flat_cts.extend(g_leaves)
             out = []
             for g, a in zip(flat_cts, in_avals):
-                if g is None or a.dtype.kind != "f":
+                if g is None or a.dtype.kind not in "fc":
                     out.append(None)
                     continue
                 g = _cast_like(g, a)
@@ -536,7 +542,9 @@ ad.vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
 def _custom_vjp_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
     bj = _batch_jaxpr(call_jaxpr, dims, size)
     if bj is None:
-        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals))
+        outs, odims = batching.vmap_flat(
+            core.jaxpr_as_fun(call_jaxpr), size, list(dims), list(vals), batching.rule_axis_name()
+        )
         return outs, odims
     xdims = list(dims[num_consts:])
     n_out = len(call_jaxpr.outs)
@@ -562,7 +570,7 @@ def _custom_vjp_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
         outs = _vmapped(bwd_joint, size, [0] * (nr + len(cts)))(*res, *cts)
         result = []
         for g, d, x in zip(outs, xdims, dummy_in):
-            if get_aval(x).dtype.kind != "f":
+            if get_aval(x).dtype.kind not in "fc":
                 result.append(None)
             else:
                 result.append(_sum_axis0(g) if d is None else batching.moveaxis(g, 0, d))
@@ -602,28 +610,80 @@ def checkpoint(
     policy: Callable | None = None,
     static_argnums: int | Sequence[int] = (),
 ) -> Callable:
-    """jax.checkpoint: mark `fun` for rematerialization in reverse mode.
+    """jax.checkpoint: under reverse mode, keep only fun's inputs and recompute its forward pass in the
+    backward pass (rematerialization), trading compute for the memory of its residuals.
 
-    pyjax does not rematerialize yet: the returned function computes the same values and exact
-    gradients as `fun`, with residuals kept in memory as without checkpoint.
+    Built as a custom_vjp whose fwd saves the (closure-converted) inputs and whose bwd runs vjp(fun)
+    again. policy: everything_saveable keeps every residual (no recompute); any other policy
+    (nothing_saveable, dots_saveable, ...) recomputes everything, dots included, so values and gradients
+    are always those of fun. Forward mode and plain evaluation call fun directly.
     """
     if fun is None:
         return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
     if not callable(fun):
         raise TypeError(f"checkpoint requires a callable, got {fun!r}")
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    save_all = policy is not None and policy is checkpoint_policies.everything_saveable
 
     @functools.wraps(fun)
     def remat_fun(*args, **kwargs):
-        return fun(*args, **kwargs)
+        if save_all or not _under_reverse_mode(tree_flatten((args, kwargs))[0]):
+            return fun(*args, **kwargs)
+        return _remat_call(fun, args, kwargs, static)
 
     return remat_fun
+
+
+def _under_reverse_mode(leaves: list) -> bool:
+    """Rematerialization pays only when a reverse-mode trace will record fun (and is the top trace)."""
+    if not any(m.trace_type is ad.VJPTrace for m in core.trace_stack):
+        return False
+    top = core.find_top_trace([x for x in leaves if isinstance(x, Tracer)])
+    return top is not None and not isinstance(top, ad.JVPTrace)
+
+
+def _remat_call(fun: Callable, args: tuple, kwargs: dict, static: tuple):
+    from pyjax import api
+
+    n = len(args)
+    static = {i % n for i in static} if n else set()
+    leaves, tree = tree_flatten([None if i in static else a for i, a in enumerate(args)])
+    # array leaves are the inputs; anything else (flags, strings, static args) stays closed over
+    dyn_pos = [k for k, v in enumerate(leaves) if core.valid_jaxtype(v)]
+    dyn = [_to_jax(leaves[k]) for k in dyn_pos]
+
+    def call(dyn_leaves):
+        ls = list(leaves)
+        for k, v in zip(dyn_pos, dyn_leaves):
+            ls[k] = v
+        full = tree_unflatten(tree, ls)
+        return fun(*[args[i] if i in static else full[i] for i in range(n)], **kwargs)
+
+    # closed-over tracers (parameters of an enclosing grad, traced kwargs) become explicit inputs, so
+    # they get gradients too
+    conv, consts = api.closure_convert(call, dyn)
+
+    @custom_vjp
+    def rematerialized(dyn_leaves, cs):
+        return conv(dyn_leaves, *cs)
+
+    def fwd(dyn_leaves, cs):
+        return conv(dyn_leaves, *cs), (dyn_leaves, cs)  # only the inputs are saved
+
+    def bwd(res, ct):
+        _, pullback = api.vjp(lambda d, c: conv(d, *c), *res)  # the forward pass again
+        return pullback(ct)
+
+    rematerialized.defvjp(fwd, bwd)
+    return rematerialized(dyn, list(consts))
 
 
 remat = checkpoint
 
 
 class _CheckpointPolicies:
-    """jax.checkpoint_policies names; accepted and ignored since pyjax keeps every residual."""
+    """jax.checkpoint_policies names: everything_saveable turns rematerialization off; the others
+    rematerialize everything (see checkpoint)."""
 
     @staticmethod
     def everything_saveable(*_, **__) -> bool:

@@ -43,9 +43,9 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
 
 
 def scalar_type_of(x: Any) -> type:
-    """The Python scalar type (bool, int or float) matching the dtype of x."""
+    """The Python scalar type (bool, int, float or complex) matching the dtype of x."""
     d = _d.dtype(x.dtype) if hasattr(x, "dtype") else _d.python_scalar_dtype(x)
-    return {"b": bool, "i": int, "u": int, "f": float}[d.kind]
+    return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[d.kind]
 
 
 def itemsize_bits(dtype: Any) -> int:

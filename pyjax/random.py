@@ -11,7 +11,9 @@ shape S is threefry2x32(key, (hi(i), lo(i))) with i the row-major index, so `bit
 FMA emulation. Samplers built on transcendental functions (normal, gumbel, exponential, ...)
 apply the same formulas as JAX; they match to the last bit whenever the backend's log/erf
 agree with XLA's and otherwise differ by an ulp or two (XLA's erf_inv polynomial is
-reproduced, XLA's log1p is not).
+reproduced, XLA's log1p is not). The rejection and counting samplers (gamma and its family,
+poisson, binomial, multinomial) run JAX's algorithms with JAX's key schedules, so they give JAX's
+samples too, up to that rounding (which can rarely flip an acceptance).
 """
 
 from __future__ import annotations
@@ -904,10 +906,10 @@ def double_sided_maxwell(key, loc, scale, shape: Sequence[int] = (), dtype=None)
     if not shape:
         shape = params_shapes
     shape = shape + params_shapes
-    k1, k2 = split(key)
-    rs = rademacher(k1, shape=shape, dtype=d)
-    x = maxwell(k2, shape, d)
-    return x * rs * scale + loc
+    maxwell_key, rademacher_key = _two_keys(key)
+    x = maxwell(maxwell_key, shape, d)
+    rs = rademacher(rademacher_key, shape=shape, dtype=d)
+    return rs * x * scale + loc
 
 
 def weibull_min(key, scale, concentration, shape: Sequence[int] = (), dtype=None):
@@ -949,8 +951,8 @@ def geometric(key, p, shape: Sequence[int] | None = None, dtype=None):
     p = _scalar_or_array(p, dtypes.default_float())
     shape = get_aval(p).shape if shape is None else _canon_shape(shape, "geometric")
     u = uniform(key, shape, get_aval(p).dtype)
-    log_one_minus_p = jnp.log1p(-p)
-    return (jnp.floor(jnp.log1p(-u) / log_one_minus_p) + 1).astype(d)
+    log_u = jnp.log(jnp.where(u == 0, 1, u))
+    return (jnp.floor(log_u / jnp.broadcast_to(jnp.log1p(-p), shape)) + 1).astype(d)
 
 
 def triangular(key, left, mode, right, shape: Sequence[int] | None = None, dtype=None):
@@ -1026,69 +1028,87 @@ def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None
 
 # --- gamma family, counting distributions -------------------------------------------------------
 #
-# Rejection samplers run a while_loop over the whole sample: every round draws fresh proposals
-# (from fold_in(key, round)) for all elements and keeps the first accepted one per element, so
-# shapes stay static and vmap/jit work. Values follow the right distributions but are not JAX's
-# bit-for-bit (JAX draws per element with its own key schedule).
+# These run JAX's algorithms with JAX's key schedules, so the same key gives the same samples:
+# gamma draws each element from its own key (split(key, size)) with Marsaglia-Tsang's nested
+# rejection loops, vmapped (batched while_loops); poisson and binomial run whole-array loops that
+# split one key per round, and keep JAX's quirks (the last accepted proposal wins, and both regimes
+# run on every element with placeholder parameters) because they decide which draws are used.
 
-_MAX_ROUNDS = 1000
+# A cap on the rounds of the whole-array rejection loops. JAX loops up to dtype max (forever in
+# practice); every valid parameter is accepted with probability > 0.5 per round, so the cap only
+# turns JAX's hangs on degenerate input (e.g. binomial(n=inf, p=0)) into a result.
+_MAX_ROUNDS = 100_000
 
 
-def _uniform01(key, shape, dtype):
-    """Uniform samples in (0, 1), never exactly 0, so that logs stay finite."""
-    return _u(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+def _while(cond, body, init):
+    from pyjax.lax.control_flow import while_loop
+
+    return while_loop(cond, body, init)
+
+
+def _keys(key, n: int) -> tuple:
+    """split(key, n) as a tuple of n keys."""
+    ks = _split_impl(key, (n,))
+    return tuple(lax.reshape(lax.slice(ks, (i, 0), (i + 1, 2)), (2,)) for i in range(n))
 
 
 def _two_keys(key):
-    ks = _split_impl(key, (2,))
-    return lax.reshape(lax.slice(ks, (0, 0), (1, 2)), (2,)), lax.reshape(lax.slice(ks, (1, 0), (2, 2)), (2,))
+    return _keys(key, 2)
 
 
-def _rejection(key, done, init, propose):
-    """Per element, the first value of propose(round_key) -> (accepted, value) that is accepted.
+def _gamma_one(key, alpha, log_space: bool):
+    """One Gamma(alpha) sample (its log if log_space) from its own key: JAX's Marsaglia-Tsang loop."""
+    dt = get_aval(alpha).dtype
 
-    Elements already `done` keep `init`; after _MAX_ROUNDS rounds unfinished elements keep init too.
-    """
-    from pyjax.lax.control_flow import while_loop
+    def c(v):
+        return lax.full((), v, dt)
 
-    jnp = _jnp()
+    zero, one = c(0.0), c(1.0)
+    # alpha < 1 is boosted: Gamma(alpha) = Gamma(alpha + 1) * U ** (1 / alpha)
+    boost_mask = lax.ge(alpha, one)
+    d = lax.sub(lax.select(boost_mask, alpha, lax.add(alpha, one)), c(1.0 / 3.0))
+    cc = lax.div(c(1.0 / 3.0), lax.sqrt(d))
 
-    def body(state):
-        i, done, out = state
-        ok, val = propose(_fold_in_impl(key, lax.reshape(lax.convert_element_type(i, _U32), ())))
-        return i + 1, done | ok, jnp.where(ok & ~done, val, out)
+    def rejected(state):
+        _, xx, v3, u = state
+        squeeze = lax.ge(u, lax.sub(one, lax.mul(c(0.0331), lax.mul(xx, xx))))
+        bound = lax.add(lax.mul(xx, c(0.5)), lax.mul(d, lax.add(lax.sub(one, v3), lax.log(v3))))
+        return lax.bitwise_and(squeeze, lax.ge(lax.log(u), bound))
 
-    def more(state):
-        return (state[0] < _MAX_ROUNDS) & ~jnp.all(state[1])
+    def propose(state):
+        k, x_key, u_key = _keys(state[0], 3)
 
-    return while_loop(more, body, (jnp.zeros((), dtypes.int32), done, init))[2]
+        def next_x(kxv):
+            kx, sub = _keys(kxv[0], 2)
+            x = _normal_impl(sub, (), dt)
+            return kx, x, lax.add(one, lax.mul(x, cc))
+
+        _, x, v = _while(lambda kxv: lax.le(kxv[2], zero), next_x, (x_key, zero, c(-1.0)))
+        return k, lax.mul(x, x), lax.mul(lax.mul(v, v), v), _u(u_key, (), dt, 0.0, 1.0)
+
+    key, subkey = _keys(key, 2)
+    v3 = _while(rejected, propose, (key, zero, one, c(2.0)))[2]  # the initial state is rejected
+    if log_space:
+        log_u = lax.neg(_exponential_impl(subkey, (), dt))
+        skip = lax.bitwise_or(boost_mask, lax.eq(log_u, zero))
+        log_boost = lax.select(skip, zero, lax.mul(log_u, lax.div(one, alpha)))
+        return lax.add(lax.add(lax.log(d), lax.log(v3)), log_boost)
+    u = lax.sub(one, _u(subkey, (), dt, 0.0, 1.0))
+    boost = lax.select(boost_mask, one, lax.pow(u, lax.div(one, alpha)))
+    return lax.mul(lax.mul(d, v3), boost)
 
 
 def _gamma_impl(key, a, shape, dtype, log_space):
-    """Marsaglia-Tsang gamma(a) samples (a < 1 boosted: gamma(a + 1) * u ** (1 / a)); log values if asked."""
-    jnp = _jnp()
+    """Gamma(a) samples (logs if log_space): element i uses split(key, size)[i], as in JAX."""
+    from pyjax.api import vmap
+
     a = _bcast(lax.convert_element_type(a, dtype), shape)
-    key_boost, key_loop = _two_keys(key)
-    small = a < 1
-    d = jnp.where(small, a + 1, a) - 1.0 / 3.0
-    c = 1 / jnp.sqrt(9 * d)
-    valid = (a > 0) & (a < float("inf"))
-
-    def propose(k):
-        kx, ku = _two_keys(k)
-        x = _normal_impl(kx, shape, dtype)
-        t = 1 + c * x
-        v = t * t * t
-        log_v = jnp.log(jnp.where(v > 0, v, 1))
-        ok = (v > 0) & (jnp.log(_uniform01(ku, shape, dtype)) < x * x / 2 + d - d * v + d * log_v)
-        return ok, v
-
-    v = _rejection(key_loop, ~valid, jnp.full(shape, float("nan"), dtype), propose)
-    log_boost = jnp.where(small, jnp.log(_uniform01(key_boost, shape, dtype)) / jnp.where(small, a, 1), 0)
-    log_g = jnp.log(d) + jnp.log(v) + log_boost
-    out = log_g if log_space else jnp.exp(log_g)
-    edge = jnp.where(a == 0, float("-inf") if log_space else 0.0, jnp.where(a > 0, float("inf"), float("nan")))
-    return jnp.where(valid, out, edge).astype(dtype)
+    n = math.prod(shape)
+    if n == 0:
+        return a
+    keys = _split_impl(key, (n,))
+    out = vmap(lambda k, x: _gamma_one(k, x, log_space))(keys, lax.reshape(a, (n,)))
+    return lax.reshape(out, shape)
 
 
 _gamma_jit = jit(_gamma_impl, static_argnums=(2, 3, 4))
@@ -1160,7 +1180,7 @@ def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
 
 
 def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
-    """Dirichlet(alpha) samples over the last axis of alpha: normalized gamma samples (in log space)."""
+    """Dirichlet(alpha) samples over the last axis of alpha: softmax of log-gamma samples."""
     key = _check_key("dirichlet", key)
     d = _float_dtype(dtype, "dirichlet")
     alpha = _scalar_or_array(alpha, d)
@@ -1172,10 +1192,10 @@ def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
     else:
         shape = _canon_shape(shape, "dirichlet")
         _check_shape("dirichlet", shape, sa[:-1])
+    jnp = _jnp()
     lg = loggamma(key, alpha, shape + sa[-1:], d)
-    return _jnp().exp(lg - _jnp().max(lg, axis=-1, keepdims=True)) / _jnp().sum(
-        _jnp().exp(lg - _jnp().max(lg, axis=-1, keepdims=True)), axis=-1, keepdims=True
-    )
+    e = jnp.exp(lg - lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
 
 
 def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None):
@@ -1184,14 +1204,14 @@ def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None):
     d = _float_dtype(dtype, "chisquare")
     df = _scalar_or_array(df, d)
     shape = _shape_params("chisquare", shape, df)
-    return _jnp().exp(loggamma(key, df / 2, shape, d)) * 2
+    return _jnp().exp(loggamma(key, df.astype(d) / 2, shape, d)) * 2
 
 
 def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None):
     """F(dfnum, dfden) samples: ratio of scaled chi-square samples."""
     key = _check_key("f", key)
     d = _float_dtype(dtype, "f")
-    dfnum, dfden = _scalar_or_array(dfnum, d), _scalar_or_array(dfden, d)
+    dfnum, dfden = _scalar_or_array(dfnum, d).astype(d), _scalar_or_array(dfden, d).astype(d)
     shape = _shape_params("f", shape, dfnum, dfden)
     key_den, key_num = _two_keys(key)
     return (chisquare(key_num, dfnum, shape, d) / dfnum) / (chisquare(key_den, dfden, shape, d) / dfden)
@@ -1201,7 +1221,7 @@ def t(key, df, shape: Sequence[int] | None = None, dtype=None):
     """Student's t(df) samples: normal * sqrt(df / 2 / Gamma(df / 2))."""
     key = _check_key("t", key)
     d = _float_dtype(dtype, "t")
-    df = _scalar_or_array(df, d)
+    df = _scalar_or_array(df, d).astype(d)
     shape = _shape_params("t", shape, df)
     key_n, key_g = _two_keys(key)
     half = df / 2
@@ -1227,14 +1247,17 @@ def wald(key, mean, shape: Sequence[int] | None = None, dtype=None):
     shape = _shape_params("wald", shape, mean)
     jnp = _jnp()
     k1, k2 = _two_keys(key)
+    mean = jnp.broadcast_to(mean.astype(d), shape)
     y = normal(k1, shape, d) ** 2
     z = uniform(k2, shape, d)
-    x = mean + mean * mean * y / 2 - mean / 2 * jnp.sqrt(4 * mean * y + (mean * y) ** 2)
-    return jnp.where(z <= mean / (mean + x), x, mean * mean / x)
+    mean_sq = mean**2
+    x = mean + mean_sq * y / 2 - mean / 2 * jnp.sqrt(4 * mean * y + mean_sq * y**2)
+    return jnp.where(z <= mean / (mean + x), x, mean_sq / x)
 
 
 def _at_least_1d(impl):
-    """impl run on shape (1,) when the sample is a scalar (keeps every op at rank >= 1)."""
+    """impl run on shape (1,) when the sample is a scalar (keeps every op at rank >= 1); the draws
+    are the same, since element 0 of a (1,)-shaped sample uses the counter a ()-shaped one does."""
 
     def run(key, *args):
         *params, shape, dtype = args
@@ -1245,48 +1268,105 @@ def _at_least_1d(impl):
     return run
 
 
-def _poisson_impl(key, lam, shape, dtype):
-    """Knuth's product-of-uniforms method for lam < 10, Hormann's PTRS rejection for lam >= 10."""
+def _rounds_left(i, dtype):
+    """JAX bounds its count loops by the largest value of the result dtype (capped, see _MAX_ROUNDS)."""
+    limit = dtypes.iinfo(dtype).max if dtype.kind in "iu" else _MAX_ROUNDS
+    return i < min(limit, _MAX_ROUNDS)
+
+
+_LANCZOS = (
+    676.520368121885098567009190444019,
+    -1259.13921672240287047156078755283,
+    771.3234287776530788486528258894,
+    -176.61502916214059906584551354,
+    12.507343278686904814458936853,
+    -0.13857109526572011689554707,
+    9.984369578019570859563e-6,
+    1.50563273514931155834e-7,
+)
+
+
+def _madd(a, b, c):
+    """a * b + c rounded once in float32, as XLA's CPU code contracts it into an FMA."""
+    if get_aval(a).dtype is dtypes.float32:
+        shape = _broadcast_shapes(get_aval(a).shape, get_aval(b).shape, get_aval(c).shape)
+        return _fma32(_bcast(a, shape), _bcast(b, shape), _bcast(c, shape))
+    return a * b + c
+
+
+def _lgamma(x):
+    """XLA's lgamma (Lanczos, g = 7, n = 9) for x >= 0.5: the rejection tests subtract lgamma from
+    numbers of the same size, so its last bits decide acceptances and must be XLA's."""
     jnp = _jnp()
-    fd = get_aval(lam).dtype
-    lam = _bcast(lam, shape)
-    valid = (lam >= 0) & (lam < float("inf"))
-    small = lam < 10
-    key_small, key_big = _two_keys(key)
-    from pyjax.lax.control_flow import while_loop
+    z = x - 1
+    a = jnp.full_like(x, 0.99999999999980993227684700473478)
+    for i, coeff in enumerate(_LANCZOS):
+        a = a + coeff / (z + (i + 1))
+    t = 7.5 + z
+    log_t = math.log(7.5) + jnp.log1p(z / 7.5)
+    log_y = _madd(z + 0.5 - t / log_t, log_t, jnp.full_like(x, (math.log(2) + math.log(math.pi)) / 2))
+    return jnp.where(jnp.isinf(x), float("inf"), log_y + jnp.log(a))
 
-    def body(state):
-        i, done, k, log_prod = state
-        u = _uniform01(_fold_in_impl(key_small, lax.reshape(lax.convert_element_type(i, _U32), ())), shape, fd)
-        log_prod = log_prod + jnp.log(u)
-        stop = log_prod < -lam
-        return i + 1, done | stop, jnp.where(done | stop, k, k + 1), log_prod
 
-    init = (jnp.zeros((), dtypes.int32), ~(valid & small), jnp.zeros(shape, fd), jnp.zeros(shape, fd))
-    k_small = while_loop(lambda s: (s[0] < _MAX_ROUNDS) & ~jnp.all(s[1]), body, init)[2]
+def _poisson_knuth(key, lam, shape, dtype):
+    """Knuth: count uniforms until their product drops below exp(-lam); one split key per round."""
+    jnp = _jnp()
 
-    safe = jnp.where(small | ~valid, 10.0, lam).astype(fd)
-    log_lam = jnp.log(safe)
-    b = 0.931 + 2.53 * jnp.sqrt(safe)
+    def body(carry):
+        i, k, rng, log_prod = carry
+        rng, sub = _two_keys(rng)
+        k = jnp.where(log_prod > -lam, k + 1, k)
+        return i + 1, k, rng, log_prod + jnp.log(_u(sub, shape, lam.dtype, 0.0, 1.0))
+
+    def more(carry):
+        return jnp.any(carry[3] > -lam) & _rounds_left(carry[0], dtype)
+
+    init = (jnp.zeros((), dtypes.int32), jnp.zeros(shape, dtype), key, jnp.zeros(shape, lam.dtype))
+    return _while(more, body, init)[1] - 1
+
+
+def _poisson_rejection(key, lam, shape, dtype):
+    """Hormann's transformed rejection (PTRS), run until every element has accepted once."""
+    jnp = _jnp()
+    log_lam = jnp.log(lam)
+    b = 0.931 + 2.53 * jnp.sqrt(lam)
     a = -0.059 + 0.02483 * b
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    vr = 0.9277 - 3.6224 / (b - 2)
+    v_r = 0.9277 - 3.6224 / (b - 2)
 
-    def propose(k):
-        ku, kv = _two_keys(k)
-        u = _u(ku, shape, fd, 0.0, 1.0) - 0.5
-        v = _uniform01(kv, shape, fd)
+    def body(carry):
+        i, k_out, accepted, rng = carry
+        rng, k0, k1 = _keys(rng, 3)
+        u = _u(k0, shape, lam.dtype, 0.0, 1.0) - 0.5
+        v = _u(k1, shape, lam.dtype, 0.0, 1.0)
         us = 0.5 - jnp.abs(u)
-        kk = jnp.floor((2 * a / us + b) * u + safe + 0.43)
-        quick = (us >= 0.07) & (v <= vr)
-        reject = (kk < 0) | ((us < 0.013) & (v > us))
+        k = jnp.floor(_madd(2 * a / us + b, u, lam) + 0.43)
         s = jnp.log(v * inv_alpha / (a / (us * us) + b))
-        t_ = -safe + kk * log_lam - lax.lgamma(jnp.maximum(kk, 0) + 1)
-        return quick | (~reject & (s <= t_)), kk
+        t_ = _madd(k, log_lam, -lam) - _lgamma(k + 1)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        reject = (k < 0) | ((us < 0.013) & (v > us))
+        accept = accept1 | (~reject & (s <= t_))
+        # a later acceptance overwrites an earlier one, as in JAX
+        return i + 1, jnp.where(accept, k, k_out), accepted | accept, rng
 
-    k_big = _rejection(key_big, small | ~valid, jnp.zeros(shape, fd), propose)
-    out = jnp.where(small, k_small, k_big)
-    return jnp.where(valid, out, -1).astype(dtype)
+    def more(carry):
+        return jnp.any(~carry[2]) & _rounds_left(carry[0], dtype)
+
+    init = (jnp.zeros((), dtypes.int32), jnp.full(shape, -1.0, lam.dtype), jnp.zeros(shape, bool), key)
+    return _while(more, body, init)[1].astype(dtype)
+
+
+def _poisson_impl(key, lam, shape, dtype):
+    """Knuth's method for lam < 10 (or NaN), rejection otherwise; both run on every element."""
+    jnp = _jnp()
+    lam = _bcast(lam, shape)
+    use_knuth = jnp.isnan(lam) | (lam < 10)
+    lam_knuth = jnp.where(use_knuth, lam, 0.0)
+    lam_rejection = jnp.where(use_knuth, 1e5, lam)
+    out = jnp.where(
+        use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype), _poisson_rejection(key, lam_rejection, shape, dtype)
+    )
+    return jnp.where(lam == 0, 0, out).astype(dtype)
 
 
 _poisson_jit = jit(_at_least_1d(_poisson_impl), static_argnums=(2, 3))
@@ -1296,82 +1376,162 @@ def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
     """Poisson(lam) counts (integer dtype); -1 where lam is negative or NaN, as in JAX."""
     key = _check_key("poisson", key)
     d = _int_dtype(dtype, "poisson")
-    lam = _scalar_or_array(lam, dtypes.default_float())
-    if get_aval(lam).dtype.kind != "f":
-        lam = lax.convert_element_type(lam, dtypes.default_float())
+    lam = _scalar_or_array(lam, dtypes.float32)
     shape = _shape_params("poisson", shape, lam)
-    return _poisson_jit(key, lax.stop_gradient(lam), shape, d)
+    # JAX samples in float32 whatever lam's dtype
+    lam = lax.convert_element_type(lax.stop_gradient(lam), dtypes.float32)
+    return _poisson_jit(key, lam, shape, d)
 
 
-def _binomial_impl(key, n, p, shape, dtype):
-    """Binomial(n, p): geometric-gap inversion when n * min(p, 1 - p) < 10, else Hormann's BTRS."""
+_STIRLING_TAIL = (
+    0.0810614667953272,
+    0.0413406959554092,
+    0.0276779256849983,
+    0.02079067210376509,
+    0.0166446911898211,
+    0.0138761288230707,
+    0.0118967099458917,
+    0.0104112652619720,
+    0.00925546218271273,
+    0.00833056343336287,
+)
+
+
+def _stirling_approx_tail(k):
+    """log(k!) minus its Stirling approximation: tabulated for k <= 9, a series beyond."""
     jnp = _jnp()
-    fd = dtype
-    n = _bcast(lax.convert_element_type(n, fd), shape)
-    p = _bcast(lax.convert_element_type(p, fd), shape)
-    flip = p > 0.5
-    q = jnp.where(flip, 1 - p, p)  # success probability <= 1/2; flip the count back at the end
-    valid = (n >= 0) & (q >= 0) & (q <= 0.5) & (n < float("inf"))
-    trivial = (n == 0) | (q == 0)
-    small = n * q < 10
-    key_small, key_big = _two_keys(key)
-    from pyjax.lax.control_flow import while_loop
+    kc = jnp.clip(k, 0.0, 9.0)
+    kp1sq = (kc + 1) * (kc + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (kc + 1)
+    idx = jnp.floor(kc)
+    table = jnp.full(get_aval(k).shape, _STIRLING_TAIL[0], get_aval(k).dtype)
+    for i, v in enumerate(_STIRLING_TAIL[1:], 1):  # a select chain instead of a gather: every backend has it
+        table = jnp.where(idx == i, v, table)
+    return jnp.where(k <= 9, table, approx)
 
-    safe_q = jnp.where(trivial | ~valid, 0.5, q)
-    log1mq = jnp.log1p(-safe_q)
 
-    def body(state):
-        i, done, count, total = state
-        u = _uniform01(_fold_in_impl(key_small, lax.reshape(lax.convert_element_type(i, _U32), ())), shape, fd)
-        total = total + jnp.ceil(jnp.log(u) / log1mq)
-        stop = total > n
-        return i + 1, done | stop, jnp.where(done | stop, count, count + 1), total
+def _binomial_inversion(key, count, prob, shape, dtype):
+    """Count geometric waiting times until their sum passes count (one split key per round)."""
+    jnp = _jnp()
+    log1mp = jnp.log1p(-prob)
 
-    first_done = ~(valid & small) | trivial
-    init = (jnp.zeros((), dtypes.int32), first_done, jnp.zeros(shape, fd), jnp.zeros(shape, fd))
-    x_small = while_loop(lambda s: (s[0] < _MAX_ROUNDS) & ~jnp.all(s[1]), body, init)[2]
+    def body(carry):
+        i, num_geom, geom_sum, rng = carry
+        sub, rng = _two_keys(rng)  # JAX's order here: the subkey is the first half
+        num_geom = jnp.where(geom_sum <= count, num_geom + 1, num_geom)
+        geom = jnp.ceil(jnp.log(_u(sub, shape, prob.dtype, 0.0, 1.0)) / log1mp)
+        return i + 1, num_geom, geom_sum + geom, rng
 
-    big_q = jnp.where(small | trivial | ~valid, 0.5, q)
-    big_n = jnp.where(small | trivial | ~valid, 100.0, n)
-    spq = jnp.sqrt(big_n * big_q * (1 - big_q))
-    b = 1.15 + 2.53 * spq
-    a = -0.0873 + 0.0248 * b + 0.01 * big_q
-    c = big_n * big_q + 0.5
-    vr = 0.92 - 4.2 / b
-    alpha = (2.83 + 5.1 / b) * spq
-    lpq = jnp.log(big_q / (1 - big_q))
-    m = jnp.floor((big_n + 1) * big_q)
-    h = lax.lgamma(m + 1) + lax.lgamma(big_n - m + 1)
+    def more(carry):
+        return jnp.any(carry[2] <= count) & _rounds_left(carry[0], dtype)
 
-    def propose(k):
-        ku, kv = _two_keys(k)
-        u = _u(ku, shape, fd, 0.0, 1.0) - 0.5
-        v = _uniform01(kv, shape, fd)
+    zeros = jnp.zeros(shape, prob.dtype)
+    return (_while(more, body, (jnp.zeros((), dtypes.int32), zeros, zeros, key))[1] - 1).astype(dtype)
+
+
+def _btrs(key, count, prob, shape, dtype):
+    """Hormann's BTRS transformed rejection, run until every element has accepted once."""
+    jnp = _jnp()
+    stddev = jnp.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = jnp.floor((count + 1) * prob)
+
+    def body(carry):
+        i, k_out, accepted, rng = carry
+        rng, k0, k1 = _keys(rng, 3)
+        u = _u(k0, shape, prob.dtype, 0.0, 1.0)
+        v = _u(k1, shape, prob.dtype, 0.0, 1.0)
+        u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        kk = jnp.floor((2 * a / us + b) * u + c)
-        quick = (us >= 0.07) & (v <= vr)
-        inside = (kk >= 0) & (kk <= big_n)
-        kc = jnp.clip(kk, 0, big_n)
-        lv = jnp.log(v * alpha / (a / (us * us) + b))
-        bound = h - lax.lgamma(kc + 1) - lax.lgamma(big_n - kc + 1) + (kc - m) * lpq
-        return quick | (inside & (lv <= bound)), kk
+        accept1 = (us >= 0.07) & (v <= v_r)
+        k = jnp.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        v = jnp.log(v * alpha / (a / (us * us) + b))
+        ub = (
+            (m + 0.5) * jnp.log((m + 1) / (r * (count - m + 1)))
+            + (count + 1) * jnp.log((count - m + 1) / (count - k + 1))
+            + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
+            + _stirling_approx_tail(m)
+            + _stirling_approx_tail(count - m)
+            - _stirling_approx_tail(k)
+            - _stirling_approx_tail(count - k)
+        )
+        accept = accept1 | (~reject & (v <= ub))
+        # a later acceptance overwrites an earlier one, as in JAX
+        return i + 1, jnp.where(accept, k, k_out), accepted | accept, rng
 
-    x_big = _rejection(key_big, small | trivial | ~valid, jnp.zeros(shape, fd), propose)
-    x = jnp.where(trivial, 0.0, jnp.where(small, x_small, x_big))
-    x = jnp.where(flip, n - x, x)
-    return jnp.where(valid, x, float("nan")).astype(dtype)
+    def more(carry):
+        return jnp.any(~carry[2]) & _rounds_left(carry[0], dtype)
+
+    init = (jnp.zeros((), dtypes.int32), jnp.full(shape, -1.0, prob.dtype), jnp.zeros(shape, bool), key)
+    return _while(more, body, init)[1].astype(dtype)
+
+
+def _binomial_impl(key, count, prob, shape, dtype):
+    """Inversion where count * min(p, 1 - p) <= 10, BTRS otherwise (both run on every element);
+    NaN for invalid parameters, inf for infinite counts, as in JAX."""
+    jnp = _jnp()
+    fd = get_aval(prob).dtype
+    count = _bcast(lax.convert_element_type(count, fd), shape)
+    prob = _bcast(prob, shape)
+    p_lt_half = prob < 0.5
+    q = jnp.where(p_lt_half, prob, 1.0 - prob)
+    count_nan_or_neg = jnp.isnan(count) | (count < 0.0)
+    count_inf = jnp.isinf(count)
+    q_is_nan = jnp.isnan(q)
+    q_l_0 = q < 0.0
+    q = jnp.where(q_is_nan | q_l_0, 0.01, q)
+    use_inversion = count_nan_or_neg | (count * q <= 10.0)
+    count = jnp.floor(count)
+    count_inv = jnp.where(use_inversion, count, 0.0)
+    count_btrs = jnp.where(use_inversion, 1e4, count)
+    q_btrs = jnp.where(use_inversion, 0.5, q)
+    samples = jnp.where(
+        use_inversion,
+        _binomial_inversion(key, count_inv, q, shape, dtype),
+        _btrs(key, count_btrs, q_btrs, shape, dtype),
+    )
+    invalid = q_l_0 | q_is_nan | count_nan_or_neg
+    samples = jnp.where(invalid, float("nan"), samples)
+    samples = jnp.where(count_inf & ~invalid, float("inf"), samples)
+    keep = p_lt_half | count_nan_or_neg | q_is_nan | count_inf
+    return jnp.where(keep, samples, count.astype(dtype) - samples).astype(dtype)
 
 
 _binomial_jit = jit(_at_least_1d(_binomial_impl), static_argnums=(3, 4))
 
 
+def _inexact(x):
+    """x as an array of an inexact dtype (JAX's promote_dtypes_inexact for one argument)."""
+    x = x if isinstance(x, Tracer) else _asarray(x)
+    if get_aval(x).dtype.kind not in "fc":
+        x = x.astype(dtypes.default_float())
+    return x
+
+
 def binomial(key, n, p, shape: Sequence[int] | None = None, dtype=None):
-    """Binomial(n, p) counts (as floats, like JAX); NaN for invalid n or p."""
+    """Binomial(n, p) counts (as floats, like JAX); NaN for invalid n or p. Computed in p's float dtype."""
     key = _check_key("binomial", key)
     d = _float_dtype(dtype, "binomial")
-    n, p = _scalar_or_array(n, d), _scalar_or_array(p, d)
+    n, p = _scalar_or_array(n, d), _inexact(p)
     shape = _shape_params("binomial", shape, n, p)
     return _binomial_jit(key, lax.stop_gradient(n), lax.stop_gradient(p), shape, d)
+
+
+def _reverse_cumsum0(p):
+    """Sums of p[i:] along axis 0, each added left to right (the order of XLA's reduce_window on CPU)."""
+    jnp = _jnp()
+    k = get_aval(p).shape[0]
+    row = lax.broadcasted_iota(dtypes.int32, get_aval(p).shape, 0)
+    acc = jnp.zeros_like(p)
+    for j in range(k):  # output row i adds p[j] for j >= i, in increasing j
+        acc = acc + jnp.where(row <= j, p[j], 0)
+    return acc
 
 
 def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, unroll=1):
@@ -1379,7 +1539,7 @@ def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, un
     key = _check_key("multinomial", key)
     d = _float_dtype(dtype, "multinomial")
     jnp = _jnp()
-    n, p = _scalar_or_array(n, d), _scalar_or_array(p, d)
+    n, p = _scalar_or_array(n, None), _scalar_or_array(p, None)
     sp = get_aval(p).shape
     if len(sp) < 1:
         raise ValueError(f"multinomial: p must be at least 1-dimensional, got shape {sp}")
@@ -1387,23 +1547,22 @@ def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, un
         shape = _broadcast_shapes(get_aval(n).shape, sp[:-1]) + sp[-1:]
     else:
         shape = _canon_shape(shape, "multinomial")
-        _check_shape("multinomial", shape, get_aval(n).shape + (1,), sp)
+        _check_shape("multinomial", shape[:-1], get_aval(n).shape)
+        _check_shape("multinomial", shape, sp)
+    common = jnp.result_type(n, p)
+    common = common if dtypes.canonicalize(common).kind in "fc" else dtypes.default_float()
     k = sp[-1]
-    batch = shape[:-1]
-    p = jnp.broadcast_to(p, batch + (k,)).astype(d)
-    remaining_n = jnp.broadcast_to(n, batch).astype(d)
-    remaining_p = jnp.ones(batch, d)
-    keys = split(key, max(k - 1, 1))
+    remainder = jnp.broadcast_to(n, shape[:-1]).astype(common)
+    p = jnp.moveaxis(jnp.broadcast_to(p, shape).astype(common), -1, 0)
+    remaining = _reverse_cumsum0(p)
+    ratios = jnp.clip(p / jnp.where(remaining == 0, 1, remaining), 0, 1)
+    keys = _keys(key, k)
     counts = []
-    for i in range(k - 1):
-        pi = p[..., i]
-        frac = jnp.clip(jnp.where(remaining_p > 0, pi / jnp.where(remaining_p > 0, remaining_p, 1), 0), 0, 1)
-        x = binomial(keys[i], remaining_n, frac, batch, d)
-        counts.append(x)
-        remaining_n = remaining_n - x
-        remaining_p = remaining_p - pi
-    counts.append(remaining_n)
-    return jnp.stack(counts, axis=-1)
+    for i in range(k):  # JAX's scan over (ratios, keys), unrolled
+        count = binomial(keys[i], remainder, ratios[i], dtype=get_aval(remainder).dtype)
+        remainder = remainder - count
+        counts.append(count)
+    return jnp.stack(counts, axis=-1).astype(d)
 
 
 def ball(key, d: int, p: float = 2, shape: Sequence[int] = (), dtype=None):

@@ -586,3 +586,26 @@ def test_convolve_dtypes_and_errors(backend):
     check(lambda lib, np_, x: np_.convolve(x.reshape(1, 5), x), ai)
     check(lambda lib, np_, x: np_.convolve(x[:0], x), ai)
     check(lambda lib, np_, x: np_.convolve(x, x, mode="bogus"), ai)
+
+
+SHAPE_CASES = [
+    ((8, 3, 32, 32), (16, 3, 3, 3), (1, 1), "SAME", ("NCHW", "OIHW", "NCHW")),
+    ((-1, 28, 28, 1), (5, 5, 1, 4), (2, 2), "VALID", ("NHWC", "HWIO", "NHWC")),  # stax's unknown batch
+    ((4, 9, 7, 2), (3, 2, 2, 6), (2, 3), [(1, 2), (0, 1)], ("NHWC", "HWIO", "NHWC")),
+    ((4, 10, 3), (3, 3, 5), (2,), "SAME", ("NHC", "HIO", "NHC")),
+    ((4, 10, 3), (3, 3, 5), (2,), [(1, 1), (2, 2)], ("NHC", "HIO", "NHC")),  # wrong number of pads
+]
+
+
+@pytest.mark.parametrize("name", ["conv_general_shape_tuple", "conv_transpose_shape_tuple"])
+@pytest.mark.parametrize("case", range(len(SHAPE_CASES)))
+def test_conv_shape_tuples(name, case):
+    """lax's conv output-shape helpers (stax builds on them) give JAX's shapes and errors."""
+    args = SHAPE_CASES[case]
+    try:
+        want = tuple(int(d) for d in getattr(jax.lax, name)(*args))
+    except Exception as e:
+        with pytest.raises(type(e)):
+            getattr(pyjax.lax, name)(*args)
+        return
+    assert getattr(pyjax.lax, name)(*args) == want

@@ -1,154 +1,173 @@
-"""jax.random's gamma family and counting samplers (gamma, loggamma, beta, dirichlet, chisquare, f,
-t, generalized_normal, wald, poisson, binomial, multinomial) against real JAX.
+"""jax.random's rejection and counting samplers (gamma, loggamma, beta, dirichlet, chisquare, f, t,
+generalized_normal, ball, wald, double_sided_maxwell, geometric, poisson, binomial, multinomial)
+against real JAX, value by value: pyjax runs JAX's algorithms with JAX's key schedules, so the same
+key gives the same samples (continuous values to float rounding, counts exactly).
 
-The rejection samplers are not JAX's bit-for-bit, so values are checked statistically with fixed
-keys (deterministic): Kolmogorov-Smirnov tests against the exact distribution (scipy.stats) for
-continuous samplers, chi-square goodness of fit for counts; shapes and dtypes are compared with
-JAX's through jax.eval_shape (no compilation), and edge values and error types with JAX's."""
+The one inexact case is poisson with a huge rate: its acceptance test subtracts lgamma(k + 1) from
+numbers of the same size (~1e5 at lam = 1e4), where one ulp of the backend's log1p/log decides
+some acceptances; there we bound the fraction of differing counts instead (see
+test_poisson_huge_rate)."""
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats
 
 import pyjax
 import pyjax.numpy as pjnp
 import pyjax.random as prandom
 
-N = 3000
-P_MIN = 1e-3
+SEEDS = (0, 1, 7)
 
 
-def _sample(name, *args, **kw):
-    """pyjax's sample, after checking its shape and dtype against JAX's (abstractly evaluated)."""
-    p = getattr(prandom, name)(prandom.key(3), *args, **kw)
-    j = jax.eval_shape(lambda k: getattr(jax.random, name)(k, *args, **kw), jax.random.key(0))
+def _lib_args(args, lib):
+    return tuple(lib.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _dt(kw, lib):
+    kw = dict(kw)
+    if isinstance(kw.get("dtype"), str):
+        kw["dtype"] = getattr(lib, kw["dtype"])
+    return kw
+
+
+def _pair(name, args, kw, seed):
+    """(pyjax sample, JAX sample) for the same key, after checking their shapes and dtypes agree."""
+    p = getattr(prandom, name)(prandom.PRNGKey(seed), *_lib_args(args, pjnp), **_dt(kw, pjnp))
+    j = getattr(jax.random, name)(jax.random.PRNGKey(seed), *_lib_args(args, jnp), **_dt(kw, jnp))
+    p, j = np.asarray(p), np.asarray(j)
     assert (p.shape, p.dtype) == (j.shape, j.dtype), (p.shape, p.dtype, j.shape, j.dtype)
-    return np.asarray(p, np.float64)
+    return p, j
 
 
-def _ks(x, dist):
-    assert np.isfinite(x).all()
-    assert stats.kstest(x.ravel(), dist.cdf).pvalue > P_MIN
+def _assert_same(p, j, rtol=1e-5, atol=1e-6):
+    if p.dtype.kind in "iu":
+        np.testing.assert_array_equal(p, j)
+    else:
+        # counts in float dtypes (binomial, multinomial) come out exact; rtol covers transcendental rounding
+        np.testing.assert_allclose(p.astype(np.float64), j.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
 
 
-def _chi2(x, dist):
-    """Chi-square goodness of fit of integer samples x to a discrete scipy distribution (tails pooled)."""
-    lo, hi = int(dist.ppf(0.005)), int(dist.ppf(0.995))
-    ks = np.arange(lo, hi + 1)
-    observed = np.array([np.sum(x <= lo)] + [np.sum(x == k) for k in ks[1:-1]] + [np.sum(x >= hi)])
-    expected = np.concatenate([[dist.cdf(lo)], dist.pmf(ks[1:-1]), [dist.sf(hi - 1)]]) * x.size
-    assert stats.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue > P_MIN
-
-
+A4 = np.array([0.3, 1.0, 2.5, 10.0], np.float32)
 CONTINUOUS = [
-    ("gamma", (0.3,), stats.gamma(0.3)),
-    ("gamma", (4.0,), stats.gamma(4.0)),
-    ("beta", (0.5, 2.0), stats.beta(0.5, 2.0)),
-    ("chisquare", (3.0,), stats.chi2(3.0)),
-    ("f", (4.0, 9.0), stats.f(4.0, 9.0)),
-    ("t", (5.0,), stats.t(5.0)),
-    ("wald", (1.5,), stats.invgauss(1.5)),
+    ("gamma", (2.0,), {"shape": (60,)}),
+    ("gamma", (A4,), {"shape": (3, 4)}),  # parameters broadcast against the shape
+    ("loggamma", (0.05,), {"shape": (60,)}),
+    ("loggamma", (np.array([[0.05], [7.0]], np.float32),), {}),  # shape from the parameters
+    ("beta", (0.5, np.array([2.0, 0.2, 9.0], np.float32)), {"shape": (4, 3)}),
+    ("dirichlet", (np.array([0.5, 1.0, 3.0], np.float32),), {"shape": (10,)}),
+    ("chisquare", (3.0,), {"shape": (60,)}),
+    ("f", (np.array([4.0, 1.5, 9.0], np.float32), np.array([9.0, 2.5, 0.7], np.float32)), {}),
+    ("t", (np.array([5.0, 1.0, 0.5], np.float32),), {"shape": (10, 3)}),
+    ("generalized_normal", (1.5,), {"shape": (60,)}),
+    ("ball", (3, 2), {"shape": (10,)}),
+    ("wald", (np.array([1.5, 0.2, 4.0], np.float32),), {"shape": (10, 3)}),
+    ("double_sided_maxwell", (0.5, 2.0), {"shape": (30,)}),
 ]
 
 
-@pytest.mark.parametrize("name,args,dist", CONTINUOUS, ids=[c[0] + str(c[1]) for c in CONTINUOUS])
-def test_continuous_match_distribution(backend, name, args, dist):
-    _ks(_sample(name, *args, shape=(N,)), dist)
+@pytest.mark.parametrize("name,args,kw", CONTINUOUS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CONTINUOUS)])
+def test_continuous_equal_to_jax(backend, name, args, kw):
+    for seed in SEEDS:
+        _assert_same(*_pair(name, args, kw, seed))
 
 
-def test_loggamma_generalized_normal_dirichlet(backend):
-    x = _sample("loggamma", 0.05, (N,))
-    _ks(np.exp(x), stats.gamma(0.05))
-    assert x.min() < -30  # tiny values stay representable in log space
-    _ks(_sample("generalized_normal", 1.5, (N,)), stats.gennorm(1.5))
-    alpha = np.array([0.5, 1.0, 3.0], np.float32)
-    d = _sample("dirichlet", alpha, (N,))
-    np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
-    for i in range(3):
-        _ks(d[:, i], stats.beta(alpha[i], alpha.sum() - alpha[i]))
+def test_gamma_half_precision(backend):
+    # XLA evaluates float16 arithmetic in float32 and rounds less often than pyjax: values a few ulps
+    # apart, and at float16's coarse rounding an acceptance flips now and then (1 in 120 seen on wasm)
+    for seed in SEEDS:
+        p, j = _pair("gamma", (2.0,), {"shape": (40,), "dtype": "float16"}, seed)
+        close = np.isclose(p.astype(np.float64), j.astype(np.float64), rtol=1e-2, atol=0)
+        assert np.sum(~close) <= 2, (p[~close], j[~close])
 
 
-@pytest.mark.parametrize("lam", [0.7, 4.0, 25.0])
-def test_poisson(backend, lam):
-    _chi2(_sample("poisson", lam, (N,)), stats.poisson(lam))
+LAM = np.array([0.0, -1.0, np.nan, 0.7, 4.0, 9.99, 10.0, 25.0, 100.0], np.float32)
+COUNTS = [
+    ("poisson", (LAM,), {"shape": (40, 9)}),  # both regimes in one sample, edges included
+    ("poisson", (30.0,), {}),
+    ("geometric", (A4 / 11,), {"shape": (20, 4)}),
+    (
+        "binomial",
+        (
+            np.array([10.0, 200.0, 50.0, 0.0, -1.0, 5.0, 5.0, 5.0, 1e4, 33.0, np.inf, 7.0], np.float32),
+            np.array([0.3, 0.4, 0.95, 0.5, 0.5, 0.0, 1.0, np.nan, 0.5, 0.7, 0.3, 1.5], np.float32),
+        ),
+        {"shape": (40, 12)},
+    ),
+    ("multinomial", (20, np.array([0.2, 0.3, 0.5], np.float32)), {"shape": (30, 3)}),
+    (
+        "multinomial",
+        (np.array([100.0, 1000.0], np.float32), np.array([0.1, 0.2, 0.3, 0.15, 0.25], np.float32)),
+        {"shape": (2, 5)},  # JAX's default shape is p's, so n's batch shape must be given
+    ),
+]
 
 
-def test_poisson_edges(backend):
-    edge = np.array([0.0, -1.0, np.nan, 3.0], np.float32)
-    np.testing.assert_array_equal(np.asarray(prandom.poisson(prandom.key(0), edge))[:3], [0, -1, -1])
+@pytest.mark.parametrize("name,args,kw", COUNTS, ids=[f"{c[0]}-{i}" for i, c in enumerate(COUNTS)])
+def test_counts_equal_to_jax(backend, name, args, kw):
+    for seed in SEEDS:
+        p, j = _pair(name, args, kw, seed)
+        np.testing.assert_array_equal(p, j)
 
 
-@pytest.mark.parametrize("n,prob", [(10.0, 0.3), (200.0, 0.4), (50.0, 0.95)])
-def test_binomial(backend, n, prob):
-    _chi2(_sample("binomial", n, prob, (N,)), stats.binom(int(n), prob))
+def test_poisson_huge_rate(backend):
+    # at lam = 1e4 the acceptance test cancels ~1e5-sized terms: one ulp of log1p/log decides about
+    # 0.1% of the acceptances (2000 samples: 0 to 4 differ per key); the rest are JAX's counts
+    p, j = _pair("poisson", (np.float32(1e4),), {"shape": (2000,)}, 0)
+    assert np.mean(p != j) < 0.005
+    assert np.abs(p - j).max() < 1000
 
 
-def test_binomial_edges(backend):
-    nn = np.array([0.0, -1.0, 5.0, 5.0, 5.0], np.float32)
-    pp = np.array([0.5, 0.5, 0.0, 1.0, np.nan], np.float32)
-    np.testing.assert_array_equal(np.asarray(prandom.binomial(prandom.key(0), nn, pp)), [0, np.nan, 0, 5, np.nan])
+def test_float64(backend):
+    a = np.array([0.3, 1.0, 2.5, 10.0])
+    with jax.enable_x64(True), pyjax.enable_x64(True):
+        for seed in SEEDS[:2]:
+            _assert_same(*_pair("gamma", (a,), {"shape": (5, 4), "dtype": "float64"}, seed), rtol=1e-12, atol=1e-14)
+            np.testing.assert_array_equal(*_pair("binomial", (30.0, a / 11), {"shape": (20, 4)}, seed))
 
 
-def test_multinomial(backend):
-    probs = np.array([0.2, 0.3, 0.5], np.float32)
-    m = _sample("multinomial", 20, probs, shape=(N, 3))
-    np.testing.assert_array_equal(m.sum(-1), 20)
-    for i in range(3):
-        _chi2(m[:, i], stats.binom(20, probs[i]))
-    assert _sample("multinomial", 7, probs).shape == (3,)
-
-
-def test_gamma_edges_shapes_and_errors(backend):
-    a = np.array([0.0, -1.0, np.nan, 1e-3, np.inf], np.float32)
-    got = np.asarray(prandom.gamma(prandom.key(0), a))
-    np.testing.assert_array_equal(got[:3], [0.0, np.nan, np.nan])
-    assert got[4] == np.inf and 0 <= got[3] < 1
-    assert np.isfinite(np.asarray(prandom.loggamma(prandom.key(0), np.float32(1e-30), (4,)))).all()
-    for name, args in [("gamma", (np.ones((2, 1), np.float32),)), ("beta", (1.0, np.ones(3, np.float32)))]:
-        _sample(name, *args)
-        _sample(name, *args, shape=(4, 2, 3))
-    assert prandom.gamma(prandom.key(0), 2.0, dtype=pjnp.float16).dtype == pjnp.float16
-    with pytest.raises(ValueError):
-        prandom.gamma(prandom.key(0), np.ones(3, np.float32), (2,))
-    with pytest.raises(ValueError):
-        prandom.dirichlet(prandom.key(0), 1.0)
-    with pytest.raises(TypeError):
-        prandom.poisson(prandom.key(0), 2.0, dtype=pjnp.float32)
-    # deterministic in the key; different keys give different samples
-    k1, k2 = prandom.split(prandom.key(5))
-    np.testing.assert_array_equal(np.asarray(prandom.gamma(k1, 2.0, (5,))), np.asarray(prandom.gamma(k1, 2.0, (5,))))
-    assert not np.array_equal(np.asarray(prandom.gamma(k1, 2.0, (5,))), np.asarray(prandom.gamma(k2, 2.0, (5,))))
+def test_gamma_edges(backend):
+    edges = np.array([0.0, -1.0, np.nan, 1e-3, np.inf, 1e-30], np.float32)
+    for name in ("gamma", "loggamma"):
+        _assert_same(*_pair(name, (edges,), {}, 0))
 
 
 def test_under_jit_and_vmap(backend):
-    f = pyjax.jit(lambda k, a: prandom.gamma(k, a, (N,)))
-    _ks(np.asarray(f(prandom.key(1), 3.0), np.float64), stats.gamma(3.0))
-    keys = prandom.split(prandom.key(2), 3)
-    out = pyjax.vmap(lambda k: prandom.poisson(k, 3.0, (500,)))(keys)
-    assert out.shape == (3, 500) and out.dtype == np.int32
-    assert abs(float(pjnp.mean(out.astype(pjnp.float32))) - 3.0) < 0.2
+    pk, jk = prandom.split(prandom.PRNGKey(2), 3), jax.random.split(jax.random.PRNGKey(2), 3)
+    cases = [
+        (lambda r: lambda k: r.gamma(k, 3.0, (20,))),
+        (lambda r: lambda k: r.poisson(k, 30.0, (20,))),
+    ]
+    for make in cases:
+        p = np.asarray(pyjax.vmap(make(prandom))(pk))
+        j = np.asarray(jax.vmap(make(jax.random))(jk))
+        _assert_same(p, j)
+        _assert_same(np.asarray(pyjax.jit(make(prandom))(pk[1])), np.asarray(jax.jit(make(jax.random))(jk[1])))
 
 
-def test_gamma_implicit_reparameterization_grads(backend):
+def test_gamma_grads_match_jax(backend):
+    # implicit reparameterization: dz/da at the same samples JAX draws
     a = np.array([0.3, 1.0, 2.5, 10.0], np.float32)
-    z = np.asarray(prandom.gamma(prandom.key(0), a))
-    g = pyjax.grad(lambda a: pjnp.sum(prandom.gamma(prandom.key(0), a)))(a)
-    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.lax.random_gamma_grad(a, z)), rtol=1e-4)
-    lz = np.asarray(prandom.loggamma(prandom.key(0), a))
-    g = pyjax.grad(lambda a: pjnp.sum(prandom.loggamma(prandom.key(0), a)))(a)
-    want = np.asarray(jax.lax.random_gamma_grad(a, np.exp(lz))) / np.exp(lz)
-    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4)
-    # d/da E[Beta(a, 2)] = 2 / (a + 2) ** 2 at a = 3, estimated from the reparameterized samples
-    g = pyjax.grad(lambda a: pjnp.mean(prandom.beta(prandom.key(1), a, 2.0, (N,))))(3.0)
-    assert abs(float(g) - 0.08) < 0.01
+    pk, jk = prandom.PRNGKey(0), jax.random.PRNGKey(0)
+    for name in ("gamma", "loggamma"):
+        g = pyjax.grad(lambda a: pjnp.sum(getattr(prandom, name)(pk, a)))(pjnp.asarray(a))
+        want = jax.grad(lambda a: jnp.sum(getattr(jax.random, name)(jk, a)))(a)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-4)
+    g = pyjax.grad(lambda a: pjnp.mean(prandom.beta(pk, a, 2.0, (50,))))(3.0)
+    want = jax.grad(lambda a: jnp.mean(jax.random.beta(jk, a, 2.0, (50,))))(3.0)
+    np.testing.assert_allclose(float(g), float(want), rtol=1e-4)
 
 
-def test_ball(backend):
-    x = _sample("ball", 3, 2, (N,))
-    r3 = np.sum(x * x, axis=-1) ** 1.5  # uniform in the 3-ball: radius**3 ~ U(0, 1)
-    _ks(r3, stats.uniform())
-    x1 = _sample("ball", 2, 1, (N,))
-    assert np.abs(x1).sum(-1).max() <= 1
+def test_errors(backend):
+    k = prandom.PRNGKey(0)
+    with pytest.raises(ValueError):
+        prandom.gamma(k, np.ones(3, np.float32), (2,))
+    with pytest.raises(ValueError):
+        prandom.dirichlet(k, 1.0)
+    with pytest.raises(TypeError):
+        prandom.poisson(k, 2.0, dtype=pjnp.float32)
+    with pytest.raises(ValueError, match="float dtype"):
+        prandom.gamma(k, 2.0, dtype=pjnp.int32)
+    assert prandom.gamma(k, 2.0, (0, 3)).shape == (0, 3)

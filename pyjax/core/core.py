@@ -35,6 +35,8 @@ class ShapedArray:
         self.dtype = dtype
         self.weak_type = weak_type
         self._hash = None
+        if dtype.kind == "c":
+            dtypes.mark_complex()
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
@@ -77,7 +79,7 @@ class ShapedArray:
 _SHORT_DTYPE = {"bool": "bool", "float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 _SHORT_DTYPE.update({"float64": "f64", "int8": "i8", "int16": "i16", "int32": "i32"})
 _SHORT_DTYPE.update({"int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32"})
-_SHORT_DTYPE["uint64"] = "u64"
+_SHORT_DTYPE.update({"uint64": "u64", "complex64": "c64", "complex128": "c128"})
 
 
 # How to get the aval of a non-tracer value, by Python type. The runtime registers Array,
@@ -89,7 +91,7 @@ def _scalar_aval(x) -> ShapedArray:
     return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
 
 
-for _t in (int, float, bool):
+for _t in (int, float, bool, complex):
     pytype_aval_mappings[_t] = _scalar_aval
 
 
@@ -123,6 +125,11 @@ class Primitive:
     """A named operation; interpreters attach rules to it (impl, abstract_eval, jvp, ...)."""
 
     multiple_results = False
+    # Backends are real-only: bind rewrites a primitive applied to complex operands with its
+    # complex_rule (pyjax.lax.complex) into real primitives. complex_ok marks the few that take
+    # complex values as they are (real, imag, complex, and calls whose jaxprs are rewritten).
+    complex_rule: Callable | None = None
+    complex_ok = False
 
     def __init__(self, name: str):
         self.name = name
@@ -295,7 +302,43 @@ def find_top_trace(args) -> Trace | None:
     return top.trace_type(top)
 
 
+# --- complex operands ------------------------------------------------------------------------
+
+
+def _is_complex_value(a) -> bool:
+    av = getattr(a, "aval", None)
+    if av is not None:
+        return av.dtype.kind == "c"
+    if type(a) is complex:
+        return True
+    d = getattr(a, "dtype", None)  # numpy arrays and scalars
+    return getattr(d, "kind", None) == "c"
+
+
+def _has_complex(args, params) -> bool:
+    for a in args:
+        if _is_complex_value(a):
+            return True
+    for k in ("new_dtype", "dtype", "preferred_element_type"):  # convert_element_type, iota, dot
+        d = params.get(k)
+        if isinstance(d, dtypes.DType) and d.kind == "c":
+            return True
+    return False
+
+
+def _complex_bind(prim: Primitive, args, params):
+    rule = prim.complex_rule
+    if rule is None:
+        names = sorted(
+            {(a.aval.dtype.name if hasattr(a, "aval") else "complex64") for a in args if _is_complex_value(a)}
+        )
+        raise TypeError(f"{prim.name} does not accept dtype {', '.join(names) or 'complex64'}.")
+    return rule(*args, **params)
+
+
 def bind(prim: Primitive, *args, **params):
+    if dtypes.complex_live and not prim.complex_ok and _has_complex(args, params):
+        return _complex_bind(prim, args, params)
     trace = find_top_trace(args)
     if trace is None:
         return prim.impl(*args, **params)
@@ -451,7 +494,8 @@ def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
             host = getattr(val, "_host", None) if not isinstance(val, (int, float)) else val
             if host is not None and not v.aval.shape:
                 kind = v.aval.dtype.kind
-                host = float(host) if kind == "f" else bool(host) if kind == "b" else int(host)
+                cast = {"f": float, "b": bool, "c": complex}.get(kind, int)
+                host = cast(host)
                 return f"{host!r}:{v.aval.str_short()}"
             return str(val)
         if v not in names:

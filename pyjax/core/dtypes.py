@@ -14,7 +14,7 @@ from pyjax.core.config import config
 
 
 class DType:
-    """A dtype: name, item size in bytes and kind ('b', 'i', 'u', 'f')."""
+    """A dtype: name, item size in bytes and kind ('b', 'i', 'u', 'f', 'c')."""
 
     __slots__ = ("name", "itemsize", "kind", "_hash")
 
@@ -92,16 +92,19 @@ float16 = DType("float16", 2, "f")
 bfloat16 = DType("bfloat16", 2, "f")
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
+complex64 = DType("complex64", 8, "c")
+complex128 = DType("complex128", 16, "c")
 
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-ALL += (float16, bfloat16, float32, float64)
+ALL += (float16, bfloat16, float32, float64, complex64, complex128)
 BY_NAME = {d.name: d for d in ALL}
 _CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
 _CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
-_CHARS.update({"float64": "d", "bfloat16": "E"})
+_CHARS.update({"float64": "d", "bfloat16": "E", "complex64": "F", "complex128": "D"})
 _ALIASES = {"float": "float64", "int": "int64", "bool_": "bool", "f4": "float32", "f8": "float64"}
 _ALIASES.update({"f2": "float16", "i4": "int32", "i8": "int64", "u4": "uint32", "u8": "uint64"})
 _ALIASES.update({"i1": "int8", "i2": "int16", "u1": "uint8", "u2": "uint16", "b1": "bool"})
+_ALIASES.update({"complex": "complex128", "c8": "complex64", "c16": "complex128"})
 _ALIASES.update({v: k for k, v in _CHARS.items()})
 
 
@@ -141,7 +144,7 @@ complexfloating = _abstract("complexfloating", inexact)
 integer = _abstract("integer", number)
 signedinteger = _abstract("signedinteger", integer)
 unsignedinteger = _abstract("unsignedinteger", integer)
-_KIND_BASE = {"f": floating, "i": signedinteger, "u": unsignedinteger, "b": generic}
+_KIND_BASE = {"f": floating, "c": complexfloating, "i": signedinteger, "u": unsignedinteger, "b": generic}
 SCALAR_TYPES = {"bool": bool_type}
 for _d in ALL:
     if _d.name != "bool":
@@ -149,8 +152,25 @@ for _d in ALL:
 bool_type.__name__ = "bool_"
 
 
+# False until a complex dtype is first used, so programs without complex numbers pay one global
+# read per bind for core.bind's complex-operand check.
+complex_live = False
+
+
+def mark_complex() -> None:
+    global complex_live
+    complex_live = True
+
+
 def dtype(spec) -> DType:
     """Canonical DType for a spec: DType, name, Python type, numpy dtype/type, or scalar type."""
+    d = _dtype(spec)
+    if d.kind == "c":
+        mark_complex()
+    return d
+
+
+def _dtype(spec) -> DType:
     if isinstance(spec, DType):
         return spec
     if isinstance(spec, _ScalarMeta):
@@ -163,6 +183,8 @@ def dtype(spec) -> DType:
         return int64
     if spec is builtins.bool:
         return bool_
+    if spec is builtins.complex:
+        return complex128
     if isinstance(spec, builtins.str):
         name = _ALIASES.get(spec, spec)
         if name in BY_NAME:
@@ -203,9 +225,36 @@ def is_int(d: DType) -> bool:
     return d.kind in "iu"
 
 
+def is_complex(d: DType) -> bool:
+    return d.kind == "c"
+
+
+def is_inexact(d: DType) -> bool:
+    return d.kind in "fc"
+
+
+# A complex array is stored as real pairs: these map between a complex dtype and its parts' dtype.
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "float16": "complex64", "bfloat16": "complex64"}
+
+
+def real_dtype(d) -> DType:
+    """The dtype of the real and imaginary parts of a complex dtype (identity for real dtypes)."""
+    d = dtype(d)
+    return BY_NAME[_REAL_OF[d.name]] if d.kind == "c" else d
+
+
+def complex_dtype(d) -> DType:
+    """The complex dtype whose parts have float dtype d (JAX: float32 -> complex64)."""
+    d = dtype(d)
+    if d.kind == "c":
+        return d
+    return BY_NAME[_COMPLEX_OF.get(d.name, "complex128")] if d.kind == "f" else canonicalize(complex128)
+
+
 # --- x64 canonicalization -----------------------------------------------------------------
 
-_TO_32 = {float64: float32, int64: int32, uint64: uint32}
+_TO_32 = {float64: float32, int64: int32, uint64: uint32, complex128: complex64}
 
 
 def canonicalize(d) -> DType:
@@ -224,9 +273,14 @@ def default_int() -> DType:
     return canonicalize(int64)
 
 
+def default_complex() -> DType:
+    return canonicalize(complex128)
+
+
 # --- promotion lattice (JAX's, with weak types) -------------------------------------------
 
-# Nodes are dtype names plus the weak categories 'i*' (Python int) and 'f*' (Python float).
+# Nodes are dtype names plus the weak categories 'i*' (Python int), 'f*' (Python float) and
+# 'c*' (Python complex). Complex sits above every float: float32 + complex64 -> complex64.
 _LATTICE = {
     "bool": ["i*"],
     "i*": ["uint8", "int8"],
@@ -238,11 +292,14 @@ _LATTICE = {
     "int16": ["int32"],
     "int32": ["int64"],
     "int64": ["f*"],
-    "f*": ["float16", "bfloat16"],
+    "f*": ["float16", "bfloat16", "c*"],
     "float16": ["float32"],
     "bfloat16": ["float32"],
-    "float32": ["float64"],
-    "float64": [],
+    "float32": ["float64", "complex64"],
+    "float64": ["complex128"],
+    "c*": ["complex64"],
+    "complex64": ["complex128"],
+    "complex128": [],
 }
 
 
@@ -269,6 +326,8 @@ def _node(d: DType, weak: bool) -> str:
         return "i*"
     if weak and d.kind == "f":
         return "f*"
+    if weak and d.kind == "c":
+        return "c*"
     return d.name
 
 
@@ -282,6 +341,8 @@ def promote(items) -> tuple[DType, bool]:
         return default_int(), True
     if node == "f*":
         return default_float(), True
+    if node == "c*":
+        return default_complex(), True
     return canonicalize(BY_NAME[node]), False
 
 
@@ -293,7 +354,7 @@ def promote_types(a, b) -> DType:
     """
     da, db = dtype(a), dtype(b)
     node = _join(_node(da, False), _node(db, False))
-    out = {"i*": int64, "f*": float64}.get(node) or BY_NAME[node]
+    out = {"i*": int64, "f*": float64, "c*": complex128}.get(node) or BY_NAME[node]
     return out if 8 in (da.itemsize, db.itemsize) else canonicalize(out)
 
 
@@ -306,7 +367,8 @@ def python_scalar_dtype(x) -> DType:
     if isinstance(x, builtins.float):
         return default_float()
     if isinstance(x, complex):
-        raise TypeError("pyjax does not support complex numbers yet")
+        mark_complex()
+        return default_complex()
     raise TypeError(f"{type(x).__name__} is not a Python scalar")
 
 
@@ -321,7 +383,7 @@ class finfo:
     }
 
     def __init__(self, d):
-        self.dtype = dtype(d)
+        self.dtype = real_dtype(d)  # finfo(complex64) describes its float32 parts, as in numpy
         if self.dtype.kind != "f":
             raise ValueError(f"finfo: data type {self.dtype} not inexact")
         nmant, nexp, tiny, fmax, eps, smallest_sub = self._TABLE[self.dtype.name]

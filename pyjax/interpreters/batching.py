@@ -1,4 +1,10 @@
-"""vmap: BatchTrace carries a value plus the axis (or None) along which it is batched."""
+"""vmap: BatchTrace carries a value plus the axis (or None) along which it is batched.
+
+A vmap may name its axis (`axis_name`): the named axes in scope form `axis_env` (innermost last),
+which collectives (lax.psum, all_gather, ...) consult. Collectives have their own rule table,
+`collective_rules`, whose rules see the trace's AxisData (size and name) and run even for unbatched
+operands, so a collective over this trace's axis is always resolved here, never staged below.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,43 @@ from collections.abc import Callable
 from pyjax.core.core import Trace, Tracer, bind, get_aval, new_main
 
 batch_rules: dict = {}
+collective_rules: dict = {}  # primitive -> rule(axis: AxisData, vals, dims, **params)
 not_mapped = None
+
+
+class AxisData:
+    """What one vmap level knows about its axis: size, optional name, and its MainTrace."""
+
+    __slots__ = ("size", "name", "main")
+
+    def __init__(self, size: int, name, main=None):
+        self.size = size
+        self.name = name
+        self.main = main
+
+
+axis_env: list[AxisData] = []  # named axes in scope, innermost last
+_rule_axis: list = [None]  # the AxisData of the BatchTrace whose rule is running (for re-vmaps)
+
+
+def lookup_axis(name) -> AxisData:
+    """The innermost vmap/pmap axis called name; JAX's NameError when none is in scope."""
+    for a in reversed(axis_env):
+        if a.name == name:
+            return a
+    raise NameError(f"unbound axis name: {name}")
+
+
+def rule_axis_name():
+    """Name of the axis whose batching rule is running: rules that re-vmap a sub-jaxpr pass it on,
+    so collectives inside it still see their axis."""
+    a = _rule_axis[-1]
+    return None if a is None else a.name
+
+
+def axis_env_key() -> tuple:
+    """The named axes in scope, for caches of traced jaxprs (they may depend on the sizes)."""
+    return tuple((a.name, a.size) for a in axis_env)
 
 
 class BatchTracer(Tracer):
@@ -38,7 +80,7 @@ class BatchTrace(Trace):
 
     @property
     def axis_size(self) -> int:
-        return self.main.global_data
+        return self.main.global_data.size
 
     def pure(self, val):
         return BatchTracer(self, val, None)
@@ -48,6 +90,10 @@ class BatchTrace(Trace):
     def process_primitive(self, primitive, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.batch_dim for t in tracers]
+        crule = collective_rules.get(primitive)
+        if crule is not None:
+            out, out_dim = crule(self.main.global_data, vals, dims, **params)
+            return BatchTracer(self, out, out_dim)
         if all(d is None for d in dims):
             outs = bind(primitive, *vals, **params)
             if primitive.multiple_results:
@@ -56,7 +102,15 @@ class BatchTrace(Trace):
         rule = batch_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
-        out, out_dim = rule(self.axis_size, vals, dims, **params)
+        axis = self.main.global_data
+        if axis.name is None:
+            out, out_dim = rule(axis.size, vals, dims, **params)
+        else:
+            _rule_axis.append(axis)
+            try:
+                out, out_dim = rule(axis.size, vals, dims, **params)
+            finally:
+                _rule_axis.pop()
         if primitive.multiple_results:
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
         return BatchTracer(self, out, out_dim)
@@ -86,12 +140,22 @@ def move_to(x, bdim, dst: int, axis_size: int):
     return moveaxis(x, bdim, dst)
 
 
-def vmap_flat(f: Callable, axis_size: int, in_dims: list, args: list) -> tuple[list, list]:
-    with new_main(BatchTrace, axis_size) as main:
-        trace = BatchTrace(main)
-        tracers_in = [BatchTracer(trace, x, d) if d is not None else x for x, d in zip(args, in_dims)]
-        outs = f(*tracers_in)
-        tracers_out = [trace.full_raise(o) for o in outs]
-        vals = [t.val for t in tracers_out]
-        dims = [t.batch_dim for t in tracers_out]
+def vmap_flat(f: Callable, axis_size: int, in_dims: list, args: list, axis_name=None) -> tuple[list, list]:
+    """Run f on BatchTracers; returns (values, batch dims). Batching rules that re-vmap a sub-jaxpr
+    pass axis_name=rule_axis_name()."""
+    axis = AxisData(axis_size, axis_name)
+    with new_main(BatchTrace, axis) as main:
+        axis.main = main
+        if axis_name is not None:
+            axis_env.append(axis)
+        try:
+            trace = BatchTrace(main)
+            tracers_in = [BatchTracer(trace, x, d) if d is not None else x for x, d in zip(args, in_dims)]
+            outs = f(*tracers_in)
+            tracers_out = [trace.full_raise(o) for o in outs]
+            vals = [t.val for t in tracers_out]
+            dims = [t.batch_dim for t in tracers_out]
+        finally:
+            if axis_name is not None:
+                axis_env.remove(axis)
     return vals, dims

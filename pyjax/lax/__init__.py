@@ -20,3 +20,7 @@ from pyjax.lax.control_flow import (
 from pyjax.lax.convolution import *  # noqa: F401,F403,E402
 from pyjax.lax.windowed import *  # noqa: F401,F403,E402
 from pyjax.lax.extras import *  # noqa: F401,F403,E402
+from pyjax.lax.parallel import *  # noqa: F401,F403,E402
+from pyjax.lax.custom_solve import custom_linear_solve, custom_root  # noqa: F401,E402
+from pyjax.lax.gather_scatter import *  # noqa: F401,F403,E402
+from pyjax.lax.complex import complex, complex_p, conj, imag, imag_p, real, real_p  # noqa: F401,E402

@@ -68,7 +68,7 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
 
 
 def _is_float(a: ShapedArray) -> bool:
-    return a.dtype.kind == "f"
+    return a.dtype.kind in "fc"  # complex values are differentiable too
 
 
 def _batched(a: ShapedArray, size: int, axis: int = 0) -> ShapedArray:
@@ -306,7 +306,8 @@ def _jvp_jaxpr(jaxpr: Jaxpr, nz_in: tuple, instantiate: tuple) -> tuple[Jaxpr, t
 
 def _batch_jaxpr(jaxpr: Jaxpr, size: int, in_b: tuple, instantiate: tuple) -> tuple[Jaxpr, tuple]:
     """vmap of a jaxpr: batched inputs/outputs carry the batch axis first; returns out_batched."""
-    key = ("cf_vmap", size, in_b, instantiate)
+    axis_name = batching.rule_axis_name()  # collectives inside still see the named axis
+    key = ("cf_vmap", size, in_b, instantiate, axis_name)
     hit = jaxpr._cache.get(key)
     if hit is not None:
         return hit
@@ -314,7 +315,9 @@ def _batch_jaxpr(jaxpr: Jaxpr, size: int, in_b: tuple, instantiate: tuple) -> tu
     box = []
 
     def f(*args):
-        outs, dims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, [0 if b else None for b in in_b], list(args))
+        outs, dims = batching.vmap_flat(
+            core.jaxpr_as_fun(jaxpr), size, [0 if b else None for b in in_b], list(args), axis_name
+        )
         res, ob = [], []
         for o, d, inst in zip(outs, dims, instantiate):
             if d is not None or inst:
@@ -748,7 +751,7 @@ def _while_batch(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     if not pred_b:
         outs = while_p.bind(*consts, *carry, cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=nc, body_nconsts=nb)
         return outs, [0 if x else None for x in k_b]
-    key = ("cf_while_sel", size, cc_b, bc_b, k_b, body_jaxpr)
+    key = ("cf_while_sel", size, cc_b, bc_b, k_b, body_jaxpr, batching.rule_axis_name())
     hit = cond_jaxpr._cache.get(key)
     if hit is None:
 

@@ -38,7 +38,10 @@ __all__ = [
     "conv_general_dilated_p",
     "conv_general_dilated_patches",
     "conv_general_permutations",
+    "conv_general_shape_tuple",
+    "conv_shape_tuple",
     "conv_transpose",
+    "conv_transpose_shape_tuple",
     "conv_with_general_padding",
     "padtype_to_pads",
 ]
@@ -147,6 +150,61 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
         lo = total // 2 if mode == "SAME" else total - total // 2
         out.append((lo, total - lo))
     return out
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int = 1) -> tuple:
+    """Output shape of a conv of (N, C, spatial...) lhs and (O, I, spatial...) rhs shapes; pads are
+    (lo, hi) pairs or a padding string. A batch of -1 (unknown, as stax uses it) passes through."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(
+            f"Wrong number of explicit pads for convolution: expected {len(lhs_shape) - 2}, got {len(pads)}."
+        )
+    spatial = []
+    for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads):
+        if n + lo + hi < 0:
+            raise ValueError(
+                "Negative padding is larger than the size of the corresponding dimension: "
+                f"got padding={list(pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
+            )
+        spatial.append(builtins.max((n + lo + hi - k) // s + 1, 0))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0], *spatial)
+
+
+def _in_layouts(lhs_shape, rhs_shape, dimension_numbers, shape_fn) -> tuple:
+    """shape_fn on the canonical (batch/feature first) shapes, put back in the output layout."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    canon = shape_fn([lhs_shape[i] for i in dn.lhs_spec], [rhs_shape[i] for i in dn.rhs_spec])
+    out = [0] * len(canon)
+    for k, pos in enumerate(dn.out_spec):
+        out[pos] = int(canon[k])
+    return tuple(out)
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers) -> tuple:
+    """Output shape of conv_general_dilated (no dilation) for the given layouts."""
+    return _in_layouts(
+        lhs_shape, rhs_shape, dimension_numbers, lambda lhs, rhs: conv_shape_tuple(lhs, rhs, window_strides, padding)
+    )
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers) -> tuple:
+    """Output shape of conv_transpose for the given layouts: (n - 1) s - k + 2 + total padding."""
+
+    def canonical(lhs, rhs):
+        ks = rhs[2:]
+        pads = (
+            [_conv_transpose_pads(k, s, padding) for k, s in zip(ks, window_strides)]
+            if isinstance(padding, str)
+            else padding
+        )
+        if len(pads) != len(ks):
+            raise ValueError(f"conv_transpose_shape_tuple: expected {len(ks)} (lo, hi) pads, got {len(pads)}")
+        space = [(n - 1) * s - k + 2 + lo + hi for n, k, s, (lo, hi) in zip(lhs[2:], ks, window_strides, pads)]
+        return (lhs[0], rhs[0], *space)
+
+    return _in_layouts(lhs_shape, rhs_shape, dimension_numbers, canonical)
 
 
 # --- the primitive ------------------------------------------------------------------------------

@@ -39,9 +39,12 @@ def _generic_impl(p):
     return impl
 
 
+_PY_SCALARS = (builtins.int, builtins.float, builtins.bool, builtins.complex)
+
+
 def _as_array(x, dtype=None, weak=None):
     """Python scalars -> typed scalar constants; arrays pass through."""
-    if isinstance(x, (builtins.int, builtins.float, builtins.bool)):
+    if isinstance(x, _PY_SCALARS):
         d = dtypes.python_scalar_dtype(x) if dtype is None else dtype
         return core.make_scalar(x, d, type(x) is not builtins.bool if weak is None else weak)
     return x
@@ -49,13 +52,13 @@ def _as_array(x, dtype=None, weak=None):
 
 def _promote_scalars(*args):
     """lax allows Python scalars next to arrays: they take the array operand's dtype (weakly)."""
-    ref = next((a for a in args if not isinstance(a, (builtins.int, builtins.float, builtins.bool))), None)
+    ref = next((a for a in args if not isinstance(a, _PY_SCALARS)), None)
     if ref is None:
         return [_as_array(a) for a in args]
     aval = _aval(ref)
     out = []
     for a in args:
-        if isinstance(a, (builtins.int, builtins.float, builtins.bool)):
+        if isinstance(a, _PY_SCALARS):
             a = core.make_scalar(a, aval.dtype, True)
             if aval.shape:
                 a = broadcast_in_dim(a, aval.shape, ())
@@ -604,7 +607,7 @@ def convert_element_type(x, new_dtype):
 
 
 def _convert(x, new_dtype, weak_type):
-    if isinstance(x, (builtins.int, builtins.float, builtins.bool)):
+    if isinstance(x, _PY_SCALARS):
         return core.make_scalar(x, new_dtype, weak_type)
     a = _aval(x)
     if a.dtype is new_dtype and a.weak_type == weak_type:
@@ -682,7 +685,7 @@ def broadcasted_iota(dtype, shape, dimension: int):
 def full(shape, fill_value, dtype=None):
     """An array of shape filled with fill_value (a scalar, possibly traced)."""
     shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
-    if isinstance(fill_value, (builtins.int, builtins.float, builtins.bool)):
+    if isinstance(fill_value, _PY_SCALARS):
         if dtype is None:
             d, weak = dtypes.python_scalar_dtype(fill_value), type(fill_value) is not builtins.bool
         else:
@@ -1664,7 +1667,7 @@ def stop_gradient(x):
 
     def sg(v):
         v = _as_array(v)
-        if _aval(v).dtype.kind != "f":
+        if _aval(v).dtype.kind not in "fc":
             return v
         return bind(stop_gradient_p, v)
 

@@ -45,7 +45,7 @@ GATHER_MODES = ("clip", "fill", "promise_in_bounds")
 
 def default_fill_value(dtype):
     """JAX's fill for out-of-range gathers: NaN (floats), min (signed), max (unsigned), True (bool)."""
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return float("nan")
     if dtype.kind == "i":
         return dtypes.iinfo(dtype).min

@@ -35,6 +35,10 @@ uint16 = _dtypes.SCALAR_TYPES["uint16"]
 uint32 = _dtypes.SCALAR_TYPES["uint32"]
 uint64 = _dtypes.SCALAR_TYPES["uint64"]
 bfloat16 = _dtypes.SCALAR_TYPES["bfloat16"]
+complex64 = _dtypes.SCALAR_TYPES["complex64"]
+complex128 = _dtypes.SCALAR_TYPES["complex128"]
+complex_ = complex128
+csingle, cdouble = complex64, complex128
 float_ = float64
 int_ = int64
 uint = uint64
@@ -63,3 +67,4 @@ from pyjax.numpy._advanced import *  # noqa: F401,F403,E402
 from pyjax.numpy._extra import *  # noqa: F401,F403,E402
 from pyjax.numpy._more import *  # noqa: F401,F403,E402
 from pyjax.numpy._bits import *  # noqa: F401,F403,E402
+from pyjax.numpy import fft  # noqa: F401,E402

@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
     _np = None
 
 ndarray = Array
-_SCALARS = (builtins.int, builtins.float, builtins.bool)
+_SCALARS = (builtins.int, builtins.float, builtins.bool, builtins.complex)
 
 
 def _is_array(x) -> bool:
@@ -82,8 +82,6 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
         return execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
-        if a.dtype.kind == "c":
-            raise TypeError("pyjax does not support complex arrays yet")
         if a.dtype.kind in "OUSV":
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
         return execute.from_numpy(_np.asarray(a), device, dtype)
@@ -239,7 +237,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
             [(start_a.dtype, start_a.weak_type), (stop_a.dtype, stop_a.weak_type), (dtypes.default_float(), True)]
         )[0]
     )
-    ct = d if d.kind == "f" else dtypes.default_float()
+    ct = d if d.kind in "fc" else dtypes.default_float()
     s = lax.convert_element_type(start_a, ct)
     e = lax.convert_element_type(stop_a, ct)
     bshape = broadcast_shapes(s.shape, e.shape)
@@ -365,7 +363,7 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     """Promote dtypes (weak-type aware) and broadcast shapes of jnp function arguments."""
     args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
     d, weak = _weak_result(*args)
-    if to_float and d.kind != "f":
+    if to_float and d.kind not in "fc":
         d, weak = dtypes.default_float(), False if not weak else weak
         if builtins.all(isinstance(a, _SCALARS) for a in args):
             weak = True
@@ -492,17 +490,17 @@ def sign(x, /):
 
 def floor(x, /):
     (x,) = _promote("floor", x)
-    return x if x.dtype.kind != "f" else lax.floor(x)
+    return x if x.dtype.kind not in "fc" else lax.floor(x)
 
 
 def ceil(x, /):
     (x,) = _promote("ceil", x)
-    return x if x.dtype.kind != "f" else lax.ceil(x)
+    return x if x.dtype.kind not in "fc" else lax.ceil(x)
 
 
 def trunc(x, /):
     (x,) = _promote("trunc", x)
-    return x if x.dtype.kind != "f" else where(lax.lt(x, 0.0), lax.ceil(x), lax.floor(x))
+    return x if x.dtype.kind not in "fc" else where(lax.lt(x, 0.0), lax.ceil(x), lax.floor(x))
 
 
 fix = trunc
@@ -517,6 +515,8 @@ def round(a, decimals: int = 0, out=None):
     (a,) = _promote("round", a)
     if a.dtype.kind == "b":
         raise ValueError("round: data type bool not inexact")
+    if a.dtype.kind == "c":  # each part on its own
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if a.dtype.kind != "f":
         if decimals >= 0:
             return a
@@ -545,6 +545,8 @@ def reciprocal(x, /):
 
 def isfinite(x, /):
     (x,) = _promote("isfinite", x)
+    if x.dtype.kind == "c":
+        return lax.bitwise_and(isfinite(lax.real(x)), isfinite(lax.imag(x)))
     if x.dtype.kind != "f":
         return full(x.shape, True, dtypes.bool_)
     out = lax.is_finite(x)
@@ -553,6 +555,8 @@ def isfinite(x, /):
 
 def isnan(x, /):
     (x,) = _promote("isnan", x)
+    if x.dtype.kind == "c":
+        return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
     if x.dtype.kind != "f":
         return full(x.shape, False, dtypes.bool_)
     return lax.ne(x, x)
@@ -560,6 +564,8 @@ def isnan(x, /):
 
 def isinf(x, /):
     (x,) = _promote("isinf", x)
+    if x.dtype.kind == "c":
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if x.dtype.kind != "f":
         return full(x.shape, False, dtypes.bool_)
     return lax.eq(lax.abs(x), math.inf)
@@ -916,6 +922,9 @@ def select(condlist, choicelist, default=0):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = x if _is_array(x) else asarray(x)
+    if x.dtype.kind == "c":  # each part on its own
+        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x))]
+        return lax.complex(*parts)
     if x.dtype.kind != "f":
         return x
     info = dtypes.finfo(x.dtype)
@@ -1091,7 +1100,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     axes = _reduce_axes("mean", a, axis)
     av = _aval(a)
     if dtype is None:
-        d = av.dtype if av.dtype.kind == "f" else dtypes.default_float()
+        d = av.dtype if av.dtype.kind in "fc" else dtypes.default_float()
     else:
         d = dtypes.canonicalize(dtype)
     x = lax.convert_element_type(a, d) if av.dtype is not d else a
@@ -1115,11 +1124,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     d = (
         dtypes.canonicalize(dtype)
         if dtype is not None
-        else (av.dtype if av.dtype.kind == "f" else dtypes.default_float())
+        else (av.dtype if av.dtype.kind in "fc" else dtypes.default_float())
     )
     x = lax.convert_element_type(a, d) if av.dtype is not d else a
     m = mean(x, axis=axes, keepdims=True, where=where)
     c = lax.sub(x, broadcast_to(m, av.shape))
+    if d.kind == "c":  # the variance of complex values is real: mean |x - mean|^2
+        c = lax.abs(c)
+        d = dtypes.real_dtype(d)
     sq = lax.mul(c, c)
     if where is not None:
         w = broadcast_to(where if _is_array(where) else asarray(where), av.shape)
@@ -1622,7 +1634,7 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
     pw = _pad_widths(pad_width, nd)
     if mode == "constant":
         cv = constant_values
-        if isinstance(cv, (builtins.int, builtins.float, builtins.bool)):
+        if isinstance(cv, _SCALARS):
             return lax.pad(
                 a, lax._promote_scalars(cv, a)[0] if False else _scalar_like(cv, a), [(lo, hi, 0) for lo, hi in pw]
             )
@@ -1838,7 +1850,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+    """Dot product of the flattened arrays, conjugating the first (for complex input)."""
+    return dot(conj(ravel(a)), ravel(b))
 
 
 def inner(a, b):
@@ -1911,7 +1924,21 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 def astype(x, dtype, /, *, copy=False, device=None):
     x = x if _is_array(x) else asarray(x)
+    _warn_complex_to_real(x, dtype)
     return lax.convert_element_type(x, dtype)
+
+
+def _warn_complex_to_real(x, dtype) -> None:
+    """JAX warns when a cast drops the imaginary part (and keeps the real part)."""
+    if _aval(x).dtype.kind == "c" and dtypes.dtype(dtype).kind != "c":
+        import warnings
+
+        warnings.warn(
+            "Casting from complex to real dtypes will soon raise a ValueError. Please first use "
+            "jnp.real or jnp.imag to take the real/imaginary component of your input.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
 
 def can_cast(from_, to, casting="safe"):
@@ -1926,11 +1953,19 @@ def isscalar(element):
 
 
 def iscomplexobj(x):
-    return False
+    """True when x has a complex dtype (the dtype is checked, not the values)."""
+    if x is None:
+        return False
+    try:
+        d = _aval(x).dtype if _is_array(x) or isinstance(x, _SCALARS) else dtypes.dtype(getattr(x, "dtype", x))
+    except TypeError:
+        return False
+    return d.kind == "c"
 
 
 def isrealobj(x):
-    return True
+    """Not iscomplexobj(x)."""
+    return not iscomplexobj(x)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1939,7 +1974,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _promote("isclose", a, b)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         return equal(a, b)
     out = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
     out = logical_or(out, equal(a, b))
@@ -1971,18 +2006,32 @@ def copy(a, order=None):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation of (xp, fp) at x (numpy.interp)."""
     from pyjax.numpy._indexing import take
+    from pyjax.numpy._sorting import argsort
 
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
-    x, xp, fp = _promote("interp", x, xp, fp, to_float=True)
+    if ndim(xp) != 1 or ndim(fp) != 1 or xp.shape[0] != fp.shape[0]:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    d = result_type(x, xp, fp)
+    d = d if d.kind in "fc" else dtypes.default_float()
+    x, xp, fp = (lax.convert_element_type(a, d) for a in (x, xp, fp))
+    if period is not None:
+        # wrap x and xp into [0, period) and pad xp with one point past each end
+        period = abs(period)
+        x, xp = x % period, xp % period
+        order = argsort(xp)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
     i = clip(searchsorted_right(xp, x), 1, xp.shape[0] - 1)
-    x0, x1 = take(xp, i - 1), take(xp, i)
-    y0, y1 = take(fp, i - 1), take(fp, i)
-    dx = x1 - x0
-    t = where(dx == 0, zeros_like(dx), (x - x0) / where(dx == 0, ones_like(dx), dx))
-    out = y0 + t * (y1 - y0)
-    out = where(x < xp[0], fp[0] if left is None else left, out)
-    out = where(x > xp[-1], fp[-1] if right is None else right, out)
+    x0, y0, y1 = take(xp, i - 1), take(fp, i - 1), take(fp, i)
+    dx = take(xp, i) - x0
+    flat = dx == 0  # repeated xp: the left value, no division by zero
+    out = where(flat, y0, y0 + ((x - x0) / where(flat, ones_like(dx), dx)) * (y1 - y0))
+    if period is None:
+        out = where(x < xp[0], fp[0] if left is None else left, out)
+        out = where(x > xp[-1], fp[-1] if right is None else right, out)
     return out
 
 
@@ -2007,31 +2056,56 @@ def fmin(x1, x2, /):
     return where(isnan(x2), x1, where(isnan(x1), x2, lax.min(x1, x2)))
 
 
+def _is_complex_arr(x) -> bool:
+    return _aval(x).dtype.kind == "c"
+
+
 def real(val, /):
-    """Real part: the array itself (pyjax has no complex dtypes)."""
-    return val if _is_array(val) else asarray(val)
+    """Real part: a float array for complex input, the array itself otherwise."""
+    val = val if _is_array(val) else asarray(val)
+    return lax.real(val) if _is_complex_arr(val) else val
 
 
 def imag(val, /):
-    """Imaginary part: zeros of the same dtype (pyjax has no complex dtypes)."""
-    return zeros_like(val if _is_array(val) else asarray(val))
+    """Imaginary part: a float array for complex input, zeros of the same dtype otherwise."""
+    val = val if _is_array(val) else asarray(val)
+    return lax.imag(val) if _is_complex_arr(val) else zeros_like(val)
 
 
 def conjugate(x, /):
-    """Complex conjugate: the array itself for real dtypes."""
-    return x if _is_array(x) else asarray(x)
+    """Complex conjugate (real input is returned unchanged, as in JAX)."""
+    x = x if _is_array(x) else asarray(x)
+    return lax.conj(x) if _is_complex_arr(x) else x
 
 
 conj = conjugate
 
 
+def angle(z, deg: bool = False):
+    """The argument of z: atan2(imag, real), in radians or degrees (a float array)."""
+    z = z if _is_array(z) else asarray(z)
+    if _is_complex_arr(z):
+        re, im = lax.real(z), lax.imag(z)
+    else:
+        (re,) = _promote("angle", z, to_float=True)
+        im = lax._zeros(re)
+    out = lax.atan2(im, re)
+    return lax.mul(out, 180.0 / math.pi) if deg else out
+
+
 def iscomplex(x, /):
-    """Elementwise 'has a nonzero imaginary part': always False for real dtypes."""
+    """Elementwise: the imaginary part is nonzero (always False for real dtypes)."""
+    x = x if _is_array(x) else asarray(x)
+    if _is_complex_arr(x):
+        return lax.ne(lax.imag(x), 0.0)
     return full(shape(x), False, dtypes.bool_)
 
 
 def isreal(x, /):
-    """Elementwise 'has a zero imaginary part': always True for real dtypes."""
+    """Elementwise: the imaginary part is zero (always True for real dtypes)."""
+    x = x if _is_array(x) else asarray(x)
+    if _is_complex_arr(x):
+        return lax.eq(lax.imag(x), 0.0)
     return full(shape(x), True, dtypes.bool_)
 
 

@@ -35,7 +35,7 @@ def _getitem(self, idx):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    return lax.convert_element_type(self, dtype)
+    return jnp.astype(self, dtype)
 
 
 def _reshape(self, *shape, order="C"):
@@ -181,16 +181,16 @@ METHODS = {
     "ptp": jnp.ptp,
     "repeat": jnp.repeat,
     "view": _view,
-    "conj": lambda self: self,
-    "conjugate": lambda self: self,
+    "conj": lambda self: jnp.conjugate(self),
+    "conjugate": lambda self: jnp.conjugate(self),
 }
 
 PROPERTIES = {
     "T": lambda self: jnp.transpose(self),
     "mT": lambda self: jnp.swapaxes(self, -1, -2),
     "at": _at,
-    "real": lambda self: self,
-    "imag": lambda self: jnp.zeros_like(self),
+    "real": lambda self: jnp.real(self),
+    "imag": lambda self: jnp.imag(self),
     "flat": lambda self: jnp.ravel(self),
 }
 

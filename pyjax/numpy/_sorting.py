@@ -97,8 +97,14 @@ def lexsort(keys, axis: int = -1):
 
 
 def sort_complex(a):
-    """Sorted copy along the last axis (pyjax has no complex dtypes, so this is `sort`)."""
-    return sort(a)
+    """Sorted copy along the last axis as a complex array (real part first, then imaginary)."""
+    out = sort(a)
+    d = jnp._aval(out).dtype
+    return (
+        out
+        if d.kind == "c"
+        else lax.convert_element_type(out, dtypes.complex_dtype(d if d.kind == "f" else dtypes.default_float()))
+    )
 
 
 # --- partition -------------------------------------------------------------------------------------

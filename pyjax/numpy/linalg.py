@@ -29,7 +29,7 @@ def _inexact(fn: str, *args):
     """Arrays of the common floating dtype (ints and bools promote to the default float)."""
     args = [_arr(fn, a) for a in args]
     d, weak = jnp._weak_result(*args)
-    if d.kind != "f":
+    if d.kind not in "fc":  # complex stays complex: primitives without a complex rule then raise
         d, weak = dtypes.default_float(), False
     return [
         lax._convert(a, d, weak) if jnp._aval(a).dtype is not d or jnp._aval(a).weak_type != weak else a for a in args
@@ -275,6 +275,10 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector norm (one axis or a 1-D input) or matrix norm (two axes or a 2-D input)."""
     (x,) = _inexact("norm", x)
     nd = jnp._aval(x).ndim
+    if jnp._aval(x).dtype.kind == "c":
+        n_axes = nd if axis is None else (len(axis) if isinstance(axis, (tuple, list)) else 1)
+        if n_axes == 1 or ord in (None, "fro", 1, -1, float("inf"), -float("inf")):
+            x = jnp.abs(x)  # these norms only see magnitudes
     if axis is None:
         if ord is None:
             out = jnp.sqrt(jnp.sum(x * x))
@@ -347,6 +351,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     if not (-len(n1) <= ax1 < 0 and -len(n2) <= ax2 < 0) or n1[ax1] != n2[ax2]:
         raise ValueError(f"vecdot: axes must have the same size along axis={axis}, got shapes {n1} and {n2}")
     x1, x2 = jnp._promote("vecdot", x1, x2)
+    x1 = jnp.conj(x1)  # the array API's vecdot conjugates the first argument
     return jnp.sum(jnp.multiply(x1, x2), axis=axis, dtype=preferred_element_type)
 
 
@@ -618,13 +623,13 @@ def cond(x, p=None):
 
 
 def eig(a):
-    """Not available: general eigendecomposition returns complex arrays, and pyjax has no complex dtype."""
-    raise NotImplementedError("jnp.linalg.eig needs complex dtypes, which pyjax does not support; use eigh")
+    """Not available yet: general eigendecomposition (complex eigenvalues) has no pyjax kernel."""
+    raise NotImplementedError("jnp.linalg.eig (complex eigendecomposition) is not implemented in pyjax; use eigh")
 
 
 def eigvals(a):
-    """Not available: eigenvalues of general matrices are complex, and pyjax has no complex dtype."""
-    raise NotImplementedError("jnp.linalg.eigvals needs complex dtypes, which pyjax does not support; use eigvalsh")
+    """Not available yet: eigenvalues of general matrices (complex) have no pyjax kernel."""
+    raise NotImplementedError("jnp.linalg.eigvals (complex eigenvalues) is not implemented in pyjax; use eigvalsh")
 
 
 __all__ = [

@@ -95,6 +95,11 @@ class Array:
             d = self.aval.dtype
             buf = Buffer(backend, d.itemsize)
             backend.write(buf.slot, _pack_scalar(self._host, d))
+            if d.kind == "c":  # complex: the view is over (..., 2) real parts (see complex_phys)
+                shape = self.aval.shape + (2,)
+                self._buf, self._tracker = buf, ShapeTracker.contiguous((2,))
+                self._tracker = self._tracker.reshape((1,) * len(shape[:-1]) + (2,)).expand(shape)
+                return
             self._buf, self._tracker = buf, ShapeTracker.contiguous(())
             if self.aval.shape:
                 self._tracker = self._tracker.reshape((1,) * len(self.aval.shape)).expand(self.aval.shape)
@@ -105,9 +110,9 @@ class Array:
 
         if self._buf is None:
             return _pack_scalar(self._host, self.aval.dtype) * self.size
-        arr = self
-        if not (self._tracker.is_contiguous and self._buf.nbytes == self.nbytes):
-            arr = execute.materialize(self)
+        arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
+        if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
+            arr = execute.materialize(arr)
         backend = arr._buf.backend
         backend.synchronize()
         return backend.read(arr._buf.slot, self.nbytes)
@@ -118,8 +123,9 @@ class Array:
         arr = self
         if self._buf is None:
             return _pack_scalar(self._host, self.aval.dtype) * self.size
-        if not (self._tracker.is_contiguous and self._buf.nbytes == self.nbytes):
-            arr = execute.materialize(self)
+        arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
+        if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
+            arr = execute.materialize(arr)
         return await arr._buf.backend.read_async(arr._buf.slot, self.nbytes)
 
     def _numpy(self):
@@ -137,9 +143,7 @@ class Array:
         raw = self._contiguous_bytes()
         if not self.size:
             return []
-        if d.name == "bfloat16":
-            return _bf16_unpack(raw, self.size)
-        return list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw))
+        return _unpack(raw, self.size, d)
 
     def tolist(self):
         if np is not None and self.aval.dtype.name != "bfloat16":
@@ -198,7 +202,7 @@ class Array:
         """Like tolist(), but awaits the device readback (browser WebGPU)."""
         d = self.aval.dtype
         raw = await self._contiguous_bytes_async()
-        vals = list(struct.unpack(f"<{self.size}{_FMT[d.name]}", raw)) if self.size else []
+        vals = _unpack(raw, self.size, d) if self.size else []
         return _nest(vals, self.aval.shape)
 
     def copy_to_host_async(self):
@@ -277,7 +281,41 @@ def _nest(flat: list, shape: tuple):
     return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
+def _unpack(raw: bytes, n: int, d) -> list:
+    """n elements of dtype d from little-endian bytes, as Python scalars."""
+    if d.name == "bfloat16":
+        return _bf16_unpack(raw, n)
+    if d.kind == "c":
+        parts = struct.unpack(f"<{2 * n}{_FMT[dtypes.real_dtype(d).name]}", raw)
+        return [complex(parts[2 * i], parts[2 * i + 1]) for i in range(n)]
+    return list(struct.unpack(f"<{n}{_FMT[d.name]}", raw))
+
+
+def complex_phys(a: Array) -> Array:
+    """The real (..., 2) array of (re, im) pairs that stores complex array a (a view, no copy)."""
+    rd = dtypes.real_dtype(a.aval.dtype)
+    aval = ShapedArray(a.aval.shape + (2,), rd, a.aval.weak_type)
+    if a._buf is None:
+        h = complex(a._host)
+        if h.real == h.imag or (h.real != h.real and h.imag != h.imag):  # one value fills both parts
+            return Array(aval, None, None, a._device, host=h.real)
+        a._ensure_buffer()
+    return Array(aval, a._buf, a._tracker, a._device)
+
+
+def complex_from_phys(p: Array, dtype) -> Array:
+    """The complex array of dtype stored by the real (..., 2) array p (a view, no copy)."""
+    aval = ShapedArray(p.aval.shape[:-1], dtype, p.aval.weak_type)
+    if p._buf is None:
+        return Array(aval, None, None, p._device, host=complex(p._host, p._host))
+    return Array(aval, p._buf, p._tracker, p._device)
+
+
 def _py_scalar(v, d):
+    if d.kind == "c":
+        rd = dtypes.real_dtype(d)
+        v = complex(v)
+        return complex(_py_scalar(v.real, rd), _py_scalar(v.imag, rd))
     if d.kind == "b":
         return bool(v)
     if d.kind in "iu":
@@ -305,6 +343,12 @@ def _bf16_unpack(raw: bytes, n: int) -> list:
 
 
 def _pack_scalar(v, d) -> bytes:
+    if d.kind == "c":
+        rd = dtypes.real_dtype(d)
+        v = complex(v)
+        return _pack_scalar(v.real, rd) + _pack_scalar(v.imag, rd)
+    if isinstance(v, complex):  # a complex value stored into a real dtype keeps its real part
+        v = v.real
     if d.name == "bfloat16":
         return struct.pack("<H", _bf16_bits(float(v)))
     fmt = _FMT[d.name]

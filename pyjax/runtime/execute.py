@@ -26,7 +26,7 @@ from pyjax.compiler.partition import (
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
-from pyjax.runtime.array import Array, Buffer
+from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
 from pyjax.runtime.device import default_device
 
 try:
@@ -41,13 +41,17 @@ _materialize_cache: dict = {}
 
 
 def make_scalar(value, dtype, weak: bool) -> Array:
+    if dtype.kind == "c":
+        value = complex(value)
+    elif type(value) is complex:  # a complex value stored into a real dtype keeps its real part
+        value = value.real
     return Array(ShapedArray((), dtype, weak), None, None, default_device(), host=value)
 
 
 def _to_array(x, device) -> Array:
     if type(x) is Array:
         return x
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return make_scalar(x, dtypes.python_scalar_dtype(x), type(x) is not bool)
     if np is not None and isinstance(x, (np.ndarray, np.generic)):
         return from_numpy(np.asarray(x), device)
@@ -82,6 +86,8 @@ def execute(prim, args, params):
         return Array(prim.abstract_eval(a.aval, **params), None, None, a._device, host=a._host)
     arrays = [_on_device(_to_array(a, device), device) for a in args]
     for a in arrays:
+        if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
+            raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
         if a._buf is None:
             a._ensure_buffer()
     try:
@@ -194,6 +200,8 @@ def _dtype_of(eqn, k):
 
 def materialize(arr: Array) -> Array:
     """A contiguous copy of arr (used when a view must become a plain buffer)."""
+    if arr.aval.dtype.kind == "c":
+        return complex_from_phys(materialize(complex_phys(arr)), arr.aval.dtype)
     if arr._buf is None:
         arr._ensure_buffer()
     key = (arr.aval.dtype, arr._tracker, arr._device.platform)
@@ -210,8 +218,31 @@ def materialize(arr: Array) -> Array:
 # --- jit ---------------------------------------------------------------------------------------
 
 
+def _has_complex_vars(jaxpr: Jaxpr) -> bool:
+    if any(v.aval.dtype.kind == "c" for v in jaxpr.in_binders) or any(a.dtype.kind == "c" for a in jaxpr.out_avals):
+        return True
+    return any(x.aval.dtype.kind == "c" for e in jaxpr.eqns for x in list(e.inputs) + list(e.out_binders))
+
+
+def physicalize(jaxpr: Jaxpr) -> Jaxpr:
+    """The same computation over real (..., 2) pairs in place of complex values.
+
+    Installed by pyjax.lax.complex (which knows the real/imag/complex primitives)."""
+    raise TypeError("complex numbers need pyjax.lax")
+
+
 def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     """Compile (once per backend and input views) and run a closed jaxpr on concrete args."""
+    if dtypes.complex_live:
+        phys = jaxpr._cache.get("phys", 0)
+        if phys == 0:
+            phys = jaxpr._cache["phys"] = physicalize(jaxpr) if _has_complex_vars(jaxpr) else None
+        if phys is not None:
+            ins = [_complex_arg(a, av) for a, av in zip(args, jaxpr.in_avals)]
+            outs = run_jaxpr(phys, ins)
+            return [
+                complex_from_phys(o, av.dtype) if av.dtype.kind == "c" else o for o, av in zip(outs, jaxpr.out_avals)
+            ]
     device = _device_of(args)
     arrays = []
     for a in args:
@@ -247,6 +278,14 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
 
 
+def _complex_arg(a, aval):
+    if aval.dtype.kind != "c":
+        return a
+    if type(a) is not Array:
+        a = _to_array(a, default_device())
+    return complex_phys(a)
+
+
 def _array_literals(jaxpr: Jaxpr) -> list:
     """Arrays with device buffers captured as Literals (nested pjit included)."""
     out = jaxpr._cache.get("lits")
@@ -277,6 +316,9 @@ def _array_literals(jaxpr: Jaxpr) -> list:
 
 def from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
     device = device or default_device()
+    if aval.dtype.kind == "c":  # stored as (..., 2) real pairs
+        phys = ShapedArray(aval.shape + (2,), dtypes.real_dtype(aval.dtype), aval.weak_type)
+        return complex_from_phys(from_bytes(raw, phys, device), aval.dtype)
     buf = Buffer(device.backend, len(raw))
     device.backend.write(buf.slot, raw)
     return Array(aval, buf, ShapeTracker.contiguous(aval.shape), device)
@@ -300,6 +342,8 @@ def transfer(a: Array, device) -> Array:
         return a
     if a._buf is None:
         return Array(a.aval, None, None, device, host=a._host)
+    if a.aval.dtype.kind == "c":
+        return complex_from_phys(transfer(complex_phys(a), device), a.aval.dtype)
     return from_bytes(a._contiguous_bytes(), a.aval, device)
 
 

@@ -100,8 +100,19 @@ def _use_numpy(x) -> bool:
 # --- pure-Python formatter --------------------------------------------------------------------
 
 
+_PART = {"complex64": "float32", "complex128": "float64"}
+
+
 def format_scalar(v, dtype_name: str) -> str:
     """str() of one element as a numpy scalar of that dtype prints it."""
+    if dtype_name in _PART:  # numpy: (re+imj), each part printed on its own, re dropped when 0
+        v, part = complex(v), _PART[dtype_name]
+        im = _short_part(format_scalar(v.imag, part))
+        sign = "" if im.startswith("-") else "+"
+        if v.real == 0 and math.copysign(1.0, v.real) > 0:
+            return f"{im}j"
+        re = _short_part(format_scalar(v.real, part))
+        return f"({re}{sign}{im}j)"
     if dtype_name == "bool":
         return str(bool(v))
     if dtype_name == "bfloat16":
@@ -190,6 +201,8 @@ def _layout(nested, ndim, fmt, separator, indent, width, summarize) -> str:
 
 def _formatter(values: list, dtype_name: str, scalar: bool):
     """A function formatting each element to a common width, chosen from the values shown."""
+    if dtype_name in _PART:
+        return _complex_formatter(values, _PART[dtype_name])
     if dtype_name == "bool":
         return (lambda v: str(bool(v))) if scalar else (lambda v: str(bool(v)).rjust(5))
     if dtype_name[0] in "iu":
@@ -255,6 +268,29 @@ def _float_formatter(values: list, dtype_name: str):
 
     def fmt(v):
         return (finite_str(v) if math.isfinite(v) else _nonfinite(v)).rjust(width)
+
+    return fmt
+
+
+def _short_part(s: str) -> str:
+    """numpy prints the parts of a complex scalar without a trailing '.0'."""
+    mant, e, exp = s.partition("e")
+    mant = mant[:-2] if mant.endswith(".0") else mant
+    return mant + e + exp
+
+
+def _complex_formatter(values: list, part: str):
+    """numpy's layout: real parts aligned as floats, then a signed imaginary part and 'j' (its padding after)."""
+    values = [complex(v) for v in values]
+    re_fmt = _float_formatter([v.real for v in values], part)
+    im_fmt = _float_formatter([abs(v.imag) for v in values], part)
+
+    def fmt(v):
+        v = complex(v)
+        im = im_fmt(abs(v.imag)).lstrip()
+        sign = "-" if math.copysign(1.0, v.imag) < 0 else "+"
+        body = im.rstrip()
+        return f"{re_fmt(v.real)}{sign}{body}j" + " " * (len(im) - len(body))
 
     return fmt
 

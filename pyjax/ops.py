@@ -1,0 +1,95 @@
+"""jax.ops: segment reductions (sum, prod, max, min of the rows of `data` grouped by segment id).
+
+Each is a scatter into `num_segments` rows: ids outside [0, num_segments) are dropped (negative
+ones too, unlike `.at[]` indexing), and empty segments hold the reduction's identity, as in JAX.
+"""
+
+from __future__ import annotations
+
+__all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
+
+
+def _segment(name: str, update: str, data, segment_ids, num_segments, identity):
+    import pyjax.numpy as jnp
+
+    data, ids = jnp.asarray(data), jnp.asarray(segment_ids)
+    if not jnp.issubdtype(ids.dtype, jnp.integer):
+        raise TypeError(f"{name}: segment_ids must be integers, got dtype {ids.dtype}")
+    if ids.ndim != 1 or data.ndim < 1 or ids.shape[0] != data.shape[0]:
+        raise ValueError(
+            f"{name}: segment_ids must be one-dimensional with one id per row of data; got shapes "
+            f"{ids.shape} and {data.shape}"
+        )
+    if num_segments is None:
+        # JAX's rule; needs concrete ids (under jit it raises a concretization error)
+        num_segments = int(jnp.max(ids)) + 1 if ids.shape[0] else 0
+    num_segments = int(num_segments)
+    if num_segments < 0:
+        raise ValueError(f"{name}: num_segments must be non-negative, got {num_segments}")
+    ids = jnp.where(ids < 0, num_segments, ids)  # negative ids are out of range, not from the end
+    out = jnp.full((num_segments,) + data.shape[1:], identity(data.dtype), data.dtype)
+    return getattr(out.at[ids], update)(data, mode="drop")
+
+
+def _lowest(dtype):
+    import pyjax.numpy as jnp
+
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min if dtype != jnp.bool_ else False
+
+
+def _highest(dtype):
+    import pyjax.numpy as jnp
+
+    return jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).max if dtype != jnp.bool_ else True
+
+
+def segment_sum(
+    data,
+    segment_ids,
+    num_segments: int | None = None,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    bucket_size: int | None = None,
+    mode=None,
+):
+    """Sum of the rows of `data` in each segment (0 for an empty one)."""
+    return _segment("segment_sum", "add", data, segment_ids, num_segments, lambda d: 0)
+
+
+def segment_prod(
+    data,
+    segment_ids,
+    num_segments: int | None = None,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    bucket_size: int | None = None,
+    mode=None,
+):
+    """Product of the rows of `data` in each segment (1 for an empty one)."""
+    return _segment("segment_prod", "multiply", data, segment_ids, num_segments, lambda d: 1)
+
+
+def segment_max(
+    data,
+    segment_ids,
+    num_segments: int | None = None,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    bucket_size: int | None = None,
+    mode=None,
+):
+    """Maximum of the rows of `data` in each segment (-inf, or the dtype's minimum, if empty)."""
+    return _segment("segment_max", "max", data, segment_ids, num_segments, _lowest)
+
+
+def segment_min(
+    data,
+    segment_ids,
+    num_segments: int | None = None,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    bucket_size: int | None = None,
+    mode=None,
+):
+    """Minimum of the rows of `data` in each segment (inf, or the dtype's maximum, if empty)."""
+    return _segment("segment_min", "min", data, segment_ids, num_segments, _highest)
