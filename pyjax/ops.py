@@ -9,8 +9,12 @@ from __future__ import annotations
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
 
-def _segment(name: str, update: str, data, segment_ids, num_segments, identity):
+_UPDATE = {"sum": "add", "prod": "multiply", "max": "max", "min": "min"}  # reduction -> .at[] method
+
+
+def _segment(name: str, op: str, data, segment_ids, num_segments):
     import pyjax.numpy as jnp
+    from pyjax.lax.windowed import _identity
 
     data, ids = jnp.asarray(data), jnp.asarray(segment_ids)
     if not jnp.issubdtype(ids.dtype, jnp.integer):
@@ -27,20 +31,8 @@ def _segment(name: str, update: str, data, segment_ids, num_segments, identity):
     if num_segments < 0:
         raise ValueError(f"{name}: num_segments must be non-negative, got {num_segments}")
     ids = jnp.where(ids < 0, num_segments, ids)  # negative ids are out of range, not from the end
-    out = jnp.full((num_segments,) + data.shape[1:], identity(data.dtype), data.dtype)
-    return getattr(out.at[ids], update)(data, mode="drop")
-
-
-def _lowest(dtype):
-    import pyjax.numpy as jnp
-
-    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min if dtype != jnp.bool_ else False
-
-
-def _highest(dtype):
-    import pyjax.numpy as jnp
-
-    return jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).max if dtype != jnp.bool_ else True
+    out = jnp.full((num_segments,) + data.shape[1:], _identity(op, data.dtype), data.dtype)
+    return getattr(out.at[ids], _UPDATE[op])(data, mode="drop")
 
 
 def segment_sum(
@@ -53,7 +45,7 @@ def segment_sum(
     mode=None,
 ):
     """Sum of the rows of `data` in each segment (0 for an empty one)."""
-    return _segment("segment_sum", "add", data, segment_ids, num_segments, lambda d: 0)
+    return _segment("segment_sum", "sum", data, segment_ids, num_segments)
 
 
 def segment_prod(
@@ -66,7 +58,7 @@ def segment_prod(
     mode=None,
 ):
     """Product of the rows of `data` in each segment (1 for an empty one)."""
-    return _segment("segment_prod", "multiply", data, segment_ids, num_segments, lambda d: 1)
+    return _segment("segment_prod", "prod", data, segment_ids, num_segments)
 
 
 def segment_max(
@@ -79,7 +71,7 @@ def segment_max(
     mode=None,
 ):
     """Maximum of the rows of `data` in each segment (-inf, or the dtype's minimum, if empty)."""
-    return _segment("segment_max", "max", data, segment_ids, num_segments, _lowest)
+    return _segment("segment_max", "max", data, segment_ids, num_segments)
 
 
 def segment_min(
@@ -92,4 +84,4 @@ def segment_min(
     mode=None,
 ):
     """Minimum of the rows of `data` in each segment (inf, or the dtype's maximum, if empty)."""
-    return _segment("segment_min", "min", data, segment_ids, num_segments, _highest)
+    return _segment("segment_min", "min", data, segment_ids, num_segments)

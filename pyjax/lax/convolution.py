@@ -161,15 +161,22 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int
         raise TypeError(
             f"Wrong number of explicit pads for convolution: expected {len(lhs_shape) - 2}, got {len(pads)}."
         )
-    spatial = []
-    for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads):
-        if n + lo + hi < 0:
-            raise ValueError(
-                "Negative padding is larger than the size of the corresponding dimension: "
-                f"got padding={list(pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
-            )
-        spatial.append(builtins.max((n + lo + hi - k) // s + 1, 0))
-    return (lhs_shape[0] // batch_group_count, rhs_shape[0], *spatial)
+    if builtins.any(n + lo + hi < 0 for n, (lo, hi) in zip(lhs_shape[2:], pads)):
+        raise ValueError(
+            "Negative padding is larger than the size of the corresponding dimension: "
+            f"got padding={list(pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
+        )
+    iota, ones = tuple(range(len(lhs_shape))), (1,) * len(pads)
+    return _conv_out_shape(
+        lhs_shape,
+        rhs_shape,
+        window_strides=strides,
+        padding=pads,
+        lhs_dilation=ones,
+        rhs_dilation=ones,
+        dimension_numbers=(iota, iota, iota),
+        batch_group_count=batch_group_count,
+    )
 
 
 def _in_layouts(lhs_shape, rhs_shape, dimension_numbers, shape_fn) -> tuple:
