@@ -31,9 +31,17 @@ for _ in range(3):  # the pool's workers start (and receive the kernels) in the 
     await c.block_until_ready_async(); await y.block_until_ready_async()
     await asyncio.sleep(0.2)
 host = pyjax.devices("wasm")[0].backend.host
+# 1024 rows: one chunk per thread takes 512 rows, not a multiple of V8's 6-row tile
+p2 = (jnp.arange(1024 * 96, dtype=jnp.float32) % 7).reshape(1024, 96)
+q2 = (jnp.arange(96 * 128, dtype=jnp.float32) % 5).reshape(96, 128)
+await p2.block_until_ready_async(); await q2.block_until_ready_async()
+before = sum(host.thread_stats()["chunks"])
+sq = mm(p2, q2)
+await sq.block_until_ready_async()
+mm_chunks = sum(host.thread_stats()["chunks"]) - before
 enc = lambda raw: base64.b64encode(raw).decode()
 mm_raw, chain_raw = await c._contiguous_bytes_async(), await y._contiguous_bytes_async()
-json.dumps({{"mm": enc(mm_raw), "chain": enc(chain_raw), "stats": host.thread_stats()}})
+json.dumps({{"mm": enc(mm_raw), "chain": enc(chain_raw), "stats": host.thread_stats(), "mm_chunks": mm_chunks}})
 """
 
 
@@ -97,6 +105,7 @@ def test_pool_ran_chunks_on_several_threads(results, worker):
     stats = results[(2, worker)]["stats"]
     assert stats["threads"] == 2 and stats["shared"] and stats["workers"] == 1, stats
     assert all(n > 0 for n in stats["chunks"]), stats
+    assert results[(2, worker)]["mm_chunks"] >= 2, results[(2, worker)]["mm_chunks"]  # the product was split
     single = results[(1, False)]["stats"]
     assert single["threads"] == 1 and not single["shared"] and single["chunks"] == [0], single
 
