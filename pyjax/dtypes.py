@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyjax._prng import KeyDtype as _KeyDtype
+from pyjax._prng import extended, prng_key
 from pyjax.core import dtypes as _d
-from pyjax.core.dtypes import finfo, iinfo, issubdtype  # noqa: F401
+from pyjax.core.dtypes import finfo, iinfo  # noqa: F401
 
 bfloat16 = _d.SCALAR_TYPES["bfloat16"]
 
 __all__ = [
     "bfloat16",
     "canonicalize_dtype",
+    "extended",
     "finfo",
     "iinfo",
     "issubdtype",
     "itemsize_bits",
+    "prng_key",
     "result_type",
     "scalar_type_of",
     "TypePromotionError",
@@ -24,6 +28,18 @@ __all__ = [
 
 class TypePromotionError(ValueError):
     """Raised when dtypes cannot be promoted together (JAX's strict promotion mode)."""
+
+
+def _is_key_type(x: Any) -> bool:
+    return isinstance(x, _KeyDtype) or (isinstance(x, type) and issubclass(x, extended))
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    """np.issubdtype over pyjax dtypes, extended to typed-key dtypes (key<fry> < prng_key < extended)."""
+    if _is_key_type(a) or _is_key_type(b):
+        ta, tb = (x.type if isinstance(x, _KeyDtype) else x for x in (a, b))
+        return isinstance(ta, type) and isinstance(tb, type) and issubclass(ta, tb)
+    return _d.issubdtype(a, b)
 
 
 def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:

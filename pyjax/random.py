@@ -1,8 +1,8 @@
 """pyjax.random: JAX's default PRNG (threefry2x32), bit-for-bit.
 
-Keys are uint32 arrays whose last axis has size 2 (JAX's raw `PRNGKey` representation). New
-style typed keys are not modelled: `key(seed)` returns the same uint32[2] array as `PRNGKey`,
-`key_data` and `wrap_key_data` pass the data through, and every sampler accepts either.
+Keys come in JAX's two forms: raw keys (`PRNGKey`), uint32 arrays whose last axis has size 2,
+and typed keys (`key`, `wrap_key_data`), `PRNGKeyArray`s of dtype key<fry> wrapping such data
+(see pyjax/_prng.py). Every sampler accepts either; `split` and `fold_in` return the form given.
 
 Random bits follow JAX's current ("partitionable") threefry scheme: element i of a sample of
 shape S is threefry2x32(key, (hi(i), lo(i))) with i the row-major index, so `bits`, `uniform`,
@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from pyjax._prng import KeyDtype, PRNGKeyArray
 from pyjax.api import jit
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
@@ -176,6 +177,14 @@ def _bcast(x, shape: tuple):
 
 
 def _check_key(name: str, key, allow_batched: bool = False):
+    """The uint32 data of a raw or typed key, validated; a single key unless allow_batched."""
+    if isinstance(key, PRNGKeyArray):
+        if not allow_batched and key.ndim != 0:
+            raise ValueError(
+                f"{name} accepts a single key, but was given a key array of shape {key.shape} != (). "
+                f"Use jax.vmap for batching."
+            )
+        key = key._data
     if isinstance(key, Tracer):
         k = key
     else:
@@ -228,49 +237,62 @@ def _seed_words(seed) -> tuple:
     return hi, lax.convert_element_type(s, _U32)
 
 
-def PRNGKey(seed, *, impl=None):
-    """A raw threefry key, uint32[2], from an integer seed (64-bit seeds in x64 mode)."""
-    _check_impl(impl)
+def _seed_key_data(name: str, seed):
+    """uint32[2] threefry key data from a scalar integer seed."""
     shape = seed.shape if isinstance(seed, Tracer) else _shape_of(seed)
     if shape:
         raise TypeError(
-            f"PRNGKey accepts a scalar seed, but was given an array of shape {shape} != (). Use jax.vmap for batching"
+            f"{name} accepts a scalar seed, but was given an array of shape {shape} != (). Use jax.vmap for batching"
         )
     hi, lo = _seed_words(seed)
     return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
 
 
-def key(seed, *, impl=None, dtype=None):
-    """jax.random.key: pyjax keys are uint32[2] arrays, so this equals PRNGKey(seed)."""
+def PRNGKey(seed, *, impl=None):
+    """A raw threefry key, uint32[2], from an integer seed (64-bit seeds in x64 mode)."""
+    _check_impl(impl)
+    return _seed_key_data("PRNGKey", seed)
+
+
+def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
+    """A typed threefry key (shape (), dtype key<fry>) from an integer seed, as jax.random.key."""
     if impl is not None and dtype is not None:
         raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
     _check_impl(impl if dtype is None else dtype)
-    return PRNGKey(seed)
+    return PRNGKeyArray(_seed_key_data("key", seed))
 
 
 def _check_impl(impl) -> None:
-    if impl is not None and impl != "threefry2x32" and str(impl) != "threefry2x32":
+    if impl is not None and not isinstance(impl, KeyDtype) and str(impl) != "threefry2x32":
         raise ValueError(f'unrecognized PRNG implementation "{impl}". pyjax supports only "threefry2x32".')
 
 
 def key_data(keys):
-    """The uint32 data of keys (keys already are their data in pyjax)."""
+    """The uint32 data of typed or raw keys, shape keys.shape + (2,)."""
     return _check_key("key_data", keys, allow_batched=True)
 
 
-def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """Keys from uint32 data of shape (..., 2) (returned unchanged after validation)."""
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
+    """Typed keys of shape (...) from uint32 key data of shape (..., 2)."""
+    if impl is not None and dtype is not None:
+        raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.wrap_key_data")
     _check_impl(impl if dtype is None else dtype)
-    return _check_key("wrap_key_data", key_bits_array, allow_batched=True)
+    if isinstance(key_bits_array, PRNGKeyArray):
+        raise TypeError("wrap_key_data requires uint32 key data, but was given typed keys (dtype key<fry>).")
+    data = key_bits_array if isinstance(key_bits_array, Tracer) else _asarray(key_bits_array)
+    if get_aval(data).ndim == 0:
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; got ndim=0")
+    return PRNGKeyArray(_check_key("wrap_key_data", data, allow_batched=True))
 
 
 def key_impl(keys) -> str:
+    """The PRNG implementation of keys; pyjax has only threefry2x32."""
     _check_key("key_impl", keys, allow_batched=True)
     return "threefry2x32"
 
 
 def clone(key):
-    """Keys are plain arrays without reuse tracking, so clone is the identity."""
+    """Keys have no reuse tracking in pyjax, so clone is the identity."""
     return key
 
 
@@ -300,10 +322,12 @@ _split_jit = jit(_split_impl, static_argnums=(1,))
 
 def split(key, num: int | tuple = 2):
     """num new keys (an int or a shape), stacked on a new leading axis."""
+    typed = isinstance(key, PRNGKeyArray)
     key = _check_key("split", key)
     shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
     shape = _canon_shape(shape, "split")
-    return _split_jit(key, shape)
+    out = _split_jit(key, shape)
+    return PRNGKeyArray(out) if typed else out
 
 
 def _fold_in_impl(key, data):
@@ -319,6 +343,7 @@ _fold_in_jit = jit(_fold_in_impl)
 
 def fold_in(key, data):
     """A new key that depends on key and the 32-bit integer data."""
+    typed = isinstance(key, PRNGKeyArray)
     key = _check_key("fold_in", key)
     shape = data.shape if isinstance(data, Tracer) else _shape_of(data)
     if shape:
@@ -331,7 +356,8 @@ def fold_in(key, data):
         d = _asarray(data, _U32)
     else:
         d = lax.convert_element_type(data if isinstance(data, Tracer) else _asarray(data), _U32)
-    return _fold_in_jit(key, d)
+    out = _fold_in_jit(key, d)
+    return PRNGKeyArray(out) if typed else out
 
 
 def _bits_impl(key, bit_width: int, shape: tuple):

@@ -260,8 +260,11 @@ def _clog(p):
     return lax.log(_cabs(p)), lax.atan2(p[1], p[0])
 
 
-def _csqrt(p):
-    """Principal square root: t = sqrt((|a| + |z|) / 2), the other part b / 2t (0 at z = 0)."""
+def _csqrt(p, signed_zero: bool = False):
+    """Principal square root: t = sqrt((|a| + |z|) / 2), the other part b / 2t (0 at z = 0).
+
+    On the cut (a < 0, b = 0) JAX gives +i sqrt(-a) even for b = -0.0; signed_zero=True
+    gives -i sqrt(-a) there instead, which the inverse functions below rely on."""
     a, b = p
     t = lax.sqrt(lax.mul(lax.add(lax.abs(a), _cabs(p)), 0.5))
     zero = lax.eq(t, _zeros_like(t))
@@ -269,8 +272,67 @@ def _csqrt(p):
     other = lax.select(zero, _zeros_like(t), lax.div(b, lax.mul(safe, 2.0)))
     pos = lax.ge(a, _zeros_like(a))
     re = lax.select(pos, t, lax.abs(other))
-    im = lax.select(pos, other, lax.select(lax.lt(b, _zeros_like(b)), lax.neg(t), t))
+    neg = lax.lt(lax.div(_ones_like(b), b) if signed_zero else b, _zeros_like(b))  # 1 / -0.0 < 0
+    im = lax.select(pos, other, lax.select(neg, lax.neg(t), t))
     return re, im
+
+
+# Inverse trig and hyperbolic functions after Kahan ("Branch cuts for complex elementary
+# functions"): built from principal square roots of 1 -+ z, so the branch cuts are those of
+# numpy and JAX. Kahan's formulas need signed zeros: 1 - z is (1 - a, -b), not (1 - a, 0 - b),
+# and the roots honour the sign of a zero. A value on a cut takes the side of +0.0 parts even
+# where its parts are -0.0, as JAX does (numpy instead honours the sign there).
+
+
+def _unsigned(p):
+    return tuple(lax.add(q, 0.0) for q in p)  # -0.0 + 0.0 = +0.0; other values unchanged
+
+
+def _sqrt_s(p):
+    return _csqrt(p, signed_zero=True)
+
+
+def _casin(p):
+    a, b = _unsigned(p)
+    s, t = _sqrt_s((lax.sub(1.0, a), lax.neg(b))), _sqrt_s((lax.add(a, 1.0), b))
+    # Re(s t) >= 0, so atan2 is arctan(a / Re(s t)) with its zero denominator handled
+    re = lax.atan2(a, lax.sub(lax.mul(s[0], t[0]), lax.mul(s[1], t[1])))
+    return re, lax.asinh(lax.sub(lax.mul(s[0], t[1]), lax.mul(s[1], t[0])))
+
+
+def _cacos(p):
+    a, b = _unsigned(p)
+    s, t = _sqrt_s((lax.sub(1.0, a), lax.neg(b))), _sqrt_s((lax.add(a, 1.0), b))
+    re = lax.mul(lax.atan2(s[0], t[0]), 2.0)
+    return re, lax.asinh(lax.sub(lax.mul(t[0], s[1]), lax.mul(t[1], s[0])))
+
+
+def _cacosh(p):
+    a, b = _unsigned(p)
+    s, t = _sqrt_s((lax.sub(a, 1.0), b)), _sqrt_s((lax.add(a, 1.0), b))
+    re = lax.asinh(lax.add(lax.mul(s[0], t[0]), lax.mul(s[1], t[1])))
+    return re, lax.mul(lax.atan2(s[1], t[0]), 2.0)
+
+
+def _catanh(p):
+    """atanh z = log((1 + z) / (1 - z)) / 2, its real part via log1p for accuracy near 0."""
+    a, b = p  # atan2 takes the sign of a zero b, as JAX's atanh does
+    bb = lax.mul(b, b)
+    den = lax.add(lax.mul(lax.sub(1.0, a), lax.sub(1.0, a)), bb)
+    re = lax.mul(lax.log1p(lax.div(lax.mul(a, 4.0), den)), 0.25)
+    im = lax.atan2(lax.mul(b, 2.0), lax.sub(lax.mul(lax.sub(1.0, a), lax.add(a, 1.0)), bb))
+    return re, lax.mul(im, 0.5)
+
+
+def _via_i(fn, unsigned: bool):
+    """f(z) = -i g(i z), e.g. asinh from asin and atan from atanh."""
+
+    def h(p):
+        a, b = _unsigned(p) if unsigned else p
+        u, v = fn((lax.neg(b), a))
+        return v, lax.neg(u)
+
+    return h
 
 
 def _csin(p):
@@ -481,11 +543,35 @@ def _pow_rule(x, y):
 
 
 def _scatter_rule(x, idx, u, *, axes, kind, unique_indices):
-    if kind not in ("set", "add"):
-        raise TypeError(f"scatter with kind={kind!r} does not accept dtype {_aval(_arr(x)).dtype.name}.")
-    return _componentwise(_slicing().scatter_p, lambda n: (0, 2))(
-        x, idx, u, axes=axes, kind=kind, unique_indices=unique_indices
-    )
+    S = _slicing()
+    x, u = _arr(x), _arr(u)
+    if kind in ("set", "add"):
+        return _componentwise(S.scatter_p, lambda n: (0, 2))(
+            x, idx, u, axes=axes, kind=kind, unique_indices=unique_indices
+        )
+    _same_complex("scatter", [x, u])
+
+    def sc(k, a, b):
+        return bind(S.scatter_p, a, idx, b, axes=axes, kind=k, unique_indices=unique_indices)
+
+    (xr, xi), (ur, ui) = _parts(x), _parts(u)
+    if kind == "mul":
+        if unique_indices:  # each entry meets at most one update: an exact complex product
+            g = _parts(bind(S.gather_p, x, idx, axes=axes, mode="fill", fill_value=0))
+            return sc("set", x, _pack(_cmul(g, _parts(u))))
+        # Repeated indices: multiply magnitudes and add angles (real scatters), then rotate x.
+        # Untouched entries get exactly 1 + 0i; gradients for u raise as for a real scatter_mul.
+        mag = sc("mul", _ones_like(xr), _cabs((ur, ui)))
+        ang = sc("add", _zeros_like(xr), lax.atan2(ui, ur))
+        return _pack(_cmul((xr, xi), (lax.mul(mag, lax.cos(ang)), lax.mul(mag, lax.sin(ang)))))
+    # min / max in lexicographic order: the extreme real part, then the extreme imaginary part
+    # among the candidates (x's entry and its updates) that have that real part
+    re = sc(kind, xr, ur)
+    at_u = bind(S.gather_p, re, idx, axes=axes, mode="fill", fill_value=0)
+    worst = lax.full_like(xi, float("-inf") if kind == "max" else float("inf"))
+    worst_u = lax.full_like(ui, float("-inf") if kind == "max" else float("inf"))
+    im = sc(kind, lax.select(lax.eq(xr, re), xi, worst), lax.select(lax.eq(ur, at_u), ui, worst_u))
+    return bind(complex_p, re, im)
 
 
 def _eq_rule(x, y):
@@ -607,6 +693,12 @@ def _install() -> None:
     L.sin_p.complex_rule = _unary(_csin)
     L.cos_p.complex_rule = _unary(_ccos)
     L.tan_p.complex_rule = _unary(lambda p: _cdiv(_csin(p), _ccos(p)))
+    L.asin_p.complex_rule = _unary(_casin)
+    L.acos_p.complex_rule = _unary(_cacos)
+    L.atan_p.complex_rule = _unary(_via_i(_catanh, False))
+    L.asinh_p.complex_rule = _unary(_via_i(_casin, True))
+    L.acosh_p.complex_rule = _unary(_cacosh)
+    L.atanh_p.complex_rule = _unary(_catanh)
     L.sinh_p.complex_rule = _unary(_csinh)
     L.cosh_p.complex_rule = _unary(_ccosh)
     L.tanh_p.complex_rule = _unary(lambda p: _cdiv(_csinh(p), _ccosh(p)))

@@ -450,12 +450,21 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 
 def log2(x, /):
     (x,) = _promote("log2", x, to_float=True)
-    return lax.mul(lax.log(x), 1.0 / math.log(2.0))
+    return _log_scaled(x, 1.0 / math.log(2.0))
+
+
+def _log_scaled(x, c: float):
+    """log(x) * c; a complex log is scaled part by part, as a complex product would turn
+    log(0) = -inf + 0j into -inf + nan j."""
+    y = lax.log(x)
+    if x.dtype.kind == "c":
+        return lax.complex(lax.mul(lax.real(y), c), lax.mul(lax.imag(y), c))
+    return lax.mul(y, c)
 
 
 def log10(x, /):
     (x,) = _promote("log10", x, to_float=True)
-    return lax.mul(lax.log(x), 1.0 / math.log(10.0))
+    return _log_scaled(x, 1.0 / math.log(10.0))
 
 
 def negative(x, /):
@@ -478,7 +487,15 @@ def absolute(x, /):
 
 
 abs = absolute
-fabs = _unary("fabs", lax.abs)
+
+
+def fabs(x, /) -> Array:
+    """Elementwise |x| for real x (jax.numpy.fabs); complex input raises TypeError, as in JAX."""
+    _check_arraylike("fabs", x)
+    (x,) = _promote("fabs", x, to_float=True)
+    if x.dtype.kind == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(x)
 
 
 def sign(x, /):
@@ -571,13 +588,20 @@ def isinf(x, /):
     return lax.eq(lax.abs(x), math.inf)
 
 
+def _no_complex_inf(x) -> None:
+    if x.dtype.kind == "c":  # +inf has no single complex counterpart
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+
+
 def isposinf(x, /):
     (x,) = _promote("isposinf", x)
+    _no_complex_inf(x)
     return lax.eq(x, math.inf) if x.dtype.kind == "f" else full(x.shape, False, dtypes.bool_)
 
 
 def isneginf(x, /):
     (x,) = _promote("isneginf", x)
+    _no_complex_inf(x)
     return lax.eq(x, -math.inf) if x.dtype.kind == "f" else full(x.shape, False, dtypes.bool_)
 
 
@@ -587,6 +611,8 @@ def signbit(x, /):
         return full(x.shape, False, dtypes.bool_)
     if x.dtype.kind == "i":
         return lax.lt(x, 0)
+    if x.dtype.kind == "c":
+        raise ValueError(f"jax.numpy.signbit is not well defined for {x.dtype.name}")
     bits = lax.bitcast_convert_type(x, {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize])
     return lax.lt(bits, 0)
 
@@ -885,6 +911,12 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
     x = x if _is_array(x) else asarray(x)
+    if builtins.any(v is not None and iscomplexobj(v) for v in (x, lo, hi)):  # no order to clip by
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max keywords. Complex values "
+            "have no ordering and cannot be clipped. Please convert to a real value or array by taking the "
+            "real or imaginary components via jax.numpy.real/imag respectively."
+        )
     if lo is not None:
         x = maximum(lo, x) if not isinstance(lo, _SCALARS) else maximum(x, lo)
     if hi is not None:

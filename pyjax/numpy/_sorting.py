@@ -392,6 +392,8 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
     q = _arr(fn, q)
     (a,) = jnp._promote(fn, a, to_float=True)
     dt = jnp._aval(a).dtype
+    if dt.kind == "c":
+        raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     q = lax.convert_element_type(q, dt) if jnp._aval(q).dtype is not dt else q
     if jnp._aval(q).ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {jnp._aval(q).shape}")

@@ -307,6 +307,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """Vector norm over `axis` (None: all elements), array-API style."""
     (x,) = _inexact("vector_norm", x)
+    if jnp._aval(x).dtype.kind == "c":
+        x = jnp.abs(x)  # vector norms only see magnitudes (and are real)
     nd = jnp._aval(x).ndim
     if axis is None:
         out = _vector_norm(jnp.ravel(x), ord, (0,), False)

@@ -1,0 +1,246 @@
+"""Typed PRNG key arrays (JAX's new-style keys, dtype key<fry>) over threefry2x32 uint32 data.
+
+A `PRNGKeyArray` wraps a uint32 array of shape key_shape + (2,). It is registered as a pytree
+node whose only leaf is that data, so jit, vmap, scan and grad carry keys unchanged: vmap maps the
+data's leading axis, which is the key batch axis. Unlike JAX, where typed keys are array leaves,
+`tree_leaves(key)` therefore yields the uint32 data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyjax.core.core import get_aval
+from pyjax.core.pytree import register_pytree_node
+
+
+class extended:  # noqa: N801 - JAX's name
+    """Abstract scalar type of JAX's extended dtypes (jax.dtypes.extended)."""
+
+
+class prng_key(extended):  # noqa: N801 - JAX's name
+    """Abstract scalar type of PRNG key dtypes (jax.dtypes.prng_key)."""
+
+
+class KeyDtype:
+    """The dtype of threefry typed keys; prints as key<fry> like JAX's."""
+
+    name = "key<fry>"
+    type = prng_key
+    itemsize = 8  # two uint32 words per key
+    _impl = "threefry2x32"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDtype)
+
+    def __hash__(self) -> int:
+        return hash(KeyDtype)
+
+
+KEY_DTYPE = KeyDtype()
+
+
+def _dtype_name(x: Any) -> str:
+    """The dtype name JAX's error messages print for an operand."""
+    if isinstance(x, PRNGKeyArray):
+        return KEY_DTYPE.name
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, int):
+        return "int32"
+    if isinstance(x, float):
+        return "float32"
+    d = getattr(x, "dtype", None)
+    return getattr(d, "name", type(x).__name__)
+
+
+def _binop(op: str, reflected: bool = False):
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        raise TypeError(f"{op} does not accept dtypes {_dtype_name(a)}, {_dtype_name(b)}.")
+
+    return method
+
+
+def _unop(op: str):
+    def method(self):
+        raise TypeError(
+            f"{op} does not accept dtype key<fry>. Accepted dtypes are subtypes of integer, floating, complexfloating."
+        )
+
+    return method
+
+
+def _cmp(op: str):
+    def method(self, other):
+        raise TypeError(
+            f"{op} does not accept dtype key<fry>. Accepted dtypes are subtypes of integer, floating, bool."
+        )
+
+    return method
+
+
+class PRNGKeyArray:
+    """An array of threefry keys (dtype key<fry>) stored as uint32 data of shape shape + (2,)."""
+
+    __slots__ = ("_data",)
+    __hash__ = None  # like arrays: == is elementwise
+
+    def __init__(self, data: Any) -> None:
+        # No validation: pytree unflattening may rebuild keys around arbitrary leaves.
+        self._data = data
+
+    # --- array attributes -------------------------------------------------------------------------
+
+    @property
+    def dtype(self) -> KeyDtype:
+        """key<fry>."""
+        return KEY_DTYPE
+
+    @property
+    def shape(self) -> tuple:
+        """The key shape (the data shape without its trailing 2)."""
+        return tuple(get_aval(self._data).shape[:-1])
+
+    @property
+    def ndim(self) -> int:
+        """Number of key dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of keys."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per key."""
+        return KEY_DTYPE.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, idx: Any) -> PRNGKeyArray:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        n = 0
+        for i in idx:
+            if i is None or i is Ellipsis:
+                continue
+            d = getattr(i, "dtype", None)
+            # A boolean mask indexes as many dimensions as it has.
+            n += len(getattr(i, "shape", ())) if d is not None and str(d) == "bool" else 1
+        if n > self.ndim:
+            raise IndexError(f"Too many indices: array is {self.ndim}-dimensional, but {n} were indexed")
+        # The trailing key-word axis is never indexed: an Ellipsis (ours or the caller's) keeps it.
+        tail = (slice(None),) if any(i is Ellipsis for i in idx) else (Ellipsis,)
+        return PRNGKeyArray(self._data[idx + tail])
+
+    def reshape(self, *shape: Any) -> PRNGKeyArray:
+        """Keys reshaped to shape (the key-word axis stays last)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return PRNGKeyArray(self._data.reshape(tuple(shape) + (2,)))
+
+    def ravel(self) -> PRNGKeyArray:
+        """Keys flattened to one dimension."""
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> PRNGKeyArray:
+        """Keys without size-1 dimensions (never the key-word axis)."""
+        if axis is None:
+            return self.reshape(tuple(d for d in self.shape if d != 1))
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % self.ndim if self.ndim else a for a in axes)
+        return PRNGKeyArray(self._data.squeeze(axes))
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        """Keys with their dimensions permuted (the key-word axis stays last)."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        nd = self.ndim
+        perm = tuple(range(nd))[::-1] if not axes else tuple(a % nd for a in axes)
+        return PRNGKeyArray(self._data.transpose(perm + (nd,)))
+
+    @property
+    def T(self) -> PRNGKeyArray:  # noqa: N802 - numpy's name
+        """Keys with their dimensions reversed."""
+        return self.transpose()
+
+    def copy(self) -> PRNGKeyArray:
+        """The same keys (arrays are immutable)."""
+        return PRNGKeyArray(self._data)
+
+    # --- printing ---------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return f"Array({self.shape}, dtype={KEY_DTYPE}) overlaying:\n{self._data}"
+
+    __str__ = __repr__
+
+    # --- equality, and errors for everything numeric ----------------------------------------------
+
+    def __eq__(self, other: object):
+        if not isinstance(other, PRNGKeyArray):
+            raise TypeError(f"eq does not accept dtypes {_dtype_name(self)}, {_dtype_name(other)}.")
+        from pyjax import numpy as jnp
+
+        return jnp.all(self._data == other._data, axis=-1)
+
+    def __ne__(self, other: object):
+        if not isinstance(other, PRNGKeyArray):
+            raise TypeError(f"ne does not accept dtypes {_dtype_name(self)}, {_dtype_name(other)}.")
+        from pyjax import numpy as jnp
+
+        return jnp.any(self._data != other._data, axis=-1)
+
+    __add__, __radd__ = _binop("add"), _binop("add", True)
+    __sub__, __rsub__ = _binop("sub"), _binop("sub", True)
+    __mul__, __rmul__ = _binop("multiply"), _binop("multiply", True)
+    __truediv__, __rtruediv__ = _binop("div"), _binop("div", True)
+    __floordiv__, __rfloordiv__ = _binop("floor_divide"), _binop("floor_divide", True)
+    __mod__, __rmod__ = _binop("rem"), _binop("rem", True)
+    __pow__, __rpow__ = _binop("pow"), _binop("pow", True)
+    __matmul__, __rmatmul__ = _binop("dot_general"), _binop("dot_general", True)
+    __and__, __rand__ = _binop("and"), _binop("and", True)
+    __or__, __ror__ = _binop("or"), _binop("or", True)
+    __xor__, __rxor__ = _binop("xor"), _binop("xor", True)
+    __lshift__, __rlshift__ = _binop("shift_left"), _binop("shift_left", True)
+    __rshift__, __rrshift__ = _binop("shift_right_arithmetic"), _binop("shift_right_arithmetic", True)
+    __neg__, __pos__, __abs__, __invert__ = _unop("neg"), _unop("pos"), _unop("abs"), _unop("not")
+    __lt__, __le__, __gt__, __ge__ = _cmp("lt"), _cmp("le"), _cmp("gt"), _cmp("ge")
+
+    def __bool__(self) -> bool:
+        raise TypeError("key array cannot be converted to boolean.")
+
+    def __array__(self, dtype: Any = None, copy: Any = None):
+        raise TypeError(
+            "JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+            "jax.random.key_data(arr) if you wish to extract the underlying integer array."
+        )
+
+    def __jax_array__(self):
+        # jnp functions convert their inputs through this hook: typed keys are not numbers.
+        raise TypeError(
+            "pyjax.numpy functions do not accept typed PRNG key arrays (dtype key<fry>); use "
+            "jax.random.key_data(keys) to get their uint32 data."
+        )
+
+
+register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
