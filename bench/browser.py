@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "playwright-tests"))
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="importmap">{ "imports": { "@jax-js/jax": "./jaxjs/index.js" } }</script></head><body>
 <script type="module">
-import { runJaxJs } from "./bench/browser_jaxjs.mjs";
+import { runJaxJs, jaxJsChain } from "./bench/browser_jaxjs.mjs";
 import { loadPyjax } from "./web/pyjax.mjs";
 window.__jaxjs = (device, reps) => runJaxJs(device, reps).then((r) => JSON.stringify(r), (e) => JSON.stringify({error: String(e)}));
 window.__pyjax = async (device, reps, wasmThreads) => {
@@ -38,9 +38,49 @@ window.__startup = async () => {
   const py = await loadPyjax();
   return JSON.stringify({ total: performance.now() - t0, ...py.timings });
 };
+window.__pair = async (device, rounds, src) => {
+  // Chain only, both libraries in this page, alternating rounds of 7 calls: load on a shared
+  // machine drifts over minutes, so separate pages can see different machines.
+  const jj = await jaxJsChain(device);
+  const py = await loadPyjax({});
+  await py.run(`DEVICE = ${JSON.stringify(device)}\n` + src);
+  const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  for (let t0 = performance.now(); performance.now() - t0 < 2000; ) await jj();
+  await py.run("await warm(2.0)");
+  const out = [];
+  for (let r = 0; r < rounds; r++) {
+    const ts = [];
+    for (let i = 0; i < 7; i++) { const t = performance.now(); await jj(); ts.push(performance.now() - t); }
+    out.push([med(ts), Number(await py.run("await median_of(7)"))]);
+  }
+  return JSON.stringify(out);
+};
 window.__env = () => JSON.stringify({ cores: navigator.hardwareConcurrency, isolated: crossOriginIsolated });
 window.__ready = true;
 </script></body></html>"""
+
+# pyjax's side of the interleaved chain comparison (the same chain and data as the workloads).
+PAIR_PY = """
+import time, pyjax, pyjax.numpy as jnp
+await pyjax.init_async(DEVICE)
+s, seq = 3, []
+for _ in range(4096):
+    s = (s * 1664525 + 1013904223) & 0xFFFFFFFF
+    seq.append(s / 4294967296 - 0.5)
+x = jnp.tile(jnp.asarray(seq, dtype=jnp.float32), 256) * 1.0
+chain = pyjax.jit(lambda v: jnp.tanh(v * 1.5 + 0.5) * jnp.exp(-v * v) + jnp.sin(v))
+async def warm(sec):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < sec:
+        await chain(x).block_until_ready_async()
+async def median_of(n):
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await chain(x).block_until_ready_async()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return sorted(ts)[n // 2]
+"""
 
 ROWS = [
     ("matmul1024", "f32 matmul 1024², jit"),
@@ -74,6 +114,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", default="wasm,webgpu")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--pair-rounds", type=int, default=8, help="interleaved chain rounds per device (0: none)")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -114,6 +155,15 @@ def main() -> None:
                 )
                 results[(lib, dev)] = json.loads(fresh.evaluate(f"() => {call}"))
                 fresh.close()
+        pairs = {}
+        for dev in args.devices.split(",") if args.pair_rounds else ():
+            print(f"interleaved chain on {dev} ...", file=sys.stderr, flush=True)
+            fresh = browser.new_page()
+            fresh.set_default_timeout(1_800_000)
+            fresh.goto(url)
+            fresh.wait_for_function("() => window.__ready")
+            pairs[dev] = json.loads(fresh.evaluate("(a) => window.__pair(...a)", [dev, args.pair_rounds, PAIR_PY]))
+            fresh.close()
         browser.close()
     httpd.shutdown()
 
@@ -149,6 +199,13 @@ def main() -> None:
                 line += f" {fmt(one.get(key), one)} |"
             line += f" {fmt(pb, b)} | {ratio} |"
         print(line)
+    for dev, rounds in pairs.items():
+        ratios = sorted(jj / py for jj, py in rounds)
+        print(
+            f"interleaved chain, {dev}, one page, {len(rounds)} alternating rounds of 7 calls (jax-js/pyjax ms): "
+            + ", ".join(f"{jj:.1f}/{py:.1f}" for jj, py in rounds)
+            + f"; median ratio {ratios[len(ratios) // 2]:.2f}×"
+        )
 
 
 if __name__ == "__main__":

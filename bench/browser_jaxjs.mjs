@@ -81,3 +81,13 @@ export async function runJaxJs(device, reps = 5) {
   out.mlpStep = median(ts);
   return out;
 }
+
+/** The chain workload alone, set up once: an async function running one call (bench/browser.py's
+ * interleaved comparison alternates it with pyjax's in one page). */
+export async function jaxJsChain(device) {
+  await init(device);
+  defaultDevice(device);
+  const x = np.array(rand(1 << 20, 3));
+  const chain = jit((v) => np.tanh(v.ref.mul(1.5).add(0.5)).mul(np.exp(v.ref.mul(v.ref).neg())).add(np.sin(v)));
+  return async () => { const c = chain(x.ref); await c.blockUntilReady(); c.dispose(); };
+}
