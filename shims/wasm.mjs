@@ -273,7 +273,11 @@ export class WasmManager {
   splitKernel(i, name, loArg, align = 1, minRows = 1, scratchArg = -1, scratchStride = 0) {
     if (name !== "run") throw new Error("split calls run the `run` export");
     this.fns[i] = this.instances[i].exports.run;
-    this.jobs.push({ i, loArg, align: Math.max(1, align), minRows: Math.max(1, minRows), scratchArg, scratchStride });
+    // minRows down to a multiple of align: chunks are rounded up to align and a remainder below
+    // minRows joins the last chunk, so 1024 rows, align 6 and minRows 512 would be one chunk.
+    align = Math.max(1, align);
+    minRows = Math.max(align, Math.floor(minRows / align) * align);
+    this.jobs.push({ i, loArg, align, minRows, scratchArg, scratchStride });
     if (this.threads > 1) {
       this.startPool();
       this.post(i);

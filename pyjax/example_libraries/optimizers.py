@@ -111,6 +111,11 @@ def _first(state: Any) -> Any:
     return state[0]
 
 
+def _with_zeros(n: int):
+    """An optimizer init: the parameters, then n zero-initialized state arrays like them."""
+    return lambda x0: (x0,) + tuple(jnp.zeros_like(x0) for _ in range(n))
+
+
 @optimizer
 def sgd(step_size: float | Schedule) -> Optimizer:
     """Stochastic gradient descent: x <- x - step_size(i) * g."""
@@ -133,8 +138,7 @@ def momentum(step_size: float | Schedule, mass: float) -> Optimizer:
     """SGD with (heavy-ball) momentum: v <- mass * v + g; x <- x - step_size(i) * v."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
+    init = _with_zeros(1)
 
     def update(i, g, state):
         x, v = state
@@ -149,8 +153,7 @@ def nesterov(step_size: float | Schedule, mass: float) -> Optimizer:
     """SGD with Nesterov momentum: the step uses mass * v + g after updating v."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
+    init = _with_zeros(1)
 
     def update(i, g, state):
         x, v = state
@@ -165,8 +168,7 @@ def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
     """Adagrad (Duchi et al. 2011) with momentum on the normalized gradient."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zeros(2)
 
     def update(i, g, state):
         x, g_sq, m = state
@@ -183,8 +185,7 @@ def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) 
     """RMSProp: divide the step by a running root mean square of the gradients."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
+    init = _with_zeros(1)
 
     def update(i, g, state):
         x, avg_sq = state
@@ -201,8 +202,7 @@ def rmsprop_momentum(
     """RMSProp with momentum on the normalized step."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zeros(2)
 
     def update(i, g, state):
         x, avg_sq, mom = state
@@ -218,8 +218,7 @@ def adam(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999, eps: f
     """Adam (Kingma & Ba): bias-corrected first and second moment estimates."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zeros(2)
 
     def update(i, g, state):
         x, m, v = state
@@ -238,8 +237,7 @@ def adamax(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999, eps:
     """AdaMax: Adam with an exponentially weighted infinity norm instead of the second moment."""
     lr = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zeros(2)
 
     def update(i, g, state):
         x, m, u = state

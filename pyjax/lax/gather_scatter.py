@@ -137,6 +137,25 @@ def _check_dims(what: str, dims, nd: int, name: str) -> None:
         raise TypeError(f"{what}: {name} {dims} must be distinct dimensions in [0, {nd})")
 
 
+def _check_index_dims(what: str, ia, nd: int, index_map: tuple, removed: tuple, op_batch: tuple) -> None:
+    """Checks shared by gather and scatter (JAX's messages): the index vectors' length matches the
+    index map, and the map, the removed (collapsed / inserted) dims and the batching dims are valid
+    operand dims, the removed ones disjoint from the batching ones. `index_map` and `removed` are
+    (name, dims) pairs."""
+    (map_name, dims_map), (removed_name, dims_removed) = index_map, removed
+    if ia.shape[-1] != len(dims_map):
+        raise TypeError(
+            f"{what.capitalize()} op has {len(dims_map)} elements in {map_name} and the bound of dimension "
+            f"index_vector_dim={ia.ndim - 1} of indices is {ia.shape[-1]}. These two numbers must be equal."
+        )
+    for name, dims in (removed, index_map, ("operand_batching_dims", op_batch)):
+        _check_dims(what, dims, nd, name)
+    if set(dims_removed) & set(op_batch):
+        raise TypeError(
+            f"{removed_name} and operand_batching_dims in {what} op must be disjoint; got: {dims_removed} and {op_batch}."
+        )
+
+
 # --- gather -------------------------------------------------------------------------------------
 
 
@@ -173,21 +192,7 @@ def gather(
             raise TypeError(
                 f"Slice size at index {i} in gather op is out of range, must be within [0, {n} + 1), got {s}."
             )
-    if ia.shape[-1] != len(index_map):
-        raise TypeError(
-            f"Gather op has {len(index_map)} elements in start_index_map and the bound of dimension "
-            f"index_vector_dim={ia.ndim - 1} of indices is {ia.shape[-1]}. These two numbers must be equal."
-        )
-    for name, dims in (
-        ("collapsed_slice_dims", collapsed),
-        ("start_index_map", index_map),
-        ("operand_batching_dims", op_batch),
-    ):
-        _check_dims("gather", dims, nd, name)
-    if set(collapsed) & set(op_batch):
-        raise TypeError(
-            f"collapsed_slice_dims and operand_batching_dims in gather op must be disjoint; got: {collapsed} and {op_batch}."
-        )
+    _check_index_dims("gather", ia, nd, ("start_index_map", index_map), ("collapsed_slice_dims", collapsed), op_batch)
     if any(slice_sizes[d] > 1 for d in collapsed + op_batch):
         raise TypeError("Gather op can only collapse (or batch) slice dims with bound 1 or 0")
     if len(op_batch) != len(idx_batch) or any(not 0 <= d < len(batch) for d in idx_batch):
@@ -271,21 +276,9 @@ def _scatter(kind: str, operand, scatter_indices, updates, dimension_numbers, *,
     if ia.ndim < 1:
         raise TypeError("scatter indices must have rank >= 1 (the last axis holds the index vectors)")
     batch = ia.shape[:-1]
-    if ia.shape[-1] != len(index_map):
-        raise TypeError(
-            f"Scatter op has {len(index_map)} elements in scatter_dims_to_operand_dims and the bound of dimension "
-            f"index_vector_dim={ia.ndim - 1} of indices is {ia.shape[-1]}. These two numbers must be equal."
-        )
-    for name, dims in (
-        ("inserted_window_dims", inserted),
-        ("scatter_dims_to_operand_dims", index_map),
-        ("operand_batching_dims", op_batch),
-    ):
-        _check_dims("scatter", dims, nd, name)
-    if set(inserted) & set(op_batch):
-        raise TypeError(
-            f"inserted_window_dims and operand_batching_dims in scatter op must be disjoint; got: {inserted} and {op_batch}."
-        )
+    _check_index_dims(
+        "scatter", ia, nd, ("scatter_dims_to_operand_dims", index_map), ("inserted_window_dims", inserted), op_batch
+    )
     kept = [d for d in range(nd) if d not in inserted and d not in op_batch]
     if len(uwd) != len(kept) or ua.ndim != len(batch) + len(kept) or tuple(sorted(uwd)) != uwd:
         raise TypeError(

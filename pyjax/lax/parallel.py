@@ -317,53 +317,28 @@ def _linear(prim, transpose):
     ad.vjp_rules[prim] = vjp
 
 
+def _transpose_as(prim, renames: dict):
+    """A transpose that binds `prim` on the cotangent with the primal's parameters, keys renamed
+    (old -> new); groups are not carried over."""
+
+    def transpose(ct, **params):
+        q = {renames.get(k, k): v for k, v in params.items()}
+        q["axis_index_groups"] = None
+        return _bind(prim, ct, params["axis_name"], **q)
+
+    return transpose
+
+
 _linear(psum_p, lambda ct, **p: _bind(psum_p, ct, p["axes"], **p))
-_linear(
-    all_gather_p,
-    lambda ct, *, axis_name, axis_size, all_gather_dimension, tiled, axis_index_groups=None: _bind(
-        psum_scatter_p,
-        ct,
-        axis_name,
-        axis_name=axis_name,
-        axis_size=axis_size,
-        scatter_dimension=all_gather_dimension,
-        tiled=tiled,
-        axis_index_groups=None,
-    ),
-)
-_linear(
-    psum_scatter_p,
-    lambda ct, *, axis_name, axis_size, scatter_dimension, tiled, axis_index_groups=None: _bind(
-        all_gather_p,
-        ct,
-        axis_name,
-        axis_name=axis_name,
-        axis_size=axis_size,
-        all_gather_dimension=scatter_dimension,
-        tiled=tiled,
-        axis_index_groups=None,
-    ),
-)
+_linear(all_gather_p, _transpose_as(psum_scatter_p, {"all_gather_dimension": "scatter_dimension"}))
+_linear(psum_scatter_p, _transpose_as(all_gather_p, {"scatter_dimension": "all_gather_dimension"}))
 _linear(
     ppermute_p,
     lambda ct, *, axis_name, axis_size, perm: _bind(
         ppermute_p, ct, axis_name, axis_name=axis_name, axis_size=axis_size, perm=tuple((d, s) for s, d in perm)
     ),
 )
-_linear(
-    all_to_all_p,
-    lambda ct, *, axis_name, axis_size, split_axis, concat_axis, tiled, axis_index_groups=None: _bind(
-        all_to_all_p,
-        ct,
-        axis_name,
-        axis_name=axis_name,
-        axis_size=axis_size,
-        split_axis=concat_axis,
-        concat_axis=split_axis,
-        tiled=tiled,
-        axis_index_groups=None,
-    ),
-)
+_linear(all_to_all_p, _transpose_as(all_to_all_p, {"split_axis": "concat_axis", "concat_axis": "split_axis"}))
 
 
 # --- public API -----------------------------------------------------------------------------------

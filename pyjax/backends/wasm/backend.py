@@ -147,18 +147,16 @@ class WasmBackend(Backend):
         threads = getattr(self.host, "threads", 1)
         if threads < 2 or nk < 1 or hi < 2:
             return None
-        # 1-D: axis 0 is the SIMD axis (4 lanes, unrolled); a 2-D tiled matmul's rows come in
-        # tiles of MR
-        align = 16 if nk == 1 else self.matmul_tile[0] if scratch and nk == 2 else 4 if kernel.reduce_op else 1
         min_rows = -(-SPLIT_WORK * hi // max(1, math.prod(kernel.shape)))
         if scratch and nk == 2:
             # a tiled matmul packs all of B in every call (about 2% of a 1024² product each time,
-            # measured in wasmtime): one chunk per thread, of at least 32 rows. A multiple of the
-            # alignment: the shim rounds chunks up to it and merges a remainder below min_rows,
-            # so 1024 rows in 6-row tiles with min_rows 512 would make one chunk.
-            min_rows = max(min_rows, 32, hi // threads // align * align)
+            # measured in wasmtime): one chunk per thread, of at least 32 rows
+            min_rows = max(min_rows, 32, hi // threads)
         if hi < 2 * min_rows:
             return None
+        # 1-D: axis 0 is the SIMD axis (4 lanes, unrolled); a 2-D tiled matmul's rows come in
+        # tiles of MR
+        align = 16 if nk == 1 else self.matmul_tile[0] if scratch and nk == 2 else 4 if kernel.reduce_op else 1
         n_in = len(kernel.in_dtypes)
         stride = -(-scratch // 64) * 64
         return {
