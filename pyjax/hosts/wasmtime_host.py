@@ -3,6 +3,12 @@
 Every kernel module imports the same memory as `env.memory`, so tensors live in one heap and a
 kernel call only passes pointers. Compiled modules are cached by the hash of their bytes.
 
+A wasmtime Store frees nothing it instantiated until the store itself goes, and every compiled
+module holds its own executable mapping (two entries of the process's ~65k `vm.max_map_count`).
+So after `max_modules` instantiations the host recycles: a new store and memory (the bytes
+copied, addresses unchanged), the old store and unused modules dropped. Functions handed out
+earlier re-instantiate their module in the new store on their next call (a generation check).
+
 Calls go through a fast path: `Func.__call__` re-reads the function type and boxes every value on
 each call (about 20 µs); `WasmFunction` calls `wasmtime_func_call_unchecked` directly with a
 reused raw-value buffer (about 2 µs). That uses private parts of wasmtime-py
@@ -46,8 +52,9 @@ def _valtype_name(t: Any) -> str:
 class WasmFunction:
     """A callable exported Wasm function. Calls use the unchecked fast path when available."""
 
-    def __init__(self, host: WasmtimeHost, func: Any, name: str, fast: bool = True):
-        self.host, self.func, self.name = host, func, name
+    def __init__(self, host: WasmtimeHost, func: Any, name: str, fast: bool = True, wasm: bytes | None = None):
+        self.host, self.func, self.name, self.wasm = host, func, name, wasm
+        self.generation = host.generation
         ty = func.type(host.store)
         self.params = tuple(_valtype_name(t) for t in ty.params)
         self.results = tuple(_valtype_name(t) for t in ty.results)
@@ -69,9 +76,20 @@ class WasmFunction:
             raise TypeError(f"{self.name} takes {len(self.params)} argument(s), got {len(args)}")
         return self._call(*args)
 
+    def _rebind(self) -> None:
+        """Point at this function in the host's current store (after the host recycled its store)."""
+        if self.wasm is None:
+            raise RuntimeError(
+                f"{self.name}: its instance was not made by load(), so it cannot follow a recycled store"
+            )
+        self.func = self.host.load(self.wasm)._exports[self.name]
+        self.generation = self.host.generation
+
     def _slow_call(self, *args: Any) -> Any:
         import wasmtime
 
+        if self.generation != self.host.generation:
+            self._rebind()
         try:
             out = self.func(self.host.store, *args)
         except wasmtime.Trap as e:
@@ -90,8 +108,7 @@ class WasmFunction:
 
             raw_call = _bindings._wasmtime_func_call_unchecked
             addr = ctypes.cast(raw_call, ctypes.c_void_p).value
-            ctx = ctypes.cast(self.host.store._context(), ctypes.c_void_p).value
-            func_addr = ctypes.addressof(self.func._func)
+            self.host.store._context, self.func._func  # noqa: B018 - the private parts bind() uses
             trap_type = ctypes.POINTER(_ffi.wasm_trap_t)
             err_type = ctypes.POINTER(_ffi.wasmtime_error_t)
         except (ImportError, AttributeError, TypeError):
@@ -115,7 +132,20 @@ class WasmFunction:
         getters = [(views[t], stride[t] * i) for i, t in enumerate(self.results)]
         trap = ctypes.c_void_p()
         trap_addr, buf_addr = ctypes.addressof(trap), ctypes.addressof(buf)
-        name, store, func = (self.name, self.host.store, self.func)  # keep alive with the closure
+        name, host, wf = self.name, self.host, self
+        # The store is the host's to keep (not the closure's: a recycled one must be freed), so a
+        # call first checks the host's generation and rebinds to the current store if it changed.
+        gen = ctx = func_addr = None
+
+        def bind() -> None:
+            nonlocal gen, ctx, func_addr
+            if wf.generation != host.generation:
+                wf._rebind()
+            gen = host.generation
+            ctx = ctypes.cast(host.store._context(), ctypes.c_void_p).value
+            func_addr = ctypes.addressof(wf.func._func)
+
+        bind()
 
         def fail(err: int | None) -> None:
             import wasmtime
@@ -129,6 +159,8 @@ class WasmFunction:
             raise WasmTrap(name, str(wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, err_type))))
 
         def call(*args: Any) -> Any:
+            if gen != host.generation:
+                bind()
             for (view, i), a in zip(setters, args):
                 view[i] = a
             err = cfunc(ctx, func_addr, buf_addr, n, trap_addr)
@@ -141,15 +173,15 @@ class WasmFunction:
                 return view[i]
             return tuple(view[i] for view, i in getters)
 
-        call._keepalive = (store, func, buf, views, cfunc)  # type: ignore[attr-defined]
+        call._keepalive = (buf, views, cfunc)  # type: ignore[attr-defined]
         return call
 
 
 class WasmInstance:
     """An instantiated module: exported functions by name."""
 
-    def __init__(self, host: WasmtimeHost, instance: Any, key: str):
-        self.host, self.instance, self.key = host, instance, key
+    def __init__(self, host: WasmtimeHost, instance: Any, key: str, wasm: bytes | None = None):
+        self.host, self.instance, self.key, self.wasm = host, instance, key, wasm
         self._exports = instance.exports(host.store)
         self._funcs: dict[str, WasmFunction] = {}
 
@@ -161,7 +193,7 @@ class WasmInstance:
         key = name if fast else name + "\0slow"
         f = self._funcs.get(key)
         if f is None:
-            f = self._funcs[key] = WasmFunction(self.host, self._exports[name], name, fast)
+            f = self._funcs[key] = WasmFunction(self.host, self._exports[name], name, fast, self.wasm)
         return f
 
     def names(self) -> list[str]:
@@ -178,7 +210,9 @@ class WasmtimeHost:
 
     engine = "cranelift"  # compiles modules to machine code (the wasm backend tunes its matmul tile to it)
 
-    def __init__(self, pages: int = 16, max_pages: int = MAX_PAGES, cache_dir: str | None = None):
+    def __init__(
+        self, pages: int = 16, max_pages: int = MAX_PAGES, cache_dir: str | None = None, max_modules: int = 2048
+    ):
         import wasmtime
 
         cfg = wasmtime.Config()
@@ -187,12 +221,37 @@ class WasmtimeHost:
         cfg.wasm_multi_value = True
         cfg.wasm_bulk_memory = True
         self.engine = wasmtime.Engine(cfg)
-        self.store = wasmtime.Store(self.engine)
         self.max_pages = max_pages
-        self.memory = wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(pages, max_pages)))
+        self.max_modules = max_modules
         self.cache_dir = cache_dir
+        self.generation = 0  # bumped when the store is recycled
+        self.store = wasmtime.Store(self.engine)
+        self.memory = self._new_memory(pages)
         self._modules: dict[str, Any] = {}
         self._instances: dict[str, WasmInstance] = {}
+
+    def _new_memory(self, pages: int) -> Any:
+        import wasmtime
+
+        return wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(pages, self.max_pages)))
+
+    def recycle(self) -> None:
+        """Move to a fresh store and memory (same bytes at the same addresses), freeing every
+        module not in use; functions handed out earlier rebind on their next call."""
+        import wasmtime
+
+        old_store, old_memory = self.store, self.memory
+        size = old_memory.data_len(old_store)
+        self.store = wasmtime.Store(self.engine)
+        self.memory = self._new_memory(old_memory.size(old_store))
+        ctypes.memmove(
+            ctypes.addressof(self.memory.data_ptr(self.store).contents),
+            ctypes.addressof(old_memory.data_ptr(old_store).contents),
+            size,
+        )
+        self._modules.clear()
+        self._instances.clear()
+        self.generation += 1
 
     # -- modules
 
@@ -252,7 +311,10 @@ class WasmtimeHost:
         key = self.key(wasm)
         inst = self._instances.get(key)
         if inst is None:
+            if len(self._instances) >= self.max_modules:
+                self.recycle()
             inst = self._instances[key] = self.instantiate(self.compile(wasm), key)
+            inst.wasm = wasm
         return inst
 
     def call(self, instance: WasmInstance, name: str, *args: Any) -> Any:

@@ -181,6 +181,47 @@ def test_zero_copy_view_shared_across_modules(host):
     assert host.read(4096, 4) == np.float32(7).tobytes()
 
 
+def _const_module(k: int) -> bytes:
+    m = Module(memory_min=1)
+    f = m.function("k", [I32], [I32], export=True)  # stores k at the pointer, returns k + load
+    f.local_get(0).i32_const(k).i32_store()
+    f.i32_const(k).local_get(0).i32_load().i32_add()
+    return m.to_bytes()
+
+
+def _maps() -> int:
+    with open("/proc/self/maps") as fh:
+        return sum(1 for _ in fh)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_recycled_store_keeps_memory_and_rebinds_functions(fast):
+    """After max_modules instantiations the host moves to a new store: memory keeps its bytes at
+    the same addresses, and functions handed out before rebind to the new store when called."""
+    host = WasmtimeHost(pages=2, max_pages=64, max_modules=3)
+    host.write(70000, b"kept")
+    first = host.load(_const_module(1)).function("k", fast=fast)
+    calls = [host.load(_const_module(k)).function("k", fast=fast) for k in range(2, 12)]
+    assert host.generation >= 3
+    assert host.read(70000, 4) == b"kept"
+    assert first(64) == 2 and host.read(64, 4) == (1).to_bytes(4, "little")
+    for k, f in zip(range(2, 12), calls):
+        assert f(128) == 2 * k
+    inst = host.load(_const_module(5))
+    assert inst["k"](256) == 10
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/maps")
+def test_many_modules_do_not_exhaust_process_mappings():
+    """Every compiled module maps its code (two of the ~65k mappings a Linux process may have);
+    without recycling, a long session or test run dies in mmap. 400 modules over a store of 16."""
+    host = WasmtimeHost(pages=2, max_pages=64, max_modules=16)
+    before = _maps()
+    for k in range(400):
+        assert host.load(_const_module(k))["k"](64) == 2 * k
+    assert _maps() - before < 200
+
+
 def test_call_overhead_fast_path_is_faster(host):
     """Not a timing assertion on absolute numbers: the fast path must beat Func.__call__."""
     inst = host.load(_module())
