@@ -1,10 +1,14 @@
 """pyjax under Pyodide vs jax-js 0.1.25 in the same headless Chromium, on wasm and webgpu.
 
-Prints one table of median milliseconds with ratios (jax-js time / pyjax time: > 1 means pyjax
-is faster), plus Pyodide + pyjax start-up time and the wheel size. On wasm both libraries use
-their worker threads (the page is cross-origin isolated); pyjax also runs with one thread
-(`loadPyjax({wasmThreads: 1})`) for reference, and the thread counts are printed. No assertions:
-this is a measurement. Usage: python bench/browser.py [--devices wasm,webgpu] [--reps 5]
+Both libraries run in one page and take turns: for each workload, both warm up, then several
+rounds in which each library runs the same number of calls back to back (who goes first
+alternates); a round gives one median per library. This shared machine's speed drifts by up to 2x
+over minutes, so only calls close in time are compared: the ratio printed is the median over rounds
+of jax-js time / pyjax time (> 1 means pyjax is faster), with its range. On wasm both libraries
+use their worker threads (the page is cross-origin isolated); pyjax also runs alone with one
+thread (`loadPyjax({wasmThreads: 1})`) for reference. Also printed: Pyodide + pyjax start-up time
+and the wheel size. No assertions: this is a measurement.
+Usage: python bench/browser.py [--devices wasm,webgpu] [--rounds 8] [--only matmul1024,chain]
 """
 
 from __future__ import annotations
@@ -23,64 +27,58 @@ sys.path.insert(0, str(ROOT / "playwright-tests"))
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="importmap">{ "imports": { "@jax-js/jax": "./jaxjs/index.js" } }</script></head><body>
 <script type="module">
-import { runJaxJs, jaxJsChain } from "./bench/browser_jaxjs.mjs";
+import { jaxJsWorkloads } from "./bench/browser_jaxjs.mjs";
 import { loadPyjax } from "./web/pyjax.mjs";
-window.__jaxjs = (device, reps) => runJaxJs(device, reps).then((r) => JSON.stringify(r), (e) => JSON.stringify({error: String(e)}));
-window.__pyjax = async (device, reps, wasmThreads) => {
-  try {
-    if (!window.__py) window.__py = await loadPyjax(wasmThreads ? { wasmThreads } : {});
-    const src = await (await fetch("./bench/browser_pyjax.py")).text();
-    return await window.__py.run(`DEVICE = ${JSON.stringify(device)}\\nREPS = ${reps}\\n` + src);
-  } catch (e) { return JSON.stringify({error: String(e)}); }
-};
+const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 window.__startup = async () => {
   const t0 = performance.now();
   const py = await loadPyjax();
   return JSON.stringify({ total: performance.now() - t0, ...py.timings });
 };
-window.__pair = async (device, rounds, src) => {
-  // Chain only, both libraries in this page, alternating rounds of 7 calls: load on a shared
-  // machine drifts over minutes, so separate pages can see different machines.
-  const jj = await jaxJsChain(device);
-  const py = await loadPyjax({});
-  await py.run(`DEVICE = ${JSON.stringify(device)}\n` + src);
-  const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  for (let t0 = performance.now(); performance.now() - t0 < 2000; ) await jj();
-  await py.run("await warm(2.0)");
-  const out = [];
-  for (let r = 0; r < rounds; r++) {
-    const ts = [];
-    for (let i = 0; i < 7; i++) { const t = performance.now(); await jj(); ts.push(performance.now() - t); }
-    out.push([med(ts), Number(await py.run("await median_of(7)"))]);
-  }
-  return JSON.stringify(out);
+// One page, both libraries (or pyjax alone: withJaxJs false), workloads one after another.
+window.__pair = async (device, names, rounds, wasmThreads, withJaxJs) => {
+  try {
+    const jj = withJaxJs ? await jaxJsWorkloads(device) : null;
+    const py = await loadPyjax(wasmThreads ? { wasmThreads } : {});
+    const src = await (await fetch("./bench/browser_pyjax.py")).text();
+    await py.run(`DEVICE = ${JSON.stringify(device)}\n` + src);
+    const out = {};
+    for (const name of names) {
+      const q = JSON.stringify(name);
+      let tj = 0;
+      if (jj) {  // warm-up as the pyjax side's warm(): >= 2 calls and 1.5 s, at most 50 calls
+        const t0 = performance.now();
+        for (let i = 0; i < 50 && (i < 2 || performance.now() - t0 < 1500); i++) {
+          const t = performance.now(); await jj[name](); tj = performance.now() - t;
+        }
+      }
+      const tp = Number(await py.run(`await warm(${q}, 1.5)`));
+      // about 0.4 s per library per round, 1-7 calls; fewer rounds for calls of seconds
+      const slow = Math.max(tj, tp);
+      const calls = Math.max(1, Math.min(7, Math.round(400 / slow)));
+      const nr = slow > 10000 ? 1 : slow > 1000 ? Math.min(rounds, 3) : rounds;
+      const jaxJs = async () => {
+        const ts = [];
+        for (let i = 0; i < calls; i++) { const t = performance.now(); await jj[name](); ts.push(performance.now() - t); }
+        return med(ts);
+      };
+      const rows = [];
+      for (let r = 0; r < nr; r++) {
+        let j = null, p;
+        if (jj && r % 2 === 0) j = await jaxJs();
+        p = Number(await py.run(`await timed(${q}, ${calls})`));
+        if (jj && r % 2 === 1) j = await jaxJs();
+        rows.push([j, p]);
+      }
+      out[name] = rows;
+    }
+    if (device === "wasm") out.threads = JSON.parse(await py.run("import json; json.dumps(wasm_threads())"));
+    return JSON.stringify(out);
+  } catch (e) { return JSON.stringify({ error: String(e) }); }
 };
 window.__env = () => JSON.stringify({ cores: navigator.hardwareConcurrency, isolated: crossOriginIsolated });
 window.__ready = true;
 </script></body></html>"""
-
-# pyjax's side of the interleaved chain comparison (the same chain and data as the workloads).
-PAIR_PY = """
-import time, pyjax, pyjax.numpy as jnp
-await pyjax.init_async(DEVICE)
-s, seq = 3, []
-for _ in range(4096):
-    s = (s * 1664525 + 1013904223) & 0xFFFFFFFF
-    seq.append(s / 4294967296 - 0.5)
-x = jnp.tile(jnp.asarray(seq, dtype=jnp.float32), 256) * 1.0
-chain = pyjax.jit(lambda v: jnp.tanh(v * 1.5 + 0.5) * jnp.exp(-v * v) + jnp.sin(v))
-async def warm(sec):
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < sec:
-        await chain(x).block_until_ready_async()
-async def median_of(n):
-    ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        await chain(x).block_until_ready_async()
-        ts.append((time.perf_counter() - t) * 1e3)
-    return sorted(ts)[n // 2]
-"""
 
 ROWS = [
     ("matmul1024", "f32 matmul 1024², jit"),
@@ -110,12 +108,39 @@ def cpu_check(n: int = 3_000_000) -> float:
     return 2 * one / two
 
 
+def _open(browser, url: str):
+    page = browser.new_page()
+    page.set_default_timeout(3_600_000)
+    page.goto(url)
+    page.wait_for_function("() => window.__ready")
+    return page
+
+
+def _pair(browser, url: str, dev: str, names: list, rounds: int, threads: int, with_jaxjs: bool) -> dict:
+    page = _open(browser, url)
+    try:
+        out = json.loads(page.evaluate("(a) => window.__pair(...a)", [dev, names, rounds, threads, with_jaxjs]))
+    finally:
+        page.close()
+    if "error" in out:
+        raise RuntimeError(f"{dev}: {out['error']}")
+    return out
+
+
+def _median(xs: list) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", default="wasm,webgpu")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--pair-rounds", type=int, default=8, help="interleaved chain rounds per device (0: none)")
+    ap.add_argument(
+        "--rounds", type=int, default=8, help="alternating rounds per workload (fewer for calls of seconds)"
+    )
+    ap.add_argument("--only", default="", help="comma-separated workloads (default: all)")
     args = ap.parse_args()
+    devs = args.devices.split(",")
+    names = args.only.split(",") if args.only else [k for k, _ in ROWS]
 
     from playwright.sync_api import sync_playwright
 
@@ -135,35 +160,16 @@ def main() -> None:
     results: dict = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.set_default_timeout(1_800_000)
-        page.goto(url)
-        page.wait_for_function("() => window.__ready")
+        page = _open(browser, url)
         startup = json.loads(page.evaluate("() => window.__startup()"))
         env = json.loads(page.evaluate("() => window.__env()"))
-        for dev in args.devices.split(","):
-            for lib in ("pyjax", "jaxjs") + (("pyjax1",) if dev == "wasm" else ()):
-                print(f"running {lib} on {dev} ...", file=sys.stderr, flush=True)
-                fresh = browser.new_page()
-                fresh.set_default_timeout(1_800_000)
-                fresh.goto(url)
-                fresh.wait_for_function("() => window.__ready")
-                call = (
-                    f"window.__pyjax('{dev}', {args.reps}, 1)"
-                    if lib == "pyjax1"
-                    else f"window.__{lib}('{dev}', {args.reps})"
-                )
-                results[(lib, dev)] = json.loads(fresh.evaluate(f"() => {call}"))
-                fresh.close()
-        pairs = {}
-        for dev in args.devices.split(",") if args.pair_rounds else ():
-            print(f"interleaved chain on {dev} ...", file=sys.stderr, flush=True)
-            fresh = browser.new_page()
-            fresh.set_default_timeout(1_800_000)
-            fresh.goto(url)
-            fresh.wait_for_function("() => window.__ready")
-            pairs[dev] = json.loads(fresh.evaluate("(a) => window.__pair(...a)", [dev, args.pair_rounds, PAIR_PY]))
-            fresh.close()
+        page.close()
+        for dev in devs:
+            print(f"{dev}: pyjax and jax-js taking turns in one page ...", file=sys.stderr, flush=True)
+            results[dev] = _pair(browser, url, dev, names, args.rounds, 0, True)
+            if dev == "wasm":
+                print("wasm: pyjax with one thread ...", file=sys.stderr, flush=True)
+                results["wasm1"] = _pair(browser, url, dev, names, min(args.rounds, 3), 1, False)
         browser.close()
     httpd.shutdown()
 
@@ -171,41 +177,34 @@ def main() -> None:
         f"Chromium headless; pyjax wheel {wheel.stat().st_size / 1024:.0f} KiB; start-up: Pyodide "
         f"{startup['pyodideMs']:.0f} ms + import pyjax {startup['importMs']:.0f} ms (total {startup['total']:.0f} ms)"
     )
-    devs = args.devices.split(",")
     if "wasm" in devs:
         print(f"CPU check after the runs: two busy processes got {cpu_check():.2f} cores")
-        w, w1 = results[("pyjax", "wasm")], results[("pyjax1", "wasm")]
+        w, w1 = results["wasm"]["threads"], results["wasm1"]["threads"]
         print(
             f"wasm threads ({env['cores']} cores, crossOriginIsolated={env['isolated']}): pyjax "
-            f"{w.get('threads', '?')} (kernel chunks run per thread: {w.get('chunks', '?')}; the 1-thread column: "
-            f"{w1.get('threads', '?')}); jax-js sizes its worker "
-            f"pool to navigator.hardwareConcurrency ({env['cores']}) when SharedArrayBuffer is available"
+            f"{w['threads']} (kernel chunks run per thread: {w['chunks']}; the 1-thread page: "
+            f"{w1['threads']}); jax-js sizes its worker pool to navigator.hardwareConcurrency "
+            f"({env['cores']}) when SharedArrayBuffer is available"
         )
     header = "| workload |"
     for d in devs:
-        header += f" pyjax {d} |" + (" pyjax wasm 1 thread |" if d == "wasm" else "") + f" jax-js {d} | ratio |"
+        header += f" pyjax {d} |" + (" pyjax wasm 1 thread |" if d == "wasm" else "") + f" jax-js {d} | ratio [range] |"
     print(header)
     print("|" + " --- |" * (1 + 3 * len(devs) + ("wasm" in devs)))
-    fmt = lambda v, r: f"{v:.1f} ms" if isinstance(v, (int, float)) else (r.get("error", "—")[:40])  # noqa: E731
     for key, label in ROWS:
+        if key not in names:
+            continue
+        per = 10 if key == "mlpStep" else 1  # the MLP's call is 10 steps
         line = f"| {label} |"
         for dev in devs:
-            a, b = results[("pyjax", dev)], results[("jaxjs", dev)]
-            pa, pb = a.get(key), b.get(key)
-            ratio = f"{pb / pa:.2f}×" if isinstance(pa, (int, float)) and isinstance(pb, (int, float)) else "—"
-            line += f" {fmt(pa, a)} |"
+            rows = results[dev][key]
+            ratios = sorted(j / p for j, p in rows)
+            line += f" {_median([p for _, p in rows]) / per:.1f} ms |"
             if dev == "wasm":
-                one = results[("pyjax1", dev)]
-                line += f" {fmt(one.get(key), one)} |"
-            line += f" {fmt(pb, b)} | {ratio} |"
+                line += f" {_median([p for _, p in results['wasm1'][key]]) / per:.1f} ms |"
+            line += f" {_median([j for j, _ in rows]) / per:.1f} ms |"
+            line += f" {_median(ratios):.2f}× [{ratios[0]:.2f}–{ratios[-1]:.2f}, {len(rows)} rounds] |"
         print(line)
-    for dev, rounds in pairs.items():
-        ratios = sorted(jj / py for jj, py in rounds)
-        print(
-            f"interleaved chain, {dev}, one page, {len(rounds)} alternating rounds of 7 calls (jax-js/pyjax ms): "
-            + ", ".join(f"{jj:.1f}/{py:.1f}" for jj, py in rounds)
-            + f"; median ratio {ratios[len(ratios) // 2]:.2f}×"
-        )
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 A `PRNGKeyArray` wraps a uint32 array of shape key_shape + (2,). It is registered as a pytree
 node whose only leaf is that data, so jit, vmap, scan and grad carry keys unchanged: vmap maps the
-data's leading axis, which is the key batch axis. Unlike JAX, where typed keys are array leaves,
-`tree_leaves(key)` therefore yields the uint32 data.
+data's leading axis, which is the key batch axis. The public tree functions (pyjax.tree_util,
+pyjax.tree) treat keys as leaves, as JAX does (see register_array_like_node).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyjax.core.core import get_aval
-from pyjax.core.pytree import register_pytree_node
+from pyjax.core.pytree import register_array_like_node, register_pytree_node
 
 
 class extended:  # noqa: N801 - JAX's name
@@ -244,3 +244,4 @@ class PRNGKeyArray:
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
+register_array_like_node(PRNGKeyArray)

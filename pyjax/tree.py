@@ -6,7 +6,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pyjax.core import pytree as _pt
+from pyjax import tree_util as _pt  # its public functions: typed PRNG keys are leaves
+from pyjax.core import pytree as _core_pt
 from pyjax.core.pytree import PyTreeDef
 
 __all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten", "broadcast"]
@@ -81,7 +82,7 @@ def map_with_path(
 
 
 def reduce_associative(
-    operation: Callable, tree: Any, *, identity: Any = _pt._UNSPECIFIED, is_leaf: Callable | None = None
+    operation: Callable, tree: Any, *, identity: Any = _core_pt._UNSPECIFIED, is_leaf: Callable | None = None
 ) -> Any:
     """Reduce the leaves of tree with an associative operation."""
     return _pt.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)

@@ -1,5 +1,14 @@
-"""pyjax.tree_util: pytree utilities (JAX's names)."""
+"""pyjax.tree_util: pytree utilities (JAX's names).
 
+Typed PRNG keys are leaves here, as in JAX (transformations, which use pyjax.core.pytree directly,
+flatten them to their uint32 data instead)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyjax.core import pytree as _pt
 from pyjax.core.pytree import (  # noqa: F401
     DictKey,
     FlattenedIndexKey,
@@ -9,10 +18,8 @@ from pyjax.core.pytree import (  # noqa: F401
     Partial,
     PyTreeDef,
     SequenceKey,
-    all_leaves,
     flatten_one_level,
     flatten_one_level_with_keys,
-    is_tree_node,
     keystr,
     register_dataclass,
     register_pytree_node,
@@ -20,20 +27,78 @@ from pyjax.core.pytree import (  # noqa: F401
     register_pytree_with_keys,
     register_pytree_with_keys_class,
     register_static,
-    tree_all,
-    tree_broadcast,
-    tree_flatten,
-    tree_flatten_with_path,
-    tree_leaves,
-    tree_leaves_with_path,
-    tree_map,
-    tree_map_with_path,
-    tree_reduce,
-    tree_reduce_associative,
-    tree_structure,
     tree_transpose,
     tree_unflatten,
     treedef_children,
     treedef_is_leaf,
     treedef_tuple,
 )
+
+_leaf = _pt.public_is_leaf
+
+
+def tree_flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
+    """(leaves, treedef) of tree; None is an empty node."""
+    return _pt.tree_flatten(tree, _leaf(is_leaf))
+
+
+def tree_leaves(tree: Any, is_leaf: Callable | None = None) -> list:
+    """The leaves of tree, left to right."""
+    return _pt.tree_leaves(tree, _leaf(is_leaf))
+
+
+def tree_structure(tree: Any, is_leaf: Callable | None = None) -> PyTreeDef:
+    """The treedef of tree."""
+    return _pt.tree_structure(tree, _leaf(is_leaf))
+
+
+def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:
+    """Apply f leafwise over tree (and the matching leaves of each tree in rest)."""
+    return _pt.tree_map(f, tree, *rest, is_leaf=_leaf(is_leaf))
+
+
+def tree_all(tree: Any, is_leaf: Callable | None = None) -> bool:
+    """True when every leaf is truthy."""
+    return _pt.tree_all(tree, _leaf(is_leaf))
+
+
+def tree_reduce(function: Callable, tree: Any, initializer: Any = ..., is_leaf: Callable | None = None) -> Any:
+    """functools.reduce over the leaves of tree."""
+    return _pt.tree_reduce(function, tree, initializer, _leaf(is_leaf))
+
+
+def tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _pt._UNSPECIFIED, is_leaf=None) -> Any:
+    """Reduce the leaves of tree with an associative operation, pairwise."""
+    return _pt.tree_reduce_associative(operation, tree, identity=identity, is_leaf=_leaf(is_leaf))
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
+    """Replicate each leaf of prefix_tree over the matching subtree of full_tree."""
+    return _pt.tree_broadcast(prefix_tree, full_tree, _leaf(is_leaf))
+
+
+def all_leaves(iterable: Any, is_leaf: Callable | None = None) -> bool:
+    """True when every element of iterable is a leaf."""
+    return _pt.all_leaves(iterable, _leaf(is_leaf))
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False):
+    """Like tree_flatten, each leaf paired with its key path."""
+    return _pt.tree_flatten_with_path(tree, _leaf(is_leaf, is_leaf_takes_path), is_leaf_takes_path)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False) -> list:
+    """The (path, leaf) pairs of tree."""
+    return _pt.tree_leaves_with_path(tree, _leaf(is_leaf, is_leaf_takes_path), is_leaf_takes_path)
+
+
+def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None, is_leaf_takes_path: bool = False) -> Any:
+    """tree_map where f also receives each leaf's key path."""
+    return _pt.tree_map_with_path(
+        f, tree, *rest, is_leaf=_leaf(is_leaf, is_leaf_takes_path), is_leaf_takes_path=is_leaf_takes_path
+    )
+
+
+def is_tree_node(typ: Any) -> bool:
+    """True when values of type typ are pytree nodes (not leaves)."""
+    return _pt.is_tree_node(typ) and not (isinstance(typ, type) and issubclass(typ, _pt._array_like_nodes))

@@ -76,6 +76,30 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_f
     return nodetype
 
 
+# Types that the public tree functions (pyjax.tree_util, pyjax.tree) treat as leaves while
+# transformations flatten them further: typed PRNG keys are leaves to users, as in JAX, but jit, vmap
+# and grad only trace plain arrays, so they see the keys' uint32 data.
+_array_like_nodes: tuple = ()
+
+
+def register_array_like_node(nodetype: type) -> None:
+    """Make nodetype a leaf for public tree functions (it stays a node for transformations)."""
+    global _array_like_nodes
+    _array_like_nodes = _array_like_nodes + (nodetype,)
+
+
+def public_is_leaf(is_leaf: Callable | None, takes_path: bool = False) -> Callable | None:
+    """is_leaf extended to the array-like node types (for pyjax.tree_util's public functions)."""
+    kinds = _array_like_nodes
+    if not kinds:
+        return is_leaf
+    if is_leaf is None:
+        return (lambda _p, x: isinstance(x, kinds)) if takes_path else (lambda x: isinstance(x, kinds))
+    if takes_path:
+        return lambda p, x: isinstance(x, kinds) or is_leaf(p, x)
+    return lambda x: isinstance(x, kinds) or is_leaf(x)
+
+
 def _sorted_keys(d) -> list:
     """A dict's keys in sorted order, as JAX orders them; keys that do not compare raise ValueError."""
     try:

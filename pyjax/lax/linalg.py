@@ -304,7 +304,57 @@ def lu(x):
 
     lu packs the unit-lower L (below the diagonal) and U; pivots are LAPACK-style row swaps (0-based).
     """
-    return tuple(lu_p.bind(lax._as_array(x)))
+    x = lax._as_array(x)
+    if get_aval(x).dtype.kind == "c" and get_aval(x).ndim >= 2:
+        return _lu_complex(x)
+    return tuple(lu_p.bind(x))
+
+
+def _lu_complex(x):
+    """lu for complex matrices, composed from lax ops (the backends' lu routines are real-only): one
+    elimination step per column, the pivot row chosen by |x| and swapped in with selects."""
+    a = get_aval(x)
+    nd, (m, n), batch = a.ndim, a.shape[-2:], a.shape[:-2]
+    bdims = tuple(range(nd - 2))
+    rows = lax.broadcasted_iota(_i32, a.shape, nd - 2)
+    cols = lax.broadcasted_iota(_i32, a.shape, nd - 1)
+    vrows = lax.broadcasted_iota(_i32, batch + (m,), nd - 2)
+    perm, zero, pivots = vrows, lax.full_like(x, 0), []
+
+    def pick(mask, v, z):  # the one row (or entry) of v where mask holds, over the row axis
+        return lax.reduce_sum(lax.select(mask, v, z), (nd - 2,))
+
+    for j in range(builtins.min(m, n)):
+        jj = lax.full((), j, _i32)
+        mag = lax.abs(slice_in_dim(slice_in_dim(x, j, j + 1, axis=nd - 1), j, m, axis=nd - 2))
+        p = lax.add(lax.argmax(mag, nd - 2, _i32), lax.full(batch + (1,), j, _i32))  # (..., 1)
+        pivots.append(p)
+        is_p = lax.eq(rows, lax.broadcast_in_dim(p, a.shape, bdims + (nd - 1,)))
+        is_j = lax.eq(rows, lax.broadcast_in_dim(jj, a.shape, ()))
+        row_p, row_j = (lax.broadcast_in_dim(pick(mk, x, zero), a.shape, bdims + (nd - 1,)) for mk in (is_p, is_j))
+        x = lax.select(is_j, row_p, lax.select(is_p, row_j, x))
+        vis_p = lax.eq(vrows, lax.broadcast_in_dim(p, get_aval(vrows).shape, bdims + (nd - 2,)))
+        vis_j = lax.eq(vrows, lax.broadcast_in_dim(jj, get_aval(vrows).shape, ()))
+        vz = lax.full_like(perm, 0)
+        perm_p, perm_j = (
+            lax.broadcast_in_dim(pick(mk, perm, vz), get_aval(vrows).shape, bdims) for mk in (vis_p, vis_j)
+        )
+        perm = lax.select(vis_j, perm_p, lax.select(vis_p, perm_j, perm))
+        full = lambda v: lax.broadcast_in_dim(v, a.shape, tuple(range(nd)))  # noqa: E731
+        piv = full(slice_in_dim(slice_in_dim(x, j, j + 1, axis=nd - 1), j, j + 1, axis=nd - 2))
+        colj, rowj = full(slice_in_dim(x, j, j + 1, axis=nd - 1)), full(slice_in_dim(x, j, j + 1, axis=nd - 2))
+        nonzero = lax.ne(piv, zero)  # a zero pivot means a zero column below it: nothing to eliminate
+        l = lax.select(nonzero, lax.div(colj, lax.select(nonzero, piv, lax.full_like(piv, 1))), colj)  # noqa: E741
+        below = lax.gt(rows, lax.broadcast_in_dim(jj, a.shape, ()))
+        right = lax.gt(cols, lax.broadcast_in_dim(jj, a.shape, ()))
+        x = lax.select(lax.bitwise_and(below, right), lax.sub(x, lax.mul(l, rowj)), x)
+        x = lax.select(
+            lax.bitwise_and(below, lax.bitwise_not(right)),
+            lax.select(lax.eq(cols, lax.broadcast_in_dim(jj, a.shape, ())), l, x),
+            x,
+        )
+    piv_arr = lax.concatenate(pivots, nd - 2) if pivots else lax.full(batch + (0,), 0, _i32)
+    return x, piv_arr, perm
 
 
 def permute_rows(x, perm):

@@ -8,6 +8,7 @@ for stability.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from pyjax import numpy as jnp
@@ -307,7 +308,7 @@ def standardize(
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
     """x[..., None] == arange(num_classes), as dtype (default float), new axis at `axis`."""
     num_classes = core.concrete_or_error(num_classes, "The error arose in jax.nn.one_hot argument `num_classes`.")
-    num_classes = int(num_classes)
+    num_classes = operator.index(num_classes)  # a float count is a TypeError, as in JAX
     x = _arr(x, "one_hot")
     d = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
     nd = x.ndim

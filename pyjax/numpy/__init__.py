@@ -11,13 +11,13 @@ from pyjax.core.dtypes import (  # noqa: F401
     iinfo,
     inexact,
     integer,
-    issubdtype,
     number,
     promote_types,
     signedinteger,
     unsignedinteger,
 )
 from pyjax.core import dtypes as _dtypes
+from pyjax.dtypes import issubdtype  # noqa: F401  (knows typed-key dtypes too)
 from pyjax.numpy._core import *  # noqa: F401,F403
 from pyjax._typing import Array as ndarray  # noqa: F401
 from pyjax.numpy._core import sum, max, min, all, any, abs, round, pow  # noqa: F401

@@ -21,6 +21,7 @@ from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from pyjax.lax import lax, slicing
 from pyjax.numpy import _core as jnp
+from pyjax.numpy import _keys
 from pyjax.runtime.array import Array
 
 __all__ = [
@@ -470,6 +471,8 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     'clip' clamps, 'wrap' wraps around; negative indices count from the end except under 'clip'."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.take(a, indices, axis, mode=mode, fill_value=fill_value)
     a = _arr(a)
     indices = _arr(indices)
     if jnp._aval(indices).dtype.kind not in "iu":

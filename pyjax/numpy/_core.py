@@ -11,6 +11,7 @@ from pyjax.core import core, dtypes
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
+from pyjax.numpy import _keys
 from pyjax.runtime.array import Array
 
 try:
@@ -85,9 +86,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         if a.dtype.kind in "OUSV":
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
         return execute.from_numpy(_np.asarray(a), device, dtype)
+    if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
+        return a  # typed keys pass through, as in JAX (numeric functions reject them themselves)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (list, tuple)):
+        if _keys.any_key(*_flatten_nested(a)):
+            return stack([asarray(v) for v in a])
         if builtins.any(isinstance(v, Tracer) for v in _flatten_nested(a)):
             return stack([asarray(v) for v in a]).astype(dtype) if dtype else stack([asarray(v) for v in a])
         flat, shape, d, weak = _infer_dtype_from_nested(a)
@@ -168,19 +173,27 @@ def full(shape, fill_value, dtype=None, *, device=None):
     return lax.full(shape, fill_value, dtypes.canonicalize(dtype))
 
 
+def _keep_weak(a, out, dtype):
+    """*_like of a weakly typed array, without a dtype, is weakly typed too (as in JAX)."""
+    if dtype is None and _aval(a).weak_type and not _aval(out).weak_type:
+        return lax._convert(out, _aval(out).dtype, True)
+    return out
+
+
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     a = asarray(a) if not _is_array(a) else a
-    return full(_aval(a).shape if shape is None else shape, 0, dtype or _aval(a).dtype)
+    return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 0, dtype or _aval(a).dtype), dtype)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
     a = asarray(a) if not _is_array(a) else a
-    return full(_aval(a).shape if shape is None else shape, 1, dtype or _aval(a).dtype)
+    return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 1, dtype or _aval(a).dtype), dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     a = asarray(a) if not _is_array(a) else a
-    return full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
+    out = full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
+    return out if _is_array(fill_value) and _aval(fill_value).shape else _keep_weak(a, out, dtype)
 
 
 def empty_like(a, dtype=None, shape=None, *, device=None):
@@ -340,6 +353,8 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(x, shape):
+    if isinstance(x, _keys.PRNGKeyArray):
+        return _keys.broadcast_to(x, shape)
     x = x if _is_array(x) else asarray(x)
     shape = _shape_tuple(shape)
     xs = _aval(x).shape
@@ -585,7 +600,8 @@ def isinf(x, /):
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if x.dtype.kind != "f":
         return full(x.shape, False, dtypes.bool_)
-    return lax.eq(lax.abs(x), math.inf)
+    out = lax.eq(lax.abs(x), math.inf)
+    return lax._convert(out, dtypes.bool_, False) if _aval(out).weak_type else out  # JAX's isinf is never weak
 
 
 def _no_complex_inf(x) -> None:
@@ -811,10 +827,24 @@ def float_power(x1, x2, /):
 def logaddexp(x1, x2, /):
     x1, x2 = _promote("logaddexp", x1, x2, to_float=True)
     amax = lax.max(x1, x2)
+    if x1.dtype.kind == "c":
+        return _complex_logaddexp(x1, x2, amax)
     delta = lax.sub(x1, x2)
     safe = lax.select(isnan(delta), lax.full_like(delta, 0), delta)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(safe)))))
     return lax.select(isnan(delta), lax.add(x1, x2), out)
+
+
+def _complex_logaddexp(x1, x2, amax):
+    """log(exp(x1) + exp(x2)) for complex inputs: amax + log1p(exp(other - amax)), with the imaginary
+    part wrapped into [-pi, pi) as JAX does (the principal branch of the logarithm)."""
+    other = lax.sub(lax.add(x1, x2), amax)
+    out = lax.add(amax, lax.log1p(lax.exp(lax.sub(other, amax))))
+    im = lax.imag(out)
+    two_pi = lax.full_like(im, 2 * math.pi)
+    r = lax.rem(lax.add(im, lax.full_like(im, math.pi)), two_pi)
+    r = lax.select(lax.lt(r, lax.full_like(r, 0)), lax.add(r, two_pi), r)
+    return lax.complex(lax.real(out), lax.sub(r, lax.full_like(r, math.pi)))
 
 
 def logaddexp2(x1, x2, /):
@@ -935,6 +965,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
             "Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
             "got " + ("x=None" if x is None else "y=None")
         )
+    if _keys.any_key(x, y):  # selecting between typed PRNG keys
+        return _keys.where(condition, x, y)
     c = condition if _is_array(condition) else asarray(condition)
     if _aval(c).dtype is not dtypes.bool_:
         c = lax.ne(*_promote("where", c, 0))
@@ -1276,6 +1308,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """jnp.reshape with -1 inference; order='F' reverses axes around a C reshape."""
     if shape is None:
         shape = newshape
+    if isinstance(a, _keys.PRNGKeyArray):
+        return a.reshape(shape)
     a = a if _is_array(a) else asarray(a)
     av = _aval(a)
     shape = _shape_tuple(shape)
@@ -1357,6 +1391,8 @@ def swapaxes(a, axis1, axis2):
 
 
 def expand_dims(a, axis):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.expand_dims(a, axis)
     a = a if _is_array(a) else asarray(a)
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
     nd = _aval(a).ndim + len(axes)
@@ -1367,6 +1403,8 @@ def expand_dims(a, axis):
 
 
 def squeeze(a, axis=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return a.squeeze(axis)
     a = a if _is_array(a) else asarray(a)
     shp = _aval(a).shape
     if axis is None:
@@ -1416,6 +1454,8 @@ def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
+    if _keys.any_key(arrays):  # typed PRNG keys concatenate like arrays, as in JAX
+        return _keys.concatenate(arrays, axis)
     arrs = [a if _is_array(a) else asarray(a) for a in arrays]
     if axis is None:
         arrs = [ravel(a) for a in arrs]
@@ -1467,6 +1507,8 @@ def stack(arrays, axis=0, out=None, dtype=None):
     arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
+    if _keys.any_key(arrays):  # typed PRNG keys stack like arrays, as in JAX
+        return _keys.stack(arrays, axis)
     arrs = _promote_list(arrays)
     shapes = {_aval(a).shape for a in arrs}
     if len(shapes) > 1:
@@ -2251,3 +2293,10 @@ def bitwise_count(x, /):
     for k in range(d.bits):
         count = lax.add(count, lax.bitwise_and(lax.shift_right_logical(x, lax.full_like(x, k)), lax.full_like(x, 1)))
     return lax.convert_element_type(count, dtypes.uint8)
+
+
+# Element-moving functions accept typed PRNG key arrays too, as in JAX.
+ravel, transpose, moveaxis, swapaxes = map(_keys.lifted, (ravel, transpose, moveaxis, swapaxes))
+split, array_split, tile, repeat = map(_keys.lifted, (split, array_split, tile, repeat))
+flip, fliplr, flipud, roll, rot90 = map(_keys.lifted, (flip, fliplr, flipud, roll, rot90))
+atleast_1d, atleast_2d, atleast_3d = map(_keys.lifted, (atleast_1d, atleast_2d, atleast_3d))

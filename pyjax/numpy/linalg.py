@@ -55,6 +55,20 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return lax_linalg._T(L) if upper else L
 
 
+def _solve_square(a, b):
+    """Solve a x = b for square a (..., m, m) and b (..., m, k) through a's LU factors. Complex systems
+    solve as the real system [[Re a, -Im a], [Im a, Re a]] [Re x; Im x] = [Re b; Im b], as the
+    backends' triangular solves are real-only."""
+    if jnp._aval(a).dtype.kind == "c":
+        ar, ai = lax.real(a), lax.imag(a)
+        big = jnp.concatenate([jnp.concatenate([ar, lax.neg(ai)], -1), jnp.concatenate([ai, ar], -1)], -2)
+        x = _solve_square(big, jnp.concatenate([lax.real(b), lax.imag(b)], -2))
+        m = jnp._aval(a).shape[-1]
+        return lax.complex(x[..., :m, :], x[..., m:, :])
+    lu_mat, _, perm = lax_linalg.lu(a)
+    return _lu_solve_matrix(lu_mat, perm, b)
+
+
 def _lu_solve_matrix(lu_mat, perm, b):
     """Solve A x = b from A's packed LU factors (perm: row permutation); b (..., m, k)."""
     pb = lax_linalg.permute_rows(b, perm)
@@ -75,8 +89,7 @@ def solve(a, b):
                 f"function with signature '(m,m),(m)->(m)'"
             )
         bm = jnp.broadcast_to(jnp.reshape(b, (m, 1)), sa[:-2] + (m, 1))
-        lu_mat, _, perm = lax_linalg.lu(a)
-        return jnp.reshape(_lu_solve_matrix(lu_mat, perm, bm), sa[:-1])
+        return jnp.reshape(_solve_square(a, bm), sa[:-1])
     if len(sb) < 2 or sb[-2] != m:
         raise ValueError(
             f"Invalid shapes for solve: {sa}, {sb}. Prior to JAX v0.5.0, this would have been treated "
@@ -86,8 +99,7 @@ def solve(a, b):
     batch = jnp.broadcast_shapes(sa[:-2], sb[:-2])
     a = jnp.broadcast_to(a, batch + sa[-2:]) if sa[:-2] != batch else a
     b = jnp.broadcast_to(b, batch + sb[-2:]) if sb[:-2] != batch else b
-    lu_mat, _, perm = lax_linalg.lu(a)
-    return _lu_solve_matrix(lu_mat, perm, b)
+    return _solve_square(a, b)
 
 
 def inv(a):
@@ -96,8 +108,7 @@ def inv(a):
     _square("inv", a)
     s = jnp._aval(a).shape
     eye = lax_linalg._eye_like(s, jnp._aval(a).dtype)
-    lu_mat, _, perm = lax_linalg.lu(a)
-    return _lu_solve_matrix(lu_mat, perm, eye)
+    return _solve_square(a, eye)
 
 
 class SlogdetResult(NamedTuple):

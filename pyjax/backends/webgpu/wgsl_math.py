@@ -389,14 +389,16 @@ _def(
 fn pj_small_int(f: f32) -> i32 { return bitcast<i32>(f + 12582912.0) - 0x4b400000; }
 """,
 )
-# 2^k for integer k in [-126, 127]. A multiply, not `<< 23u`: SwiftShader runs constant shifts
-# lane by lane (measured per 2^20 values: a shift 1.6 ms, an integer multiply 0.3 ms).
+# 2^k for integer-valued f32 k in [-126, 127], in one add and one integer multiply: k + 127 +
+# 1.5 * 2^23 holds k + 127 in its low bits, and times 2^23 (mod 2^32) moves them into the exponent
+# field and the constant's own bits out of the word. A multiply, not `<< 23u`: SwiftShader runs
+# constant shifts lane by lane (measured per 2^20 values: a shift 1.6 ms, an integer multiply 0.3).
 _def(
-    "pow2i",
+    "pow2f",
     (),
-    "pj_pow2i(k: i32) -> f32  (k in [-126, 127])",
+    "pj_pow2f(k: f32) -> f32  (k integer-valued, in [-126, 127])",
     """
-fn pj_pow2i(k: i32) -> f32 { return bitcast<f32>((k + 127) * 8388608); }
+fn pj_pow2f(k: f32) -> f32 { return bitcast<f32>(bitcast<i32>(k + 12583039.0) * 8388608); }
 """,
 )
 # x limited to [lo, hi], NaN kept. Selects, not clamp() / min() / max(): SwiftShader spent 1.75
@@ -410,16 +412,16 @@ fn pj_clampf(x: f32, lo: f32, hi: f32) -> f32 { return select(select(x, hi, x > 
 """,
 )
 # p * 2^k (k integer-valued) in two exact steps, so results may be subnormal or overflow to inf
-# correctly. k as f32: halving it is a float multiply, where an i32 shift is dear (pj_pow2i).
+# correctly. k as f32: halving it is a float multiply, where an i32 shift is dear.
 _def(
     "ldexp",
-    ("pow2i", "clampf", "small_int"),
+    ("pow2f", "clampf"),
     "pj_ldexp(p: f32, k: f32) -> f32  (k integer-valued)",
     """
 fn pj_ldexp(p: f32, k: f32) -> f32 {
   let kc = pj_clampf(k, -252.0, 254.0);
   let k1 = floor(kc * 0.5);
-  return (p * pj_pow2i(pj_small_int(k1))) * pj_pow2i(pj_small_int(kc - k1));
+  return (p * pj_pow2f(k1)) * pj_pow2f(kc - k1);
 }
 """,
 )
@@ -437,23 +439,20 @@ fn pj_expm1_kernel(r: f32) -> f32 {{ return r + (r * r) * {_poly("r", _EXP_P)}; 
 )
 _def(
     "exp",
-    ("expm1_kernel", "pow2i", "clampf", "small_int", "isnan"),
+    ("expm1_kernel", "pow2f", "clampf", "isnan"),
     "pj_exp(x: f32) -> f32",
     f"""
 fn pj_exp(x: f32) -> f32 {{
   let xc = pj_clampf(x, -104.0, 89.0);
   // floor(v + 0.5), not round(): a tie may go either way (|r| <= ln2/2 both ways), and round is
-  // several times dearer on SwiftShader; likewise pj_small_int instead of i32().
+  // several times dearer on SwiftShader.
   let kf = floor(xc * {_f(_LOG2E)} + 0.5);
   let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
-  // 2^k in one exact multiply for |k| <= 63, else 2^(k -+ 64) then 2^+-64, which rounds once
-  // into the subnormals or overflows to inf. Selects, not pj_ldexp's integer clamp and shift:
-  // SwiftShader ran this exp in 5.5 ms per 2^20 against 9 (2026-12-03), before the clamp and
-  // the shift in pj_pow2i went too.
-  let big = abs(kf) > 63.0;
-  let pos = kf > 0.0;
-  let s = pj_pow2i(pj_small_int(kf - select(0.0, select(-64.0, 64.0, pos), big)));
-  let y = ((1.0 + pj_expm1_kernel(r)) * s) * select(1.0, select({_f(2.0**-64)}, {_f(2.0**64)}, pos), big);
+  // 2^k as 2^k1 * 2^(k - k1), both normal for k in [-150, 129]: the first multiply is exact and
+  // the second rounds once, into the subnormals or to inf: what pj_ldexp does, without its
+  // clamp, and fewer operations than scaling by selects (none of which SwiftShader likes).
+  let k1 = floor(kf * 0.5);
+  let y = ((1.0 + pj_expm1_kernel(r)) * pj_pow2f(k1)) * pj_pow2f(kf - k1);
   return select(y, x, pj_isnan(x));
 }}
 """,
@@ -475,7 +474,7 @@ fn pj_exp2(x: f32) -> f32 {{
 # |x| <= ln2/2, k = 0 and this is the kernel itself; past 2^127 the scale goes through ldexp.
 _def(
     "expm1",
-    ("expm1_kernel", "ldexp", "pow2i", "clampf", "small_int", "isnan"),
+    ("expm1_kernel", "ldexp", "pow2f", "clampf", "isnan"),
     "pj_expm1(x: f32) -> f32",
     f"""
 fn pj_expm1(x: f32) -> f32 {{
@@ -483,7 +482,7 @@ fn pj_expm1(x: f32) -> f32 {{
   let kf = floor(xc * {_f(_LOG2E)} + 0.5);
   let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
   let p = pj_expm1_kernel(r);
-  let s = pj_pow2i(pj_small_int(pj_clampf(kf, -30.0, 126.0)));
+  let s = pj_pow2f(pj_clampf(kf, -30.0, 126.0));
   // 2^k expm1(r) + (2^k - 1): 2^k - 1 is exact, no cancellation worse than 2x.
   let y = select(s * p + (s - 1.0), pj_ldexp(1.0 + p, kf) - 1.0, kf > 126.0);
   // x itself for NaN and +-0 (expm1(-0) = -0).
@@ -959,7 +958,7 @@ fn pj_cosh(x: f32) -> f32 {
 )
 _def(
     "tanh",
-    ("expm1_kernel", "pow2i", "small_int", "xorsign", "isnan"),
+    ("expm1_kernel", "pow2f", "xorsign", "isnan"),
     "pj_tanh(x: f32) -> f32",
     f"""
 fn pj_tanh(x: f32) -> f32 {{
@@ -968,7 +967,7 @@ fn pj_tanh(x: f32) -> f32 {{
   let ax = abs(x);
   let a = 2.0 * select(ax, 9.1, ax > 9.1);
   let kf = floor(a * {_f(_LOG2E)} + 0.5);
-  let s = pj_pow2i(pj_small_int(kf));
+  let s = pj_pow2f(kf);
   let em = s * pj_expm1_kernel((a - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)}) + (s - 1.0);
   return select(pj_xorsign(em / (em + 2.0), x), x, pj_isnan(x));
 }}

@@ -1,4 +1,4 @@
-"""jax.scipy.sparse.linalg: matrix-free iterative solvers (cg, bicgstab) on pytrees.
+"""jax.scipy.sparse.linalg: matrix-free iterative solvers (cg, bicgstab, gmres) on pytrees.
 
 Each solver is a lax.while_loop wrapped in lax.custom_linear_solve, so gradients solve the
 (transposed) system again instead of differentiating through the iterations, as in JAX.
@@ -14,9 +14,9 @@ from typing import Any
 
 from pyjax import lax
 from pyjax import numpy as jnp
-from pyjax.core.pytree import tree_leaves, tree_map
+from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
-__all__ = ["bicgstab", "cg"]
+__all__ = ["bicgstab", "cg", "gmres"]
 
 
 def _vdot_tree(a, b):
@@ -114,6 +114,65 @@ def _bicgstab_solve(A, b, x0, *, maxiter, tol, atol, M):
     return x
 
 
+def _flat(tree, dtype):
+    """The leaves of tree as one vector of dtype (GMRES works on a single Krylov basis)."""
+    return jnp.concatenate([jnp.ravel(x).astype(dtype) for x in tree_leaves(tree)])
+
+
+def _unflat(v, like):
+    """Vector v cut back into the leaves (shapes and dtypes) of the pytree like."""
+    leaves, treedef = tree_flatten(like)
+    out, i = [], 0
+    for x in leaves:
+        out.append(v[i : i + x.size].reshape(x.shape).astype(x.dtype))
+        i += x.size
+    return tree_unflatten(treedef, out)
+
+
+def _gmres_solve(A, b, x0, *, maxiter, tol, atol, M, restart):
+    """Restarted GMRES: each cycle builds an orthonormal Krylov basis of M A (Arnoldi, Gram-Schmidt
+    done twice for stability), then takes the least-squares minimizer of the residual over it."""
+    dtype = jnp.result_type(*tree_leaves(b))
+    n = sum(x.size for x in tree_leaves(b))
+    m = min(restart, n)
+    op = lambda v: _flat(M(A(_unflat(v, b))), dtype)  # noqa: E731
+    bv = _flat(b, dtype)
+    thresh = jnp.maximum(tol * jnp.linalg.norm(bv), atol)
+
+    def residual(x):
+        return _flat(M(_sub(b, A(_unflat(x, b)))), dtype)
+
+    def arnoldi(j, state):
+        V, H = state
+        w = op(V[j])
+        live = (jnp.arange(m + 1) <= j)[:, None]
+        h = jnp.zeros(m + 1, dtype)
+        for _ in range(2):
+            hj = jnp.where(live[:, 0], jnp.conj(V) @ w, 0)
+            w = w - jnp.where(live, V, 0).T @ hj
+            h = h + hj
+        hn = jnp.linalg.norm(w)
+        h = h.at[j + 1].set(hn.astype(dtype))
+        V = V.at[j + 1].set(jnp.where(hn > 0, w / jnp.where(hn > 0, hn, 1).astype(dtype), 0))
+        return V, H.at[:, j].set(h)
+
+    def cycle(state):
+        x, r, k = state
+        beta = jnp.linalg.norm(r)
+        v0 = r / jnp.where(beta > 0, beta, 1).astype(dtype)
+        V = jnp.zeros((m + 1, n), dtype).at[0].set(v0)
+        V, H = lax.fori_loop(0, m, arnoldi, (V, jnp.zeros((m + 1, m), dtype)))
+        e1 = jnp.zeros(m + 1, dtype).at[0].set(beta.astype(dtype))
+        y = jnp.linalg.lstsq(H, e1)[0]
+        x = x + V[:m].T @ y
+        return x, residual(x), k + 1
+
+    x0v = _flat(x0, dtype)
+    state = (x0v, residual(x0v), 0)
+    x, *_ = lax.while_loop(lambda s: (jnp.linalg.norm(s[1]) > thresh) & (s[2] < maxiter), cycle, state)
+    return _unflat(x, b)
+
+
 def _isolve(solver, A, b, x0, *, tol, atol, maxiter, M, check_symmetric: bool):
     b = tree_map(jnp.asarray, b)
     x0 = tree_map(jnp.zeros_like, b) if x0 is None else tree_map(jnp.asarray, x0)
@@ -136,3 +195,22 @@ def bicgstab(
 ):
     """BiCGSTAB for A x = b with a general (non-symmetric) A (a matrix or a matvec)."""
     return _isolve(_bicgstab_solve, A, b, x0, tol=tol, atol=atol, maxiter=maxiter, M=M, check_symmetric=False)
+
+
+def gmres(
+    A: Any,
+    b: Any,
+    x0: Any = None,
+    *,
+    tol: float = 1e-5,
+    atol: float = 0.0,
+    restart: int = 20,
+    maxiter: int | None = None,
+    M=None,
+    solve_method: str = "batched",
+):
+    """Restarted GMRES for A x = b with a general A (a matrix or a matvec); maxiter counts restarts."""
+    if solve_method not in ("incremental", "batched"):
+        raise ValueError(f"invalid solve_method {solve_method!r}, must be either 'incremental' or 'batched'")
+    solver = functools.partial(_gmres_solve, restart=restart)
+    return _isolve(solver, A, b, x0, tol=tol, atol=atol, maxiter=maxiter, M=M, check_symmetric=False)

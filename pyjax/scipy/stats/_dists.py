@@ -358,7 +358,8 @@ def bernoulli_logpmf(k, p, loc=0):
     """log probability of k under Bernoulli(p)."""
     k, p, loc = _inexact("bernoulli.logpmf", k, p, loc)
     x = k - loc
-    lp = sp.xlogy(x, p) + sp.xlog1py(1 - x, -p)
+    # JAX's 1 here is a strongly typed constant: the result is never weakly typed
+    lp = sp.xlogy(x, p) + sp.xlog1py(jnp.asarray(1, x.dtype) - x, -p)
     return jnp.where((x < 0) | (x > 1), _NEG_INF, lp)
 
 

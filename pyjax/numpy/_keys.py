@@ -1,0 +1,98 @@
+"""jnp's shape functions over typed PRNG key arrays (dtype key<fry>), which JAX lets them move like
+any array: they act on the keys' uint32 data, whose trailing key-word axis stays last, and wrap the
+result back into keys. Arithmetic on keys stays a TypeError (see pyjax/_prng.py)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for _core)
+
+
+def any_key(*xs: Any) -> bool:
+    """True when one of xs (or of the sequence xs[0]) is a typed key array."""
+    if len(xs) == 1 and isinstance(xs[0], (list, tuple)):
+        xs = tuple(xs[0])
+    return any(isinstance(x, PRNGKeyArray) for x in xs)
+
+
+def _data(x: Any) -> Any:
+    if not isinstance(x, PRNGKeyArray):
+        d = getattr(getattr(x, "dtype", None), "name", type(x).__name__)
+        raise ValueError(f"Cannot combine typed PRNG keys (dtype={KEY_DTYPE}) with arrays of dtype {d}.")
+    return x._data
+
+
+def _axis(axis: Any, nd: int, fn: str) -> int:
+    a = operator.index(axis)
+    if not -nd <= a < nd:
+        raise ValueError(f"{fn}: axis {a} is out of bounds for array of dimension {nd}")
+    return a % nd
+
+
+def stack(arrays, axis=0) -> PRNGKeyArray:
+    from pyjax.numpy import _core
+
+    datas = [_data(a) for a in arrays]
+    return PRNGKeyArray(_core.stack(datas, axis=_axis(axis, arrays[0].ndim + 1, "stack")))
+
+
+def concatenate(arrays, axis=0) -> PRNGKeyArray:
+    from pyjax.numpy import _core
+
+    if axis is None:
+        arrays, axis = [a.ravel() for a in arrays], 0
+    if arrays[0].ndim == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    datas = [_data(a) for a in arrays]
+    return PRNGKeyArray(_core.concatenate(datas, axis=_axis(axis, arrays[0].ndim, "concatenate")))
+
+
+def where(condition, x, y) -> PRNGKeyArray:
+    from pyjax.numpy import _core
+
+    c = _core.expand_dims(_core.asarray(condition), -1)  # over the key-word axis too
+    return PRNGKeyArray(_core.where(c, _data(x), _data(y)))
+
+
+def expand_dims(a: PRNGKeyArray, axis) -> PRNGKeyArray:
+    from pyjax.numpy import _core
+
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = a.ndim + len(axes)
+    return PRNGKeyArray(_core.expand_dims(a._data, tuple(_axis(x, nd, "expand_dims") for x in axes)))
+
+
+def broadcast_to(a: PRNGKeyArray, shape) -> PRNGKeyArray:
+    from pyjax.numpy import _core
+
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return PRNGKeyArray(_core.broadcast_to(a._data, shape + (2,)))
+
+
+def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
+    from pyjax.numpy import _advanced
+
+    if axis is None:
+        a, axis = a.ravel(), 0
+    return PRNGKeyArray(_advanced.take(a._data, indices, axis=_axis(axis, a.ndim, "take"), **kwargs))
+
+
+def lifted(fn):
+    """fn, which only moves elements (flip, roll, tile, ...), also over a typed key array as its first
+    argument: applied to each of the two key words, and the results restacked into keys."""
+    import functools
+
+    from pyjax.core.pytree import tree_map
+
+    @functools.wraps(fn)
+    def wrapper(a, *args, **kwargs):
+        if not isinstance(a, PRNGKeyArray):
+            return fn(a, *args, **kwargs)
+        from pyjax.numpy import _core
+
+        w0, w1 = (fn(a._data[..., i], *args, **kwargs) for i in range(2))
+        return tree_map(lambda x, y: PRNGKeyArray(_core.stack([x, y], axis=-1)), w0, w1)
+
+    return wrapper
