@@ -182,6 +182,7 @@ class WasmInstance:
 
     def __init__(self, host: WasmtimeHost, instance: Any, key: str, wasm: bytes | None = None):
         self.host, self.instance, self.key, self.wasm = host, instance, key, wasm
+        self.generation = host.generation
         self._exports = instance.exports(host.store)
         self._funcs: dict[str, WasmFunction] = {}
 
@@ -193,7 +194,12 @@ class WasmInstance:
         key = name if fast else name + "\0slow"
         f = self._funcs.get(key)
         if f is None:
-            f = self._funcs[key] = WasmFunction(self.host, self._exports[name], name, fast, self.wasm)
+            src = self
+            if self.generation != self.host.generation:  # the store was recycled since: take the export there
+                if self.wasm is None:
+                    raise RuntimeError(f"{name}: this instance was not made by load(), so it did not survive a recycle")
+                src = self.host.load(self.wasm)
+            f = self._funcs[key] = WasmFunction(self.host, src._exports[name], name, fast, self.wasm)
         return f
 
     def names(self) -> list[str]:
@@ -288,8 +294,9 @@ class WasmtimeHost:
         self._modules[key] = mod
         return mod
 
-    def instantiate(self, module: Any, key: str = "") -> WasmInstance:
-        """Instantiate a compiled module, giving it the shared memory for its `env.memory` import."""
+    def instantiate(self, module: Any, key: str = "", wasm: bytes | None = None) -> WasmInstance:
+        """Instantiate a compiled module, giving it the shared memory for its `env.memory` import
+        (`wasm`, its bytes, lets its functions follow the host to a recycled store)."""
         import wasmtime
 
         imports = []
@@ -304,7 +311,7 @@ class WasmtimeHost:
             raise WasmTrap("<start>", e.message) from None
         except wasmtime.WasmtimeError as e:
             raise ValueError(f"cannot instantiate module: {e}") from None
-        return WasmInstance(self, inst, key)
+        return WasmInstance(self, inst, key, wasm)
 
     def load(self, wasm: bytes) -> WasmInstance:
         """Compile and instantiate once per distinct module bytes (modules keep no state here)."""
@@ -313,8 +320,7 @@ class WasmtimeHost:
         if inst is None:
             if len(self._instances) >= self.max_modules:
                 self.recycle()
-            inst = self._instances[key] = self.instantiate(self.compile(wasm), key)
-            inst.wasm = wasm
+            inst = self._instances[key] = self.instantiate(self.compile(wasm), key, wasm)
         return inst
 
     def call(self, instance: WasmInstance, name: str, *args: Any) -> Any:

@@ -209,6 +209,10 @@ def test_recycled_store_keeps_memory_and_rebinds_functions(fast):
         assert f(128) == 2 * k
     inst = host.load(_const_module(5))
     assert inst["k"](256) == 10
+    stale = host.load(_const_module(20))  # an instance from before a recycle gives new functions too
+    for k in range(30, 36):
+        host.load(_const_module(k))
+    assert stale.generation != host.generation and stale["k"](256) == 40
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/maps")
