@@ -284,6 +284,8 @@ class WasmtimeHost:
             try:
                 mod = wasmtime.Module(self.engine, wasm)
             except wasmtime.WasmtimeError as e:
+                if "os error 12" in str(e):  # ENOMEM: out of memory or of mappings, not a bad module
+                    raise MemoryError(f"cannot compile a wasm module: {e}") from None
                 raise ValueError(f"invalid wasm module: {e}") from None
             if path:
                 os.makedirs(self.cache_dir, exist_ok=True)
