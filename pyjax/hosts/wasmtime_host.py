@@ -52,8 +52,10 @@ def _valtype_name(t: Any) -> str:
 class WasmFunction:
     """A callable exported Wasm function. Calls use the unchecked fast path when available."""
 
-    def __init__(self, host: WasmtimeHost, func: Any, name: str, fast: bool = True, wasm: bytes | None = None):
-        self.host, self.func, self.name, self.wasm = host, func, name, wasm
+    def __init__(
+        self, host: WasmtimeHost, func: Any, name: str, fast: bool = True, instance: WasmInstance | None = None
+    ):
+        self.host, self.func, self.name, self.instance = host, func, name, instance
         self.generation = host.generation
         ty = func.type(host.store)
         self.params = tuple(_valtype_name(t) for t in ty.params)
@@ -78,11 +80,9 @@ class WasmFunction:
 
     def _rebind(self) -> None:
         """Point at this function in the host's current store (after the host recycled its store)."""
-        if self.wasm is None:
-            raise RuntimeError(
-                f"{self.name}: its instance was not made by load(), so it cannot follow a recycled store"
-            )
-        self.func = self.host.load(self.wasm)._exports[self.name]
+        if self.instance is None:
+            raise RuntimeError(f"{self.name}: made without an instance, so it cannot follow a recycled store")
+        self.func = self.instance.current()._exports[self.name]
         self.generation = self.host.generation
 
     def _slow_call(self, *args: Any) -> Any:
@@ -108,7 +108,6 @@ class WasmFunction:
 
             raw_call = _bindings._wasmtime_func_call_unchecked
             addr = ctypes.cast(raw_call, ctypes.c_void_p).value
-            self.host.store._context, self.func._func  # noqa: B018 - the private parts bind() uses
             trap_type = ctypes.POINTER(_ffi.wasm_trap_t)
             err_type = ctypes.POINTER(_ffi.wasmtime_error_t)
         except (ImportError, AttributeError, TypeError):
@@ -145,7 +144,10 @@ class WasmFunction:
             ctx = ctypes.cast(host.store._context(), ctypes.c_void_p).value
             func_addr = ctypes.addressof(wf.func._func)
 
-        bind()
+        try:
+            bind()
+        except (AttributeError, TypeError):  # wasmtime-py without the private parts used here
+            return None
 
         def fail(err: int | None) -> None:
             import wasmtime
@@ -194,13 +196,16 @@ class WasmInstance:
         key = name if fast else name + "\0slow"
         f = self._funcs.get(key)
         if f is None:
-            src = self
-            if self.generation != self.host.generation:  # the store was recycled since: take the export there
-                if self.wasm is None:
-                    raise RuntimeError(f"{name}: this instance was not made by load(), so it did not survive a recycle")
-                src = self.host.load(self.wasm)
-            f = self._funcs[key] = WasmFunction(self.host, src._exports[name], name, fast, self.wasm)
+            f = self._funcs[key] = WasmFunction(self.host, self.current()._exports[name], name, fast, self)
         return f
+
+    def current(self) -> WasmInstance:
+        """This module's instance in the host's current store (itself unless the store was recycled)."""
+        if self.generation == self.host.generation:
+            return self
+        if self.wasm is None:
+            raise RuntimeError("an instance not made by load() does not survive a recycled store")
+        return self.host.load(self.wasm)
 
     def names(self) -> list[str]:
         return [name for name, _ in self._exports.items()]

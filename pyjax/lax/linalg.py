@@ -319,10 +319,13 @@ def _lu_complex(x):
     rows = lax.broadcasted_iota(_i32, a.shape, nd - 2)
     cols = lax.broadcasted_iota(_i32, a.shape, nd - 1)
     vrows = lax.broadcasted_iota(_i32, batch + (m,), nd - 2)
-    perm, zero, pivots = vrows, lax.full_like(x, 0), []
+    perm, zero, vz, pivots = vrows, lax.full_like(x, 0), lax.full_like(vrows, 0), []
 
     def pick(mask, v, z):  # the one row (or entry) of v where mask holds, over the row axis
         return lax.reduce_sum(lax.select(mask, v, z), (nd - 2,))
+
+    def full(v):  # a slice of x broadcast back to x's shape
+        return lax.broadcast_in_dim(v, a.shape, tuple(range(nd)))
 
     for j in range(builtins.min(m, n)):
         jj = lax.full((), j, _i32)
@@ -335,12 +338,10 @@ def _lu_complex(x):
         x = lax.select(is_j, row_p, lax.select(is_p, row_j, x))
         vis_p = lax.eq(vrows, lax.broadcast_in_dim(p, get_aval(vrows).shape, bdims + (nd - 2,)))
         vis_j = lax.eq(vrows, lax.broadcast_in_dim(jj, get_aval(vrows).shape, ()))
-        vz = lax.full_like(perm, 0)
         perm_p, perm_j = (
             lax.broadcast_in_dim(pick(mk, perm, vz), get_aval(vrows).shape, bdims) for mk in (vis_p, vis_j)
         )
         perm = lax.select(vis_j, perm_p, lax.select(vis_p, perm_j, perm))
-        full = lambda v: lax.broadcast_in_dim(v, a.shape, tuple(range(nd)))  # noqa: E731
         piv = full(slice_in_dim(slice_in_dim(x, j, j + 1, axis=nd - 1), j, j + 1, axis=nd - 2))
         colj, rowj = full(slice_in_dim(x, j, j + 1, axis=nd - 1)), full(slice_in_dim(x, j, j + 1, axis=nd - 2))
         nonzero = lax.ne(piv, zero)  # a zero pivot means a zero column below it: nothing to eliminate

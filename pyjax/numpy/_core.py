@@ -91,9 +91,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (list, tuple)):
-        if _keys.any_key(*_flatten_nested(a)):
+        leaves = list(_flatten_nested(a))
+        if _keys.any_key(*leaves):
             return stack([asarray(v) for v in a])
-        if builtins.any(isinstance(v, Tracer) for v in _flatten_nested(a)):
+        if builtins.any(isinstance(v, Tracer) for v in leaves):
             return stack([asarray(v) for v in a]).astype(dtype) if dtype else stack([asarray(v) for v in a])
         flat, shape, d, weak = _infer_dtype_from_nested(a)
         target = dtype or d
@@ -838,7 +839,7 @@ def logaddexp(x1, x2, /):
 def _complex_logaddexp(x1, x2, amax):
     """log(exp(x1) + exp(x2)) for complex inputs: amax + log1p(exp(other - amax)), with the imaginary
     part wrapped into [-pi, pi) as JAX does (the principal branch of the logarithm)."""
-    other = lax.sub(lax.add(x1, x2), amax)
+    other = lax.select(lax.eq(x1, amax), x2, x1)  # the one that is not amax, exactly
     out = lax.add(amax, lax.log1p(lax.exp(lax.sub(other, amax))))
     im = lax.imag(out)
     two_pi = lax.full_like(im, 2 * math.pi)

@@ -4,10 +4,12 @@ result back into keys. Arithmetic on keys stays a TypeError (see pyjax/_prng.py)
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
 from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for _core)
+from pyjax.core.pytree import tree_map
 
 
 def any_key(*xs: Any) -> bool:
@@ -82,9 +84,6 @@ def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
 def lifted(fn):
     """fn, which only moves elements (flip, roll, tile, ...), also over a typed key array as its first
     argument: applied to each of the two key words, and the results restacked into keys."""
-    import functools
-
-    from pyjax.core.pytree import tree_map
 
     @functools.wraps(fn)
     def wrapper(a, *args, **kwargs):
