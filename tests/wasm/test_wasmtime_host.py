@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -226,21 +225,22 @@ def test_many_modules_do_not_exhaust_process_mappings():
     assert _maps() - before < 200
 
 
-def test_call_overhead_fast_path_is_faster(host):
-    """Not a timing assertion on absolute numbers: the fast path must beat Func.__call__."""
+def test_fast_path_bypasses_func_call(host, monkeypatch):
+    """The fast path (about 2 µs a call against 20) never goes through Func.__call__; the slow one
+    does. Checked by breaking Func.__call__, not by timing (machines are shared and noisy)."""
+    import wasmtime
+
     inst = host.load(_module())
     fast, slow = inst.function("ident"), inst.function("ident", fast=False)
+    assert fast.is_fast and not slow.is_fast
 
-    def per_call(fn, n=3000):
-        best = float("inf")
-        for _ in range(3):
-            t = time.perf_counter()
-            for k in range(n):
-                fn(k)
-            best = min(best, (time.perf_counter() - t) / n)
-        return best
+    def broken(*a, **k):
+        raise AssertionError("Func.__call__ used")
 
-    assert per_call(fast) < per_call(slow)
+    monkeypatch.setattr(wasmtime.Func, "__call__", broken)
+    assert fast(7) == 7
+    with pytest.raises(AssertionError, match="Func.__call__ used"):
+        slow(7)
 
 
 # ----------------------------------------------------------------------------- threefry
