@@ -441,3 +441,18 @@ def test_read_async_smoke(host):
     host.write(b, b"abcdefgh")
     assert asyncio.run(host.read_async(b)) == b"abcdefgh"
     host.release_buffer(b)
+
+
+def test_fast_variants_only_behind_slow_checks():
+    """Kernels test the arguments of their own sin/cos/tan calls (wm.SLOW_IF) before trusting the
+    fast variants; a helper that calls them internally must pass only small arguments. These are
+    the helpers reviewed for that (sinpi reduces first): a new caller must be reviewed too."""
+    from pyjax.backends.webgpu import wgsl_special
+
+    deps = {**wm._DEPS, **wgsl_special._DEPS}
+
+    def reaches_fast(n, seen=()):
+        return any(d in wm._FAST or (d not in seen and reaches_fast(d, (*seen, d))) for d in deps.get(n, ()))
+
+    callers = {n for n in deps if reaches_fast(n) and n not in wm.SLOW_IF}
+    assert callers == {"sinpi", "cospi", "lgamma", "digamma"}

@@ -241,26 +241,25 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     text = _finish(em, b.header(), body)
     n_wg = -(-groups // wg)
     exact = Launch(text, b.roles, n_wg, None, b.merged)
-    fast_helpers = helper_code(em.helpers, fast=True) if caps.cpu_adapter and em.helpers else ""
-    if "pj_slow" not in fast_helpers or b.merged or len(b.decls) >= caps.max_storage:
+    if not (caps.cpu_adapter and em.slow_checks) or b.merged or len(b.decls) >= caps.max_storage:
         return GPUKernel(k, [exact])
-    # Fast pass (flags inputs that need the slow path), then the exact kernel dispatched
-    # indirectly: the fast pass writes its workgroup counts only when a flag was raised.
+    # Fast pass, then the exact kernel dispatched indirectly: its workgroup counts are (0, y, 1)
+    # until a fast-pass thread whose arguments need the exact helpers stores x. One store of a
+    # test on values in registers: a private flag or three stores cost SwiftShader ~15%.
     x = min(n_wg, caps.max_wg_per_dim)
-    flag = (
-        f"  if (pj_slow) {{ atomicStore(&pj_ind[0], {x}u); atomicStore(&pj_ind[1], {-(-n_wg // x)}u); "
-        "atomicStore(&pj_ind[2], 1u); }\n"
-    )
+    flag = f"  if ({' | '.join(dict.fromkeys(em.slow_checks))}) {{ atomicStore(&pj_ind[0], {x}u); }}\n"
     head = wgsl.header(b.decls + [("pj_ind", "atomic<u32>", True)], b.uniform)
+    fast_helpers = helper_code(em.helpers, fast=True)
     fast = Launch(head + fast_helpers + body[: -len("}\n")] + flag + "}\n", b.roles + [("tmp", 0)], n_wg)
     exact.grid = ("tmp", 0)
-    return GPUKernel(k, [Launch(_ZERO_ARGS, [("tmp", 0)], 1), fast, exact], temps=[16])
+    clear = Launch(_CLEAR_ARGS.format(y=-(-n_wg // x)), [("tmp", 0)], 1)
+    return GPUKernel(k, [clear, fast, exact], temps=[16])
 
 
-# Clears an indirect-dispatch argument buffer: (0, 0, 0) workgroups until a fast pass sets it.
-_ZERO_ARGS = (
+# Sets an indirect-dispatch argument buffer to (0, y, 1): no workgroups until a fast pass sets x.
+_CLEAR_ARGS = (
     "@group(0) @binding(0) var<storage, read_write> pj_ind: array<u32>;\n"
-    "@compute @workgroup_size(1)\nfn main() { pj_ind[0] = 0u; pj_ind[1] = 0u; pj_ind[2] = 0u; }\n"
+    "@compute @workgroup_size(1)\nfn main() {{ pj_ind[0] = 0u; pj_ind[1] = {y}u; pj_ind[2] = 1u; }}\n"
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import struct
 
+from pyjax.backends.webgpu.wgsl_math import SLOW_IF
 from pyjax.compiler import ir
 from pyjax.core import dtypes
 
@@ -264,6 +265,7 @@ class Emitter:
         self._load_index: dict = {}
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
+        self.slow_checks: list[str] = []  # where the fast helpers would be wrong (see SLOW_IF)
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -493,8 +495,9 @@ class Emitter:
                 return f"{self._h(op)}({x})"
             if op == "not":
                 raise TypeError("webgpu backend: 'not' on a float")
-            name = {"sin": "sin", "cos": "cos"}.get(op, op)
-            return f"{self._h(name)}({x})"
+            if op in SLOW_IF:
+                self.slow_checks.append(SLOW_IF[op].format(x))
+            return f"{self._h(op)}({x})"
         if t == "bool":
             if op == "not":
                 return f"(!{x})"

@@ -59,11 +59,13 @@ def _def(name: str, deps: tuple[str, ...], signature: str, code: str) -> None:
     SIGNATURES[name] = signature
 
 
-# Fast variants: the helper without a rarely needed, costly path; where that path is needed it
-# sets the private flag pj_slow instead, and the kernel then runs again with the exact helpers.
-# Worth it only on adapters that execute both sides of every branch (SwiftShader).
+# Fast variants: the helper without a rarely needed, costly path. Where a kernel calls sin, cos
+# or tan with an argument for which SLOW_IF holds, the fast variant is wrong: the kernel tests
+# that at each such call and, if any test held, runs again with the exact helpers. Worth it only
+# on adapters that execute both sides of every branch (SwiftShader). Helpers that call these
+# internally (sinpi) pass only small arguments, for which the fast variants are exact.
 _FAST: dict[str, tuple[tuple[str, ...], str]] = {}
-SLOW_FLAG = "var<private> pj_slow: bool = false;\n"
+SLOW_IF = {name: "(abs({}) > 4096.0)" for name in ("sin", "cos", "tan")}
 
 
 def _def_fast(name: str, deps: tuple[str, ...], code: str) -> None:
@@ -80,7 +82,7 @@ def fn_name(name: str) -> str:
 def helpers_for(names: Iterable[str], fast: bool = False) -> str:
     """WGSL source defining the named helpers and everything they call, each once, callees first.
 
-    fast=True takes the fast variants (see _def_fast) and declares pj_slow if any is used.
+    fast=True takes the fast variants (see _def_fast).
     """
     order: list[str] = []
     seen: set[str] = set()
@@ -97,9 +99,7 @@ def helpers_for(names: Iterable[str], fast: bool = False) -> str:
 
     for n in sorted(set(names)):
         visit(n)
-    codes = [_FAST[n][1] if fast and n in _FAST else _CODE[n] for n in order]
-    flag = SLOW_FLAG if fast and any(n in _FAST for n in order) else ""
-    return flag + "\n".join(codes)
+    return "\n".join(_FAST[n][1] if fast and n in _FAST else _CODE[n] for n in order)
 
 
 # ---- constants (f32-exact) --------------------------------------------------------------
@@ -727,10 +727,7 @@ _def_fast(
     "trig_reduce",
     ("trig_reduce_cw",),
     """
-fn pj_trig_reduce(ax: f32) -> vec2<f32> {
-  pj_slow = pj_slow || ax > 4096.0;
-  return pj_trig_reduce_cw(ax);
-}
+fn pj_trig_reduce(ax: f32) -> vec2<f32> { return pj_trig_reduce_cw(ax); }
 """,
 )
 _def(
@@ -750,34 +747,36 @@ fn pj_sin(x: f32) -> f32 {
 )
 # Fast sin and cos (see _def_fast): reduced by multiples of pi, not pi/2, so one polynomial on
 # |r| <= pi/2 does, without computing both kernels and selecting by quadrant. The reduction is
-# the Cody-Waite one of pj_trig_reduce_cw with m = 2k (or 2k + 1 for cos) halves of pi.
+# the Cody-Waite one of pj_trig_reduce_cw with m = 2k (or 2k + 1 for cos) halves of pi. No
+# infinity gets here (the kernel's check sends it to the exact helpers) and NaN propagates
+# through r, so neither needs a select; the sign comes from k's parity, the lowest bit of k + 2^23.
 _SIN_FAST = f"""
   let ax = abs(x);
-  pj_slow = pj_slow || ax > 4096.0;
   let r = (((ax - m * {_f(_CW1)}) - m * {_f(_CW2)}) - m * {_f(_CW3)}) - m * {_f(_CW4)};
   let z = r * r;
-  let s = r + (r * z) * {_poly("z", _SIN_PI2)};"""
+  let s = r + (r * z) * {_poly("z", _SIN_PI2)};
+  let odd = bitcast<u32>(k + 8388608.0) << 31u;"""
 _def_fast(
     "sin",
-    ("small_int", "xorsign", "isfinite", "nan"),
+    (),
     f"""
 fn pj_sin(x: f32) -> f32 {{
   // sin |x| = (-1)^k sin r with |x| = k pi + r
-  let m = 2.0 * floor(abs(x) * {_f(_TWO_OVER_PI / 2)} + 0.5);{_SIN_FAST}
-  let y = select(s, -s, (pj_small_int(m) & 2) != 0);
-  return select(pj_nan(), pj_xorsign(y, x), pj_isfinite(x));
+  let k = floor(abs(x) * {_f(_TWO_OVER_PI / 2)} + 0.5);
+  let m = 2.0 * k;{_SIN_FAST}
+  return bitcast<f32>(bitcast<u32>(s) ^ odd ^ (bitcast<u32>(x) & 0x80000000u));
 }}
 """,
 )
 _def_fast(
     "cos",
-    ("small_int", "isfinite", "nan"),
+    (),
     f"""
 fn pj_cos(x: f32) -> f32 {{
   // cos |x| = (-1)^(k + 1) sin r with |x| = (k + 1/2) pi + r: accurate near the zeros of cos
-  let m = 2.0 * floor(abs(x) * {_f(_TWO_OVER_PI / 2)}) + 1.0;{_SIN_FAST}
-  let y = select(-s, s, (pj_small_int(m) & 2) != 0);
-  return select(pj_nan(), y, pj_isfinite(x));
+  let k = floor(abs(x) * {_f(_TWO_OVER_PI / 2)});
+  let m = 2.0 * k + 1.0;{_SIN_FAST}
+  return bitcast<f32>(bitcast<u32>(s) ^ odd ^ 0x80000000u);
 }}
 """,
 )
