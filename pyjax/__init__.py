@@ -47,9 +47,12 @@ from pyjax.runtime.device import (  # noqa: F401
 from pyjax.runtime.device import default_device_ctx as default_device  # noqa: F401
 from pyjax.runtime.device import init_async  # noqa: F401
 from pyjax.custom_derivatives import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat  # noqa: F401
+from pyjax import custom_batching  # noqa: F401
+from pyjax import typing  # noqa: F401
 from pyjax import random  # noqa: F401
 from pyjax import nn  # noqa: F401
 from pyjax import scipy  # noqa: F401
+from pyjax import image  # noqa: F401
 from pyjax import debug  # noqa: F401
 from pyjax import dtypes  # noqa: F401
 from pyjax import experimental  # noqa: F401

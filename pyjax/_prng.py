@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyjax.core.core import get_aval
+from pyjax.core.core import get_aval, pytype_aval_mappings
 from pyjax.core.pytree import register_array_like_node, register_pytree_node
 
 
@@ -183,6 +183,13 @@ class PRNGKeyArray:
         """Keys with their dimensions reversed."""
         return self.transpose()
 
+    @property
+    def at(self):
+        """`keys.at[idx].set(other_keys)` / `.get()`, as for arrays."""
+        from pyjax.numpy._keys import KeyAt
+
+        return KeyAt(self)
+
     def copy(self) -> PRNGKeyArray:
         """The same keys (arrays are immutable)."""
         return PRNGKeyArray(self._data)
@@ -243,5 +250,13 @@ class PRNGKeyArray:
         )
 
 
+def _no_aval(keys: PRNGKeyArray):
+    raise TypeError(
+        f"typed PRNG key arrays (dtype {KEY_DTYPE}) are not numbers, and this operation needs numbers: use "
+        "jax.random.key_data(keys) for their uint32 data"
+    )
+
+
+pytype_aval_mappings[PRNGKeyArray] = _no_aval
 register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
 register_array_like_node(PRNGKeyArray)

@@ -276,3 +276,39 @@ def test_tree_util_and_grad(backend):
     pg = pyjax.grad(loss(prandom))(pjnp.ones(2), k)
     jg = jax.grad(loss(jax.random))(jnp.ones(2), jax.random.key(0))
     assert_ulp(pg, jg)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda k, np_, lax: np_.zeros_like(k),
+        lambda k, np_, lax: np_.ones_like(k),
+        lambda k, np_, lax: np_.full_like(k, 7),
+        lambda k, np_, lax: np_.full_like(k, k[0, 1]),
+        lambda k, np_, lax: np_.empty_like(k, shape=(4,)),
+        lambda k, np_, lax: np_.take_along_axis(k, np_.array([[2, 0]]), axis=1),
+        lambda k, np_, lax: lax.select(np_.array([[True, False, True], [False, True, False]]), k, k[::-1]),
+        lambda k, np_, lax: lax.select(True, k, k),
+        lambda k, np_, lax: k.at[0, 1].set(k[1, 2]),
+        lambda k, np_, lax: k.at[..., 0].set(k[:, 1]),
+        lambda k, np_, lax: k.at[1].get(),
+        lambda k, np_, lax: np_.broadcast_arrays(k, k[0, 0])[1],
+    ],
+)
+def test_array_functions_over_keys(backend, f):
+    """jnp's *_like, take_along_axis, lax.select, .at[].set/get and broadcast_arrays move keys as JAX does."""
+    p, j = _pair()
+    assert_same_keys(f(p, pjnp, pyjax.lax), f(j, jnp, jax.lax))
+
+
+def test_predicates_and_comparisons_over_keys(backend):
+    p, j = _pair()
+    for name in ("isnan", "isinf", "isfinite"):
+        assert_exact(getattr(pjnp, name)(p), getattr(jnp, name)(j))
+    assert_exact(pjnp.equal(p, p[0]), jnp.equal(j, j[0]))
+    assert_exact(pjnp.not_equal(p, p[:, :1]), jnp.not_equal(j, j[:, :1]))
+    assert_exact(pjnp.zeros_like(p, dtype=pjnp.float32), jnp.zeros_like(j, dtype=jnp.float32))
+    with pytest.raises(TypeError, match="key_data"):
+        pjnp.sort(p)
+    with pytest.raises(TypeError, match="only get and set"):
+        p.at[0].add(p[1])

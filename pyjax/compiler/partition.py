@@ -70,7 +70,12 @@ class Program:
 
 HOST_PRIMITIVES = {"cond", "while", "scan"}
 # Call-like primitives inlined into the enclosing program: name -> the param holding the jaxpr.
-INLINE_CALLS = {"pjit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+INLINE_CALLS = {
+    "pjit": "jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "custom_vmap_call": "call_jaxpr",
+}
 
 
 class Partitioner(lowering.Context):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 
 from pyjax._typing import Array as ArrayT
+from pyjax.compiler.partition import INLINE_CALLS
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray, Var, bind, get_aval
 from pyjax.interpreters import ad, batching, staging
@@ -724,8 +725,6 @@ _install()
 
 # --- jit: a jaxpr with complex values -> the same computation on (..., 2) pairs -----------------
 
-_CALLS = {"pjit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
-
 
 def _phys_aval(a: ShapedArray) -> ShapedArray:
     if a.dtype.kind != "c":
@@ -751,8 +750,8 @@ def _phys_eval(jaxpr, args: list) -> list:
         elif not builtins.any(v.aval.dtype.kind == "c" for v in list(e.inputs) + list(e.out_binders)):
             r = bind(p, *ins, **e.params)
             outs = r if p.multiple_results else [r]
-        elif p.name in _CALLS:
-            sub = e.params[_CALLS[p.name]]
+        elif p.name in INLINE_CALLS:
+            sub = e.params[INLINE_CALLS[p.name]]
             sub = getattr(sub, "jaxpr", sub)
             outs = _phys_eval(sub, ins)
         elif p.name in _CONTROL:
@@ -820,6 +819,9 @@ def _install_control() -> None:
     # their impl evaluates the jaxpr with bind, so complex rules apply inside
     custom_derivatives.custom_jvp_call_p.complex_ok = True
     custom_derivatives.custom_vjp_call_p.complex_ok = True
+    from pyjax import custom_batching
+
+    custom_batching.custom_vmap_call_p.complex_ok = True
 
 
 def physicalize(jaxpr: Jaxpr) -> Jaxpr:

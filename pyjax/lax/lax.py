@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 
+from pyjax._prng import PRNGKeyArray
 from pyjax.core import core, dtypes
 from pyjax.core.core import Primitive, ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
@@ -512,6 +513,11 @@ def select_n(which, *cases):
 
 def select(pred, on_true, on_false):
     """lax.select: on_true where pred else on_false."""
+    if isinstance(on_true, PRNGKeyArray) or isinstance(on_false, PRNGKeyArray):  # typed keys: select their data
+        if not (isinstance(on_true, PRNGKeyArray) and isinstance(on_false, PRNGKeyArray)):
+            raise TypeError("lax.select: typed PRNG keys can only be selected against keys")
+        d = on_true._data
+        return PRNGKeyArray(select(broadcast_in_dim(pred, d.shape, tuple(range(_aval(pred).ndim))), d, on_false._data))
     on_true, on_false = _promote_scalars(on_true, on_false)
     pa = _aval(pred)
     ca = _aval(on_true)

@@ -542,6 +542,7 @@ def _along_axis_grid(fn, arr, indices, axis):
     return arr, grid, out_shape
 
 
+@_keys.lifted
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """jnp.take_along_axis: arr's values at `indices` along axis (other axes broadcast)."""
     arr, grid, out_shape = _along_axis_grid("take_along_axis", arr, indices, axis)

@@ -182,16 +182,22 @@ def _keep_weak(a, out, dtype):
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, 0, dtype, shape)
     a = asarray(a) if not _is_array(a) else a
     return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 0, dtype or _aval(a).dtype), dtype)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, 1, dtype, shape)
     a = asarray(a) if not _is_array(a) else a
     return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 1, dtype or _aval(a).dtype), dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, fill_value, dtype, shape)
     a = asarray(a) if not _is_array(a) else a
     out = full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
     return out if _is_array(fill_value) and _aval(fill_value).shape else _keep_weak(a, out, dtype)
@@ -370,8 +376,8 @@ def broadcast_to(x, shape):
 
 
 def broadcast_arrays(*args):
-    args = [a if _is_array(a) else asarray(a) for a in args]
-    shape = broadcast_shapes(*[_aval(a).shape for a in args])
+    args = [a if _is_array(a) or isinstance(a, _keys.PRNGKeyArray) else asarray(a) for a in args]
+    shape = broadcast_shapes(*[a.shape for a in args])
     return [broadcast_to(a, shape) for a in args]
 
 
@@ -577,6 +583,8 @@ def reciprocal(x, /):
 
 
 def isfinite(x, /):
+    if isinstance(x, _keys.PRNGKeyArray):
+        return full(x.shape, True, dtypes.bool_)
     (x,) = _promote("isfinite", x)
     if x.dtype.kind == "c":
         return lax.bitwise_and(isfinite(lax.real(x)), isfinite(lax.imag(x)))
@@ -587,6 +595,8 @@ def isfinite(x, /):
 
 
 def isnan(x, /):
+    if isinstance(x, _keys.PRNGKeyArray):
+        return full(x.shape, False, dtypes.bool_)
     (x,) = _promote("isnan", x)
     if x.dtype.kind == "c":
         return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
@@ -596,6 +606,8 @@ def isnan(x, /):
 
 
 def isinf(x, /):
+    if isinstance(x, _keys.PRNGKeyArray):
+        return full(x.shape, False, dtypes.bool_)
     (x,) = _promote("isinf", x)
     if x.dtype.kind == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
@@ -662,8 +674,8 @@ minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, to_float=True)
 atan2 = arctan2
 nextafter = _binary("nextafter", lax.nextafter, to_float=True)
-equal = _binary("equal", lax.eq)
-not_equal = _binary("not_equal", lax.ne)
+equal = _keys.comparing(_binary("equal", lax.eq), operator.eq)
+not_equal = _keys.comparing(_binary("not_equal", lax.ne), operator.ne)
 less = _binary("less", lax.lt)
 less_equal = _binary("less_equal", lax.le)
 greater = _binary("greater", lax.gt)

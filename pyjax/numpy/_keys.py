@@ -95,3 +95,51 @@ def lifted(fn):
         return tree_map(lambda x, y: PRNGKeyArray(_core.stack([x, y], axis=-1)), w0, w1)
 
     return wrapper
+
+
+def full_like(a: PRNGKeyArray, fill: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """zeros_like/ones_like/full_like/empty_like of keys: keys whose two words are `fill` (or the
+    key `fill`); with a dtype, an ordinary array of that dtype."""
+    from pyjax.numpy import _core
+
+    shape = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    if dtype is not None and dtype != KEY_DTYPE:
+        return _core.full(shape, fill, dtype)
+    if isinstance(fill, PRNGKeyArray):
+        return broadcast_to(fill, shape)
+    return PRNGKeyArray(_core.full(shape + (2,), fill, "uint32"))
+
+
+def comparing(fn, op):
+    """jnp.equal / not_equal: over keys, the key comparison of the == and != operators."""
+
+    @functools.wraps(fn)
+    def wrapper(x, y, /):
+        return op(x, y) if any_key(x, y) else fn(x, y)
+
+    return wrapper
+
+
+class KeyAt:
+    """`keys.at[idx]`: .get() and .set(keys) (keys are not numbers: no add, multiply, ...)."""
+
+    def __init__(self, keys: PRNGKeyArray, idx: Any = None):
+        self.keys, self.idx = keys, idx
+
+    def __getitem__(self, idx: Any) -> KeyAt:
+        return KeyAt(self.keys, idx)
+
+    def _data_index(self) -> Any:
+        idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        return idx + (slice(None),) if any(i is Ellipsis for i in idx) else idx  # the word axis stays last
+
+    def get(self, **kwargs) -> PRNGKeyArray:
+        return PRNGKeyArray(self.keys._data.at[self._data_index()].get(**kwargs))
+
+    def set(self, values: Any, **kwargs) -> PRNGKeyArray:
+        return PRNGKeyArray(self.keys._data.at[self._data_index()].set(_data(values), **kwargs))
+
+    def __getattr__(self, name: str):
+        if name in ("add", "multiply", "divide", "power", "min", "max", "apply", "mul"):
+            raise TypeError(f".at[...].{name} is not defined for typed PRNG keys (dtype {KEY_DTYPE}): only get and set")
+        raise AttributeError(name)
