@@ -222,8 +222,6 @@ def test_pinv_lstsq_rank_cond_norms(backend):
         )
     with pytest.raises(ValueError, match="cond"):
         pjnp.linalg.cond(_mat(3))
-    with pytest.raises(NotImplementedError, match="complex"):
-        pjnp.linalg.eig(sq)
 
 
 def test_random_orthogonal_and_mvn_methods(backend):

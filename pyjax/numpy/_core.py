@@ -1478,7 +1478,7 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     for a in arrs:
         if _aval(a).ndim != nd:
-            raise ValueError(
+            raise TypeError(
                 f"Cannot concatenate arrays with different numbers of dimensions: got "
                 f"{', '.join(str(_aval(x).shape) for x in arrs)}."
             )
@@ -1769,19 +1769,21 @@ def _scalar_like(v, a):
 
 
 def _pad_widths(pw, nd):
-    if isinstance(pw, builtins.int):
-        return [(pw, pw)] * nd
-    pw = [tuple(p) if isinstance(p, (list, tuple)) else (p, p) for p in pw] if isinstance(pw, (list, tuple)) else pw
-    if len(pw) == 1:
-        p = pw[0]
-        if len(p) == 1:
-            p = (p[0], p[0])
-        return [tuple(p)] * nd
-    if len(pw) == 2 and builtins.all(isinstance(p, builtins.int) for p in pw) and nd != 2:
-        return [tuple(pw)] * nd
-    if len(pw) != nd:
-        raise ValueError(f"jnp.pad: pad_width {pw} does not match array of {nd} dimensions")
-    return [(p[0], p[1]) if len(p) == 2 else (p[0], p[0]) for p in pw]
+    """pad_width broadcast to one (before, after) pair per axis, as numpy broadcasts it to (nd, 2)."""
+    given = pw
+    if hasattr(pw, "tolist"):
+        pw = pw.tolist()
+    if not isinstance(pw, (list, tuple)):
+        rows = [[pw]]
+    elif builtins.all(not isinstance(p, (list, tuple)) for p in pw):
+        rows = [list(pw)]
+    else:
+        rows = [list(p) if isinstance(p, (list, tuple)) else [p] for p in pw]
+    if len(rows) not in (1, nd) or len({len(r) for r in rows}) != 1 or len(rows[0]) not in (1, 2):
+        raise ValueError(
+            f"jnp.pad: pad_width {given!r} cannot be broadcast to one (before, after) pair for each of {nd} axes"
+        )
+    return [(operator.index(r[0]), operator.index(r[-1])) for r in (rows * nd if len(rows) == 1 else rows)]
 
 
 def tril(m, k=0):

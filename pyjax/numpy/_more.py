@@ -37,6 +37,7 @@ __all__ = [
     "setdiff1d",
     "setxor1d",
     "poly",
+    "roots",
     "polydiv",
     "polyfit",
     "isdtype",
@@ -280,17 +281,41 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=Non
 
 
 def poly(seq_of_zeros):
-    """Coefficients (highest degree first) of the monic polynomial with the given real roots."""
+    """Coefficients (highest degree first) of the monic polynomial with the given roots (or the
+    characteristic polynomial of a square matrix)."""
     z = jnp.asarray(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
-        raise NotImplementedError("jnp.poly of a matrix needs complex eigenvalues, which pyjax does not support")
+        from pyjax.numpy import linalg
+
+        z = linalg.eigvals(z)  # the characteristic polynomial
     if z.ndim != 1:
         raise ValueError("Input must be 1d or non-empty square 2d array.")
-    dt = z.dtype if z.dtype.kind == "f" else dtypes.default_float()
+    dt = z.dtype if z.dtype.kind in "fc" else dtypes.default_float()
     out = jnp.ones((1,), dt)
     for i in range(z.shape[0]):
         out = jnp.convolve(out, jnp.stack([jnp.ones((), dt), -z[i].astype(dt)]))
     return out
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The roots (complex) of the polynomial with coefficients p, highest degree first: the
+    eigenvalues of its companion matrix. strip_zeros drops leading zeros (p must be concrete)."""
+    from pyjax.numpy import linalg
+
+    p = jnp.atleast_1d(jnp.asarray(p))
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    if strip_zeros:
+        nz = [i for i, v in enumerate(jnp.asarray(p != 0).tolist()) if v]
+        p = p[nz[0] :] if nz else p[:0]
+    dt = jnp.result_type(p, dtypes.default_float())
+    cdt = dt if dt.kind == "c" else (dtypes.complex128 if dt.itemsize == 8 else dtypes.complex64)
+    n = p.shape[0] - 1
+    if n < 1:
+        return jnp.zeros((0,), cdt)
+    p = p.astype(dt)
+    companion = jnp.concatenate([(-p[1:] / p[0])[None, :], jnp.eye(n - 1, n, dtype=dt)])
+    return linalg.eigvals(companion).astype(cdt)
 
 
 def polydiv(u, v, *, trim_leading_zeros: bool = False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
@@ -635,17 +635,56 @@ def cond(x, p=None):
     return jnp.where(jnp.isnan(r) & ~jnp.any(jnp.isnan(x), axis=(-2, -1)), float("inf"), r)
 
 
-def eig(a):
-    """Not available yet: general eigendecomposition (complex eigenvalues) has no pyjax kernel."""
-    raise NotImplementedError("jnp.linalg.eig (complex eigendecomposition) is not implemented in pyjax; use eigh")
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def _complex_schur(fn: str, a):
+    """a = z t z^H with t upper triangular (complex), from scipy.linalg's Schur decomposition (real
+    input: the real Schur form, LAPACK's path, then its 2 x 2 blocks split)."""
+    from pyjax.scipy import _linalg_more as sl  # the QR iterations live with scipy.linalg.schur
+
+    (a,) = _inexact(fn, a)
+    if a.ndim < 2:
+        raise TypeError(f"{fn}: input must have rank at least 2, but got shape={a.shape}")
+    _square(fn, a)
+    if a.dtype.kind == "c":
+        return sl.schur(a, "complex")
+    return sl.rsf2csf(*sl.schur(a, "real"))
 
 
 def eigvals(a):
-    """Not available yet: eigenvalues of general matrices (complex) have no pyjax kernel."""
-    raise NotImplementedError("jnp.linalg.eigvals (complex eigenvalues) is not implemented in pyjax; use eigvalsh")
+    """Eigenvalues (complex, in no particular order) of general square matrices."""
+    t, _ = _complex_schur("jnp.linalg.eigvals", a)
+    return jnp.diagonal(t, axis1=-2, axis2=-1)
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns, unit norm, largest component real) of general square
+    matrices. Forward and reverse-mode derivatives are not supported."""
+    t, z = _complex_schur("jnp.linalg.eig", a)
+    w = jnp.diagonal(t, axis1=-2, axis2=-1)
+    n = t.shape[-1]
+    # Eigenvectors of the triangular t by back substitution: column k has v[k] = 1, zeros below, and
+    # v[i] = -(t[i, i+1:] @ v[i+1:]) / (t[i, i] - w[k]) above; equal eigenvalues get a tiny divisor.
+    tiny = jnp.max(jnp.abs(t), axis=(-2, -1), keepdims=True) * dtypes.finfo(w.dtype).eps
+    col = lax.broadcasted_iota(_i32, (n,), 0)
+    v = jnp.broadcast_to(jnp.eye(n, dtype=t.dtype), t.shape)
+    for i in range(n - 2, -1, -1):
+        num = -jnp.matmul(t[..., i : i + 1, i + 1 :], v[..., i + 1 :, :])[..., 0, :]
+        den = t[..., i, i : i + 1] - w
+        den = jnp.where(jnp.abs(den) < tiny[..., 0], tiny[..., 0].astype(den.dtype), den)
+        v = v.at[..., i, :].set(jnp.where(col > i, num / den, v[..., i, :]))
+    v = jnp.matmul(z, v)
+    v = v / norm(v, axis=-2, keepdims=True)
+    at_max = lax.broadcasted_iota(_i32, v.shape, v.ndim - 2) == jnp.argmax(jnp.abs(v), axis=-2)[..., None, :]
+    big = jnp.sum(jnp.where(at_max, v, 0), axis=-2, keepdims=True)
+    return EigResult(w, v * (jnp.conj(big) / jnp.abs(big)))
 
 
 __all__ = [
+    "EigResult",
     "cholesky",
     "solve",
     "inv",

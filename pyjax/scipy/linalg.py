@@ -446,3 +446,23 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 
 __all__ += ["hilbert", "hadamard", "helmert", "circulant", "companion", "hankel", "leslie", "fiedler"]
 __all__ += ["convolution_matrix"]
+
+from pyjax.scipy._linalg_more import (  # noqa: E402
+    dft,
+    eigh_tridiagonal,
+    expm_frechet,
+    fiedler_companion,
+    funm,
+    hessenberg,
+    invhilbert,
+    invpascal,
+    pascal,
+    qr_multiply,
+    rsf2csf,
+    schur,
+    solve_sylvester,
+    sqrtm,
+)
+
+__all__ += ["pascal", "invpascal", "invhilbert", "fiedler_companion", "dft", "expm_frechet", "hessenberg"]
+__all__ += ["qr_multiply", "eigh_tridiagonal", "schur", "rsf2csf", "sqrtm", "funm", "solve_sylvester"]

@@ -55,11 +55,24 @@ __all__ = [
     "betainc",
     "zeta",
     "polygamma",
+    "exp1",
+    "expi",
+    "expn",
+    "dawsn",
+    "fresnel",
+    "sici",
+    "spence",
+    "bessel_jn",
+    "hyp1f1",
+    "owens_t",
+    "bernoulli",
 ]
 
 
-def _promote_inexact(name: str, *args) -> list:
-    """promote_args_inexact: a common dtype for args, made floating if it is integer or bool."""
+def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:
+    """promote_args_inexact: a common dtype for args, made floating if it is integer or bool.
+
+    Complex arguments are refused (as JAX refuses them) unless the function handles them."""
     arrs = []
     for a in args:
         if isinstance(a, Tracer):
@@ -70,7 +83,11 @@ def _promote_inexact(name: str, *args) -> list:
         except TypeError:
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)}.") from None
     d, weak = dtypes.promote([(get_aval(a).dtype, get_aval(a).weak_type) for a in arrs])
-    if d.kind != "f":
+    if d.kind == "c" and not complex_ok:
+        if name in ("entr", "kl_div", "rel_entr"):
+            raise ValueError(f"{name} does not support complex-valued inputs.")
+        raise TypeError(f"{name} does not accept dtype {d.name}. Accepted dtypes are subtypes of floating.")
+    if d.kind not in "fc":
         d = dtypes.default_float()
     out = [lax._convert(a, d, weak) if get_aval(a).dtype is not d or get_aval(a).weak_type != weak else a for a in arrs]
     if len(out) > 1:
@@ -133,7 +150,7 @@ def multigammaln(a: Any, d: int) -> Any:
 @custom_jvp
 def logit(x: Any) -> Any:
     """log(x / (1 - x))."""
-    (x,) = _promote_inexact("logit", x)
+    (x,) = _promote_inexact("logit", x, complex_ok=True)
     return lax.log(lax.div(x, lax.sub(_c(x, 1), x)))
 
 
@@ -142,7 +159,9 @@ logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(_c(x, 1), x))))
 
 def expit(x: Any) -> Any:
     """The logistic sigmoid 1 / (1 + exp(-x))."""
-    (x,) = _promote_inexact("expit", x)
+    (x,) = _promote_inexact("expit", x, complex_ok=True)
+    if x.dtype.kind == "c":
+        return lax.div(_c(x, 1), lax.add(_c(x, 1), lax.exp(lax.neg(x))))
     return lax.logistic(x)
 
 
@@ -165,18 +184,21 @@ def logsumexp(
     if where is not None:
         a = jnp.where(where, a, 0)
     if b is not None:
-        a, b = _promote_inexact("logsumexp", a, b)
+        a, b = _promote_inexact("logsumexp", a, b, complex_ok=True)
         a = jnp.where(b != 0, a, -math.inf)
     else:
-        (a,) = _promote_inexact("logsumexp", a)
+        (a,) = _promote_inexact("logsumexp", a, complex_ok=True)
     dims = _reduction_axes(a.ndim, axis)
-    amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-math.inf)
-    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
+    cplx = a.dtype.kind == "c"  # shifted by the largest real part; the log keeps the phase
+    amax = jnp.max(jnp.real(a) if cplx else a, axis=dims, keepdims=keepdims, where=where, initial=-math.inf)
+    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0))).astype(a.dtype)
     amax_dims = amax if keepdims else lax.expand_dims(amax, dims)
     exp_a = lax.exp(lax.sub(a, jnp.broadcast_to(amax_dims, a.shape)))
     if b is not None:
         exp_a = lax.mul(exp_a, b)
     sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
+    if cplx and not return_sign:
+        return lax.add(lax.log(sumexp), amax)
     sign = lax.sign(sumexp)
     sumexp = lax.abs(sumexp)
     out = lax.add(lax.log(sumexp), amax)
@@ -190,7 +212,7 @@ def logsumexp(
 @custom_jvp
 def xlogy(x: Any, y: Any) -> Any:
     """x * log(y), defined as 0 where x == 0 (unless y is NaN)."""
-    x, y = _promote_inexact("xlogy", x, y)
+    x, y = _promote_inexact("xlogy", x, y, complex_ok=True)
     x_ok = x != 0.0
     return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
@@ -208,7 +230,7 @@ xlogy.defjvp(_xlogy_jvp)
 @custom_jvp
 def xlog1py(x: Any, y: Any) -> Any:
     """x * log1p(y), defined as 0 where x == 0 (unless y is NaN)."""
-    x, y = _promote_inexact("xlog1py", x, y)
+    x, y = _promote_inexact("xlog1py", x, y, complex_ok=True)
     x_ok = x != 0.0
     return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
@@ -321,7 +343,9 @@ def gammasgn(x: Any) -> Any:
 
 def gamma(x: Any) -> Any:
     """The gamma function, gammasgn(x) * exp(gammaln(x))."""
-    (x,) = _promote_inexact("gamma", x)
+    (x,) = _promote_inexact("gamma", x, complex_ok=True)
+    if x.dtype.kind == "c":
+        raise NotImplementedError("gamma: complex arguments are not supported by pyjax")
     return gammasgn(x) * jnp.exp(lax.lgamma(x))
 
 
@@ -395,7 +419,9 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
 
 def erfcx(x: Any) -> Any:
     """Scaled complementary error function exp(x ** 2) erfc(x) (asymptotic series for x >= 6)."""
-    (x,) = _promote_inexact("erfcx", x)
+    (x,) = _promote_inexact("erfcx", x, complex_ok=True)
+    if x.dtype.kind == "c":
+        raise NotImplementedError("erfcx: complex arguments are not supported by pyjax")
     big = x >= 6
     xb = jnp.where(big, x, 6.0)
     inv2x2 = 1 / (2 * xb * xb)
@@ -637,3 +663,20 @@ def polygamma(n: Any, x: Any) -> Any:
     safe_n = jnp.where(nf == 0, 1.0, nf)
     val = sign * jnp.exp(lax.lgamma(safe_n + 1)) * zeta(safe_n + 1, x)
     return jnp.where(nf == 0, lax.digamma(x), val).astype(x.dtype)
+
+
+# --- exponential / trigonometric integrals, Bessel J_n, 1F1, Owen's T, Bernoulli (in _special_more) ----
+
+from pyjax.scipy._special_more import (  # noqa: E402  (it imports _promote_inexact from this module)
+    bernoulli,
+    bessel_jn,
+    dawsn,
+    exp1,
+    expi,
+    expn,
+    fresnel,
+    hyp1f1,
+    owens_t,
+    sici,
+    spence,
+)
