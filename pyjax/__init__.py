@@ -9,7 +9,6 @@ from pyjax.core.config import config
 from pyjax import numpy  # noqa: F401  (installs array methods and the runtime)
 from pyjax import tree_util  # noqa: F401
 from pyjax import tree  # noqa: F401
-from pyjax.core import errors  # noqa: F401  (pyjax.errors: JAX's exception classes)
 from pyjax import lax  # noqa: F401
 from pyjax.api import (  # noqa: F401
     ShapeDtypeStruct,
@@ -49,6 +48,8 @@ from pyjax.runtime.device import init_async  # noqa: F401
 from pyjax.custom_derivatives import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat  # noqa: F401
 from pyjax import custom_batching  # noqa: F401
 from pyjax import typing  # noqa: F401
+from pyjax import errors  # noqa: F401
+from pyjax import flatten_util  # noqa: F401
 from pyjax import random  # noqa: F401
 from pyjax import nn  # noqa: F401
 from pyjax import scipy  # noqa: F401

@@ -98,3 +98,33 @@ def test_poly_of_matrix(backend):
         got, want = np.asarray(pj.poly(a)), np.asarray(jj.poly(a))
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, atol=1e-4)
+
+
+def test_lax_linalg_eig_schur_products(backend):
+    import jax.lax.linalg as jl
+
+    import pyjax.lax.linalg as pl
+
+    a = MATS["random4"].astype(np.float32)
+    out = pl.eig(a)
+    assert len(out) == 3 and len(pl.eig(a, compute_left_eigenvectors=False)) == 2
+    assert len(pl.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)) == 1
+    w, vl, vr = (np.asarray(x) for x in out)
+    jw, jvl, _ = (np.asarray(x) for x in jl.eig(a))
+    idx = _match(w, jw)
+    vl_m = vl[:, idx]
+    sign = np.sign(np.real(np.sum(np.conj(jvl) * vl_m, axis=0, keepdims=True)))
+    np.testing.assert_allclose(vl_m * sign, jvl, atol=2e-4)  # left eigenvectors: JAX's, up to sign
+    np.testing.assert_allclose(np.conj(vl).T @ a, w[:, None] * np.conj(vl).T, atol=1e-4)
+    t, z = (np.asarray(x) for x in pl.schur(a))
+    assert t.dtype == np.float32 and np.abs(np.tril(t, -2)).max() == 0
+    np.testing.assert_allclose(z @ t @ z.T, a, atol=1e-4)
+    for sym in (False, True):
+        np.testing.assert_allclose(
+            pl.symmetric_product(a, a, alpha=2.0, beta=0.5, symmetrize_output=sym),
+            jl.symmetric_product(a, a, alpha=2.0, beta=0.5, symmetrize_output=sym),
+            rtol=1e-5,
+        )
+    r = np.linalg.cholesky(a @ a.T + np.eye(4, dtype=np.float32)).T
+    u = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
+    np.testing.assert_allclose(pl.cholesky_update(r, u), jl.cholesky_update(r, u), rtol=1e-4, atol=1e-4)

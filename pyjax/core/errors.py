@@ -51,7 +51,19 @@ class UnexpectedTracerError(JAXTypeError):
     pass
 
 
-class KeyReuseError(RuntimeError):
+class KeyReuseError(JAXTypeError):
+    pass
+
+
+class JaxRuntimeError(RuntimeError):
+    """A failure while running a computation (JAX's XlaRuntimeError)."""
+
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+class InconclusiveDimensionOperation(Exception):
     pass
 
 

@@ -869,7 +869,60 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return out
 
 
+# --- general eigenproblems and small products (on top of jnp.linalg / scipy.linalg's Schur) ---------
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True, **_options):
+    """[w, vl, vr] (those asked for) of general square matrices: eigenvalues, left and right
+    eigenvectors (unit-norm columns, largest component real; vl[:, k]^H x = w[k] vl[:, k]^H)."""
+    jnp = _jnp()
+    x = _check_matrix("eig", x, square=True)
+    w, vr = jnp.linalg.eig(x)
+    out = [w]
+    if compute_left_eigenvectors:
+        # the rows of vr^-1 are left eigenvectors (biorthogonal to vr), up to scale
+        vl = jnp.conj(_T(jnp.linalg.inv(vr)))
+        vl = vl / jnp.linalg.norm(vl, axis=-2, keepdims=True)
+        at_max = (
+            lax.broadcasted_iota(dtypes.int32, vl.shape, vl.ndim - 2) == jnp.argmax(jnp.abs(vl), axis=-2)[..., None, :]
+        )
+        big = jnp.sum(jnp.where(at_max, vl, 0), axis=-2, keepdims=True)
+        out.append(vl * (jnp.conj(big) / jnp.abs(big)))
+    if compute_right_eigenvectors:
+        out.append(vr)
+    return out
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False, select_callable=None):
+    """(t, vs): x = vs t vs^H with t quasi-triangular (real x) or triangular (complex x)."""
+    from pyjax.scipy.linalg import schur as _schur
+
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError(
+            "lax.linalg.schur: sorting eigenvalues (sort_eig_vals, select_callable) is not supported by pyjax"
+        )
+    x = _check_matrix("schur", x, square=True)
+    t, vs = _schur(x, "complex" if get_aval(x).dtype.kind == "c" else "real")
+    return (t, vs) if compute_schur_vectors else (t, None)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0, symmetrize_output: bool = False):
+    """alpha * a a^T + beta * c (symmetrized from its lower triangle if asked)."""
+    out = alpha * _matmul(a_matrix, _T(a_matrix)) + beta * _jnp().asarray(c_matrix)
+    return _tril(out) + _T(_tril(out, -1)) if symmetrize_output else out
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor of r^T r + w w^T, given the upper factor r."""
+    w = w_vector[..., :, None]
+    return _T(cholesky(lax.add(_matmul(_T(r_matrix), r_matrix), _matmul(w, _T(w)))))
+
+
 __all__ = [
+    "eig",
+    "schur",
+    "symmetric_product",
+    "cholesky_update",
     "cholesky",
     "triangular_solve",
     "qr",
