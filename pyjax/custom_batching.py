@@ -9,15 +9,13 @@ so vmap of jvp still batches through the rule. Reverse mode is refused, as in JA
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from pyjax.core import core
 from pyjax.core.core import get_aval
 from pyjax.core.pytree import tree_flatten, tree_map, tree_unflatten
-from pyjax.custom_derivatives import _name, _no_trace_active, _resolve_args, _to_jax, _trace_body
+from pyjax.custom_derivatives import CustomFunction, _name, _no_trace_active, _resolve_args, _to_jax, _trace_body
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 
@@ -26,7 +24,7 @@ __all__ = ["custom_vmap", "sequential_vmap", "custom_vmap_call_p"]
 custom_vmap_call_p = core.MultiPrimitive("custom_vmap_call")
 
 
-class custom_vmap:
+class custom_vmap(CustomFunction):
     """Wrap `fun` so that vmap calls a user rule instead of batching fun's operations.
 
     Set the rule with `f.def_vmap(rule)`: rule(axis_size, in_batched, *args) -> (out, out_batched),
@@ -35,20 +33,8 @@ class custom_vmap:
     """
 
     def __init__(self, fun: Callable):
-        if not callable(fun):
-            raise TypeError(f"custom_vmap requires a callable, got {fun!r}")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+        super().__init__(fun, "custom_vmap")
         self.vmap_rule: Callable | None = None
-        try:
-            self._sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._sig = None
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
 
     def def_vmap(self, rule: Callable) -> Callable:
         """Set the batching rule (usable as a decorator)."""

@@ -127,10 +127,27 @@ def _zeros_like(x):
     return lax.full(a.shape, 0, a.dtype)
 
 
+class CustomFunction:
+    """What custom_jvp, custom_vjp and custom_vmap share: wrapping `fun`, and binding as a method."""
+
+    def __init__(self, fun: Callable, kind: str):
+        if not callable(fun):
+            raise TypeError(f"{kind} requires a callable, got {fun!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+
 # --- custom_jvp -------------------------------------------------------------------------------
 
 
-class custom_jvp:
+class custom_jvp(CustomFunction):
     """Wrap `fun` so that forward- and reverse-mode autodiff use a user-supplied JVP rule.
 
     Use `f.defjvp(rule)` with `rule(primals, tangents) -> (primal_out, tangent_out)`, or
@@ -139,22 +156,10 @@ class custom_jvp:
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        if not callable(fun):
-            raise TypeError(f"custom_jvp requires a callable, got {fun!r}")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+        super().__init__(fun, "custom_jvp")
         self.nondiff_argnums = _normalize_argnums(nondiff_argnums, "custom_jvp")
         self.jvp: Callable | None = None
         self.symbolic_zeros = False
-        try:
-            self._sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._sig = None
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the JVP rule: jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)."""
@@ -370,7 +375,7 @@ batching.batch_rules[custom_jvp_call_p] = _custom_jvp_batch
 # --- custom_vjp -------------------------------------------------------------------------------
 
 
-class custom_vjp:
+class custom_vjp(CustomFunction):
     """Wrap `fun` so that reverse-mode autodiff uses user-supplied `fwd` and `bwd` rules.
 
     `f.defvjp(fwd, bwd)`: fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, out_ct)
@@ -379,22 +384,10 @@ class custom_vjp:
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        if not callable(fun):
-            raise TypeError(f"custom_vjp requires a callable, got {fun!r}")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+        super().__init__(fun, "custom_vjp")
         self.nondiff_argnums = _normalize_argnums(nondiff_argnums, "custom_vjp")
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
-        try:
-            self._sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._sig = None
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         """Set the forward (returns output and residuals) and backward (cotangents) rules."""
