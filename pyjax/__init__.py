@@ -57,6 +57,7 @@ from pyjax import image  # noqa: F401
 from pyjax import debug  # noqa: F401
 from pyjax import dtypes  # noqa: F401
 from pyjax import experimental  # noqa: F401
+from pyjax import profiler  # noqa: F401
 from pyjax import ops  # noqa: F401
 from pyjax._callback import pure_callback  # noqa: F401
 from pyjax.api import (  # noqa: F401
@@ -89,6 +90,8 @@ from pyjax.api import (  # noqa: F401
 from pyjax.api import process_count as host_count  # noqa: F401
 from pyjax.api import process_index as host_id  # noqa: F401
 from pyjax.runtime.device import Device  # noqa: F401
+from pyjax import sharding, stages  # noqa: F401
+from pyjax.sharding import P, make_mesh, set_mesh  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["config", "numpy", "lax", "tree_util", "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap"]

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyjax import stages
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
@@ -162,12 +163,23 @@ def _argnums_tuple(argnums, n, name="argnums"):
 # --- jit -----------------------------------------------------------------------------------------
 
 
-class _Jitted:
+class _Jitted(stages.Wrapped):
     """The callable returned by jit; caches traced jaxprs by argument signature."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, inline):
+    def __init__(
+        self, fun, static_argnums, static_argnames, donate_argnums, inline, in_shardings=None, out_shardings=None
+    ):
         _check_callable(fun, "jit")
         self.fun = fun
+        da = donate_argnums if donate_argnums is not None else ()
+        self.donate_argnums = (da,) if isinstance(da, int) else tuple(da)
+        if in_shardings is not None or out_shardings is not None:
+            from pyjax import sharding as _sh
+
+            _sh.check_leaf_types(in_shardings, "in_shardings")
+            _sh.check_leaf_types(out_shardings, "out_shardings")
+        self.in_shardings = tuple(in_shardings) if isinstance(in_shardings, list) else in_shardings
+        self.out_shardings = out_shardings
         self.static_argnames = tuple(static_argnames or ())
         try:
             self.sig = inspect.signature(fun)
@@ -227,7 +239,7 @@ class _Jitted:
                 static_kw.append((k, _hashable_static(v, k)))
             else:
                 dyn_kw[k] = v
-        return tuple(static), tuple(sorted(static_kw)), dyn_args, dyn_kw
+        return tuple(static), tuple(sorted(static_kw)), tuple(dyn_args), dyn_kw
 
     def _trace(self, static, static_kw, dyn_args, dyn_kw, in_tree, avals):
         static_d = dict(static)
@@ -261,10 +273,22 @@ class _Jitted:
                 if entry is not None:
                     outs = run_jaxpr(entry[0], list(args))
                     return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
+        flat, _, _, entry = self._stage(args, kwargs)
+        jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
+        outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
+        return tree_unflatten(out_tree, outs)
+
+    def _stage(self, args, kwargs, abstract=False):
+        """Flatten a call's arguments and trace them (or find them in the cache): (flat, in_tree, avals, entry).
+
+        abstract=True takes ShapeDtypeStructs as well as arrays (for trace/lower)."""
         static, static_kw, dyn_args, dyn_kw = self._split(args, kwargs)
         flat, in_tree = tree_flatten((dyn_args, dyn_kw))
-        flat = [x if type(x).__name__ == "Array" or isinstance(x, Tracer) else _to_jax(x) for x in flat]
-        avals = [get_aval(x) for x in flat]
+        if abstract:
+            avals = [_abstractify(x) for x in flat]
+        else:
+            flat = [x if type(x).__name__ == "Array" or isinstance(x, Tracer) else _to_jax(x) for x in flat]
+            avals = [get_aval(x) for x in flat]
         key = (static, static_kw, in_tree, tuple(avals))
         if batching.axis_env:  # collectives inside depend on the named axes in scope (JAX keys on them too)
             key += (batching.axis_env_key(),)
@@ -279,6 +303,8 @@ class _Jitted:
                 jaxpr, consts = staging.close_over_consts(jaxpr, consts), []
             single_leaf = out_tree.num_leaves == 1 and out_tree.node_type is None
             entry = (jaxpr, consts, out_tree, has_tracer_consts, not single_leaf)
+            if self.in_shardings is not None or self.out_shardings is not None:
+                self._shardings_for(in_tree, avals, out_tree, jaxpr.out_avals, None)  # validation only
             if not has_tracer_consts:
                 self.cache[key] = entry
                 if (
@@ -288,15 +314,56 @@ class _Jitted:
                     and all(type(a) is Array for a in args)
                 ):
                     self.cache[tuple(avals)] = entry
-        jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
-        outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
-        return tree_unflatten(out_tree, outs)
+        return flat, in_tree, avals, entry
 
-    def lower(self, *args, **kwargs):
-        raise NotImplementedError("jit(...).lower is not supported by pyjax")
+    def _shardings_for(self, in_tree, avals, out_tree, out_avals, device):
+        """Validate in/out_shardings against these argument and output avals; one Sharding (or, where
+        unspecified, that of device) per leaf. On one device they change nothing."""
+        from pyjax import sharding as _sh
+        from pyjax.runtime import device as devmod
 
-    def trace(self, *args, **kwargs):
-        return make_jaxpr(self.fun, static_argnums=self.static_argnums)(*args, **kwargs)
+        default = devmod.SingleDeviceSharding(device or devmod.default_device())
+        args_avals, kw_avals = tree_unflatten(in_tree, list(avals))
+        ins = [default] * len(avals)
+        if self.in_shardings is not None:
+            spec = self.in_shardings
+            if isinstance(spec, tuple) and len(spec) != len(args_avals):
+                raise ValueError(
+                    "pjit in_shardings specification must be a tree prefix of the positional arguments tuple. In "
+                    "particular, pjit in_shardings must either be a Sharding, a PartitionSpec, or a tuple of length "
+                    "equal to the number of positional arguments. But pjit in_shardings is the wrong length: got a "
+                    f"tuple or list of length {len(spec)} for an args tuple of length {len(args_avals)}."
+                )
+            for i, (s, a) in enumerate(_sh.broadcast_prefix(spec, args_avals, "pjit in_shardings")):
+                if s is not None:
+                    ins[i] = _sh.resolve(s, "jit", "in_shardings")
+                    _sh.check_rank(ins[i], len(a.shape), "pjit arguments")
+        outs = [default] * len(out_avals)
+        if self.out_shardings is not None and out_avals:
+            out_tree_avals = tree_unflatten(out_tree, list(out_avals))
+            for i, (s, a) in enumerate(_sh.broadcast_prefix(self.out_shardings, out_tree_avals, "pjit out_shardings")):
+                if s is not None:
+                    outs[i] = _sh.resolve(s, "jit", "out_shardings")
+                    _sh.check_rank(outs[i], len(a.shape), "pjit outputs")
+        return ins, outs
+
+    def trace(self, *args, **kwargs) -> stages.Traced:
+        """Trace for these arguments (arrays or ShapeDtypeStructs), reusing this function's jit cache."""
+        flat, in_tree, avals, entry = self._stage(args, kwargs, abstract=True)
+        donated = [False] * len(avals)
+        if self.donate_argnums:
+            args_leaves = [tree_structure(a).num_leaves for a in tree_unflatten(in_tree, list(avals))[0]]
+            dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+            k = 0
+            for pos, n in zip(dyn_pos, args_leaves):
+                for j in range(k, k + n):
+                    donated[j] = pos in self.donate_argnums
+                k += n
+        return stages.Traced(self, in_tree, avals, entry, donated)
+
+    def eval_shape(self, *args, **kwargs):
+        """The outputs' shapes and dtypes (ShapeDtypeStructs) for these arguments."""
+        return self.trace(*args, **kwargs).out_info
 
     def clear_cache(self):
         self.cache.clear()
@@ -379,6 +446,8 @@ def jit(
     device=None,
     backend=None,
     keep_unused=False,
+    in_shardings=None,
+    out_shardings=None,
     **_kw,
 ) -> Any:
     """Compile fun: trace once per argument signature, fuse into kernels, cache per backend."""
@@ -389,10 +458,12 @@ def jit(
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
             inline=inline,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    return _Jitted(fun, static_argnums, static_argnames, donate_argnums, inline)
+    return _Jitted(fun, static_argnums, static_argnames, donate_argnums, inline, in_shardings, out_shardings)
 
 
 # --- autodiff ----------------------------------------------------------------------------------
@@ -1045,13 +1116,33 @@ def eval_shape(fun: Callable, *args, **kwargs):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Place every leaf of x on device (default: the default device) and commit it there."""
+    """Place every leaf of x on device (default: the default device) and commit it there.
+
+    device may also be a Sharding or PartitionSpec (or a pytree prefix of them): validated, then the
+    leaf goes to its one device and remembers the sharding (pyjax has one device, so no data moves)."""
+    from pyjax import sharding as _sh
     from pyjax.runtime import device as devmod
     from pyjax.runtime.array import Array
     from pyjax.runtime.execute import transfer
 
     if isinstance(device, str):
         device = devmod.get_device(device)
+    if device is not None and not isinstance(device, devmod.Device):
+        pairs = _sh.broadcast_prefix(device, x, "device_put device")
+        leaves, tree = tree_flatten(x)
+        out = []
+        for (s, _), v in zip(pairs, leaves):
+            if s is None:
+                out.append(device_put(v))
+                continue
+            s = _sh.resolve(s, "device_put", "device")
+            _sh.check_rank(s, len(getattr(_abstractify(v), "shape", ())), "device_put args")
+            r = device_put(v, _sh.device_of(s))
+            if type(r) is Array and not isinstance(s, devmod.SingleDeviceSharding):
+                r = Array(r.aval, r._buf, r._tracker, r._device, r._host) if r is v else r
+                r._committed, r._sharding = True, s
+            out.append(r)
+        return tree_unflatten(tree, out)
     target = device or devmod.default_device()
 
     def put(v):

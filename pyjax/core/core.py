@@ -19,6 +19,7 @@ from pyjax.core.errors import (
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
+    UnexpectedTracerError,
 )
 
 # --- abstract values ------------------------------------------------------------------------
@@ -69,11 +70,12 @@ class ShapedArray:
         short = _SHORT_DTYPE[self.dtype.name]
         return f"{short}[{','.join(str(d) for d in self.shape)}]"
 
+    def __str__(self):  # full dtype names, as JAX prints avals outside jaxprs
+        return f"{self.dtype.name}[{','.join(str(d) for d in self.shape)}]"
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
-
-    __str__ = str_short
+        return f"ShapedArray({self}{weak})"
 
 
 _SHORT_DTYPE = {"bool": "bool", "float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -289,12 +291,24 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
+def _leaked_tracer(x: Tracer):
+    """x belongs to a transformation that has already ended (stored in a global or a closure)."""
+    raise UnexpectedTracerError(
+        f"Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
+        f"for a reference to an intermediate value with type {x.aval} wrapped in a {type(x).__name__} to "
+        "escape the scope of the transformation. JAX transformations require that functions explicitly "
+        "return their outputs, and disallow saving intermediate values to global state."
+    )
+
+
 def find_top_trace(args) -> Trace | None:
     """Innermost trace among args and the dynamic trace; None means evaluate eagerly."""
     top = dynamic_trace
     for x in args:
         if isinstance(x, Tracer):
             m = x._trace.main
+            if m.level >= len(trace_stack) or trace_stack[m.level] is not m:
+                _leaked_tracer(x)
             if top is None or m.level > top.level:
                 top = m
     if top is None:

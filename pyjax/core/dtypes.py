@@ -355,7 +355,7 @@ def promote_types(a, b) -> DType:
     da, db = dtype(a), dtype(b)
     node = _join(_node(da, False), _node(db, False))
     out = {"i*": int64, "f*": float64, "c*": complex128}.get(node) or BY_NAME[node]
-    return out if 8 in (da.itemsize, db.itemsize) else canonicalize(out)
+    return out if da in _TO_32 or db in _TO_32 else canonicalize(out)  # complex128 is 64-bit too
 
 
 def python_scalar_dtype(x) -> DType:

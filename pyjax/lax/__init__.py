@@ -24,3 +24,5 @@ from pyjax.lax.parallel import *  # noqa: F401,F403,E402
 from pyjax.lax.custom_solve import custom_linear_solve, custom_root  # noqa: F401,E402
 from pyjax.lax.gather_scatter import *  # noqa: F401,F403,E402
 from pyjax.lax.complex import complex, complex_p, conj, imag, imag_p, real, real_p  # noqa: F401,E402
+from pyjax.sharding import with_sharding_constraint  # noqa: F401,E402
+from pyjax.lax.extras2 import *  # noqa: F401,F403,E402

@@ -72,7 +72,8 @@ def _float_args(name: str, *xs) -> list:
         names = ", ".join(sorted(d.name for d in strong))
         raise TypeError(f"{name} requires arguments to have the same dtypes, got {names}.")
     d = jnp.result_type(*arrs)
-    return [lax.convert_element_type(a, d) for a in arrs]
+    weak = all(a.aval.weak_type for a in arrs)  # all Python scalars: the result stays weak, as in JAX
+    return [lax._convert(a, d, weak) for a in arrs]
 
 
 # --- special functions ------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 def polygamma(m: Any, x: Any) -> Any:
     """The m-th derivative of the digamma function at x."""
-    return _special().polygamma(*_float_args("polygamma", m, x))
+    return _special()._polygamma(*_float_args("polygamma", m, x))
 
 
 def zeta(x: Any, q: Any) -> Any:

@@ -314,8 +314,8 @@ def result_type(*args) -> DType:
     items = []
     for a in args:
         if isinstance(a, (DType, str, type)) or (hasattr(a, "dtype") and isinstance(a, type)):
-            try:
-                items.append((dtypes.dtype(a), False))
+            try:  # canonicalized before the join, as in JAX: (int8, uint64) -> int32 without x64
+                items.append((dtypes.canonicalize(a), False))
                 continue
             except TypeError:
                 pass
@@ -325,11 +325,11 @@ def result_type(*args) -> DType:
             av = _aval(a)
             items.append((av.dtype, av.weak_type))
         elif _np is not None and isinstance(a, _np.dtype):
-            items.append((dtypes.dtype(a), False))
+            items.append((dtypes.canonicalize(a), False))
         elif hasattr(a, "dtype"):
             items.append((dtypes.canonicalize(a.dtype), False))
         else:
-            items.append((dtypes.dtype(a), False))
+            items.append((dtypes.canonicalize(a), False))
     if not items:
         raise ValueError("at least one array or dtype is required")
     return dtypes.promote(items)[0]
@@ -381,9 +381,20 @@ def broadcast_arrays(*args):
     return [broadcast_to(a, shape) for a in args]
 
 
+def _check_int_range(x: int) -> None:
+    """JAX passes Python ints to its numpy functions as default-int arguments: out of that range is an
+    OverflowError even when the other operand is narrower (which then wraps) or floating."""
+    info = dtypes.iinfo(dtypes.default_int())
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtypes.default_int().name}")
+
+
 def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     """Promote dtypes (weak-type aware) and broadcast shapes of jnp function arguments."""
     args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
+    for a in args:
+        if type(a) is builtins.int:
+            _check_int_range(a)
     d, weak = _weak_result(*args)
     if to_float and d.kind not in "fc":
         d, weak = dtypes.default_float(), False if not weak else weak
@@ -800,12 +811,26 @@ def divmod(x1, x2, /):
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
+def _concrete_int_exponent(x2) -> int | None:
+    """x2 as an int where operator.index takes it (JAX then uses integer_pow, keeping the base's dtype and
+    weak type): numpy integers and concrete 0-d integer or bool arrays; None otherwise."""
+    if isinstance(x2, (Tracer, *_SCALARS)) or (isinstance(x2, Array) and (x2.ndim or x2.dtype.kind not in "iub")):
+        return None
+    try:
+        return operator.index(x2)
+    except TypeError:
+        return None
+
+
 def power(x1, x2, /):
+    n = _concrete_int_exponent(x2)
     if isinstance(x2, builtins.int) and not isinstance(x2, builtins.bool) and not isinstance(x1, _SCALARS):
+        n = x2
+    if n is not None:
         (x1,) = _promote_numeric("power", x1)
-        if x1.dtype.kind in "iu" and x2 < 0:
-            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {x2})")
-        return lax.integer_pow(x1, x2)
+        if x1.dtype.kind in "iu" and n < 0:
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {n})")
+        return lax.integer_pow(x1, n)
     exp_strong_int = _is_array(x2) and _aval(x2).dtype.kind in "iub" and not _aval(x2).weak_type
     x1, x2 = _promote_numeric("power", x1, x2)
     if x1.dtype.kind in "iu":

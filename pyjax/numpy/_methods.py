@@ -111,6 +111,48 @@ def _clip(self, min=None, max=None):
     return jnp.clip(self, min, max)
 
 
+def _argpartition(self, kth, axis=-1, kind="introselect", order=None):
+    from pyjax.numpy._sorting import argpartition
+
+    return argpartition(self, kth, axis)
+
+
+def _searchsorted(self, v, side="left", sorter=None, *, method="scan"):
+    from pyjax.numpy._sorting import searchsorted
+
+    return searchsorted(self, v, side, sorter, method=method)
+
+
+def _nonzero(self, *, fill_value=None, size=None):
+    from pyjax.numpy._advanced import nonzero
+
+    return nonzero(self, size=size, fill_value=fill_value)
+
+
+def _take(
+    self, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None
+):
+    from pyjax.numpy._advanced import take
+
+    return take(self, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value)
+
+
+def _choose(self, choices, out=None, mode="raise"):
+    from pyjax.numpy._advanced import choose
+
+    return choose(self, choices, out, mode)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    from pyjax.numpy._advanced import compress
+
+    return compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+
+
+def _copy(self, order=None):
+    return jnp.array(self, copy=True)
+
+
 METHODS = {
     "__add__": _defer(jnp.add),
     "__radd__": _defer(jnp.add, True),
@@ -181,6 +223,13 @@ METHODS = {
     "ptp": jnp.ptp,
     "repeat": jnp.repeat,
     "view": _view,
+    "nonzero": _nonzero,
+    "take": _take,
+    "searchsorted": _searchsorted,
+    "argpartition": _argpartition,
+    "choose": _choose,
+    "compress": _compress,
+    "copy": _copy,
     "conj": lambda self: jnp.conjugate(self),
     "conjugate": lambda self: jnp.conjugate(self),
 }

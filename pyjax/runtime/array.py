@@ -12,6 +12,7 @@ import struct
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import ShapedArray
+from pyjax.runtime.device import SingleDeviceSharding
 
 try:
     import numpy as np
@@ -53,7 +54,7 @@ _FMT = {
 class Array:
     """A pyjax array. Operators and methods are installed by pyjax.numpy."""
 
-    __slots__ = ("aval", "_buf", "_tracker", "_device", "_host", "_committed", "__weakref__")
+    __slots__ = ("aval", "_buf", "_tracker", "_device", "_host", "_committed", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, aval: ShapedArray, buf: Buffer | None, tracker: ShapeTracker | None, device, host=None):
@@ -63,6 +64,7 @@ class Array:
         self._device = device
         self._host = host  # Python scalar for not-yet-uploaded scalars
         self._committed = False
+        self._sharding = None  # a jax.sharding.Sharding given to device_put (one device: layout unchanged)
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -81,7 +83,7 @@ class Array:
 
     @property
     def sharding(self):
-        return SingleDeviceSharding(self._device)
+        return self._sharding or SingleDeviceSharding(self._device)
 
     def __len__(self):
         if not self.aval.shape:
@@ -250,15 +252,6 @@ class Array:
 
     def __dlpack__(self, *args, **kwargs):
         return self._numpy().__dlpack__(*args, **kwargs)
-
-
-class SingleDeviceSharding:
-    def __init__(self, device):
-        self.device = device
-        self.device_set = {device}
-
-    def __repr__(self):
-        return f"SingleDeviceSharding(device={self.device!r})"
 
 
 def _np_dtype(d):

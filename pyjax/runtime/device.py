@@ -37,6 +37,70 @@ class Device:
         return f"{self.platform}:0"
 
 
+class Sharding:
+    """How an array's elements are laid out over devices (jax.sharding.Sharding); pyjax has one device."""
+
+    memory_kind: str | None = "device"
+
+    @property
+    def device_set(self) -> set:
+        """The devices this sharding spans."""
+        raise NotImplementedError
+
+    is_fully_replicated = property(lambda self: True)
+    is_fully_addressable = property(lambda self: True)
+    num_devices = property(lambda self: len(self.device_set))
+    addressable_devices = property(lambda self: self.device_set)
+
+    def shard_shape(self, global_shape: tuple) -> tuple:
+        """The shape of each shard of an array of global_shape (the whole array on one device)."""
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape: tuple) -> dict:
+        """Device -> the index (tuple of slices) of the part of the array it holds."""
+        return {d: tuple(slice(None) for _ in global_shape) for d in self.device_set}
+
+    def addressable_devices_indices_map(self, global_shape: tuple) -> dict:
+        """devices_indices_map restricted to this process's devices (all of them)."""
+        return self.devices_indices_map(global_shape)
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Do both shardings place an ndim-array the same way? (On one device: same devices.)"""
+        return isinstance(other, Sharding) and self.device_set == other.device_set
+
+    def with_memory_kind(self, kind: str) -> Sharding:
+        """A copy of this sharding in memory kind (pyjax has only 'device' memory)."""
+        raise NotImplementedError
+
+
+class SingleDeviceSharding(Sharding):
+    """The sharding of an array that lives whole on one device."""
+
+    def __init__(self, device, *, memory_kind: str | None = None):
+        self._device = device
+        self.memory_kind = memory_kind or "device"
+
+    device_set = property(lambda self: {self._device})
+    device = property(lambda self: self._device)
+
+    def with_memory_kind(self, kind: str) -> SingleDeviceSharding:
+        """A copy in memory kind."""
+        return SingleDeviceSharding(self._device, memory_kind=kind)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, SingleDeviceSharding)
+            and self._device is other._device
+            and self.memory_kind == other.memory_kind
+        )
+
+    def __hash__(self):
+        return hash((self._device, self.memory_kind))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
+
+
 _devices: dict[str, Device] = {}
 _unavailable: dict[str, str] = {}
 _default_stack: list[Device] = []

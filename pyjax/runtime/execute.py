@@ -35,6 +35,8 @@ except ImportError:  # pragma: no cover
     np = None
 
 DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
+# set by pyjax.profiler while a trace is active: PROFILE(program, step or "compile", t0 = time.perf_counter())
+PROFILE = None
 
 _eager_cache: dict = {}
 _materialize_cache: dict = {}
@@ -141,8 +143,10 @@ def run_program(program: Program, device, in_bufs: list, out_avals: list) -> lis
     env = list(in_bufs)
     env.extend([None] * (program.n_ids - len(env)))
     frees = program.frees
+    prof = PROFILE
+    t_prog = time.perf_counter() if prof is not None else 0.0
     for i, step in enumerate(program.steps):
-        t0 = time.perf_counter() if DEBUG else 0.0
+        t0 = time.perf_counter() if DEBUG or prof is not None else 0.0
         if type(step) is KernelStep:
             out = Buffer(backend, step.nbytes)
             backend.dispatch(step.exe, [env[s].slot for s in step.srcs], [out.slot])
@@ -154,11 +158,15 @@ def run_program(program: Program, device, in_bufs: list, out_avals: list) -> lis
                 _put(env, o, b)
         else:
             _run_host(step, env, device)
+        if prof is not None:
+            prof(step, t0)
         if DEBUG:
             backend.synchronize()
             print(f"[pyjax] step {i}: {(time.perf_counter() - t0) * 1e3:.3f} ms")
         for f in frees[i]:
             env[f] = None
+    if prof is not None:
+        prof(program, t_prog)
     results = []
     for o, aval in zip(program.outputs, out_avals):
         if o[0] == "const":
@@ -254,11 +262,21 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     lits = jaxpr._cache.get("lits")
     if lits is None:
         lits = _array_literals(jaxpr)
-    key = (device, tuple([a._tracker for a in arrays]))
+    entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
+    if entry is None:
+        entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
+    return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+
+
+def program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
+    """The Program run_jaxpr runs for inputs with these (dtype, view) specs on device; compiled once, cached."""
+    lits = _array_literals(jaxpr)
+    key = (device, tuple([tr for _, tr in in_specs]))
     cache = jaxpr._cache
     entry = cache.get(key)
     if entry is None:
-        n = len(arrays)
+        t_compile = time.perf_counter()
+        n = len(in_specs)
         lit_index = {id(v): n + k for k, v in enumerate(lits)}
         for v in lits:
             if v._device is not device:
@@ -269,13 +287,27 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
                 return source_load(lit_index[id(val)], val._tracker, aval.dtype)
             return _scalar_literal(val, aval)
 
-        specs = [(a.aval.dtype, a._tracker) for a in arrays] + [(v.aval.dtype, v._tracker) for v in lits]
+        specs = list(in_specs) + [(v.aval.dtype, v._tracker) for v in lits]
         program = compile_jaxpr(jaxpr, specs, literal_fn)
         _prepare(program, device.backend)
         if DEBUG:
             print(f"[pyjax] compiled {program!r}")
         entry = cache[key] = program
-    return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+        if PROFILE is not None:
+            PROFILE("compile", t_compile)
+    return entry
+
+
+def compile_ahead(jaxpr: Jaxpr, device) -> Program:
+    """Compile jaxpr for contiguous inputs on device before any call (the AOT API's compile())."""
+    if dtypes.complex_live or _has_complex_vars(jaxpr):
+        phys = jaxpr._cache.get("phys", 0)
+        if phys == 0:
+            phys = jaxpr._cache["phys"] = physicalize(jaxpr) if _has_complex_vars(jaxpr) else None
+        if phys is not None:
+            jaxpr = phys
+    specs = [(a.dtype, ShapeTracker.contiguous(a.shape)) for a in jaxpr.in_avals]
+    return program_for(jaxpr, device, specs)
 
 
 def _complex_arg(a, aval):

@@ -144,7 +144,7 @@ def multigammaln(a: Any, d: int) -> Any:
     total = terms[0]
     for t in terms[1:]:
         total = total + t
-    return total + _c(a, constant)
+    return lax.convert_element_type(total + _c(a, constant), a.dtype)  # never weak, as in JAX
 
 
 @custom_jvp
@@ -307,7 +307,7 @@ def ndtri(p: Any) -> Any:
     refined = xs - jnp.where(pdf > 0, step, 0.0)
     out = jnp.where(finite, refined, x)
     out = jnp.where(p == 0.0, -math.inf, jnp.where(p == 1.0, math.inf, out))
-    return jnp.where((p < 0) | (p > 1), math.nan, out)
+    return lax.convert_element_type(jnp.where((p < 0) | (p > 1), math.nan, out), p.dtype)  # never weak, as in JAX
 
 
 def log_ndtr(x: Any) -> Any:
@@ -566,13 +566,13 @@ _gammaincc = _incomplete_with_jvp(lambda a, x: _gammainc_core(a, x, True), lambd
 def gammainc(a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma function P(a, x)."""
     a, x = _promote_inexact("gammainc", a, x)
-    return _gammainc(a, x)
+    return _keep_weak(_gammainc(a, x), a, x)
 
 
 def gammaincc(a: Any, x: Any) -> Any:
     """Regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
     a, x = _promote_inexact("gammaincc", a, x)
-    return _gammaincc(a, x)
+    return _keep_weak(_gammaincc(a, x), a, x)
 
 
 def _betacf(a, b, x):
@@ -628,7 +628,7 @@ _betainc = _incomplete_with_jvp(_betainc_core, _beta_density, 2)
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """Regularized incomplete beta function I_x(a, b)."""
     a, b, x = _promote_inexact("betainc", a, b, x)
-    return _betainc(a, b, x)
+    return _keep_weak(_betainc(a, b, x), a, b, x)
 
 
 # --- zeta and polygamma -------------------------------------------------------------------------------
@@ -658,11 +658,26 @@ def zeta(x: Any, q: Any = None) -> Any:
 
 def polygamma(n: Any, x: Any) -> Any:
     """The n-th derivative of digamma: (-1) ** (n + 1) n! zeta(n + 1, x) for n >= 1, digamma for n == 0."""
-    nf, x = _promote_inexact("polygamma", n, x)
+    n_dtype = get_aval(n).dtype if isinstance(n, Tracer) else jnp.asarray(n).dtype
+    if n_dtype.kind not in "iu":
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype.name}.")
+    return _polygamma(*_promote_inexact("polygamma", n, x))
+
+
+def _polygamma(nf, x):
+    """polygamma on floating arguments of one dtype (lax.polygamma takes a float order)."""
     sign = jnp.where(nf % 2 == 0, -1.0, 1.0)
     safe_n = jnp.where(nf == 0, 1.0, nf)
     val = sign * jnp.exp(lax.lgamma(safe_n + 1)) * zeta(safe_n + 1, x)
-    return jnp.where(nf == 0, lax.digamma(x), val).astype(x.dtype)
+    out = jnp.where(nf == 0, lax.digamma(x), val)
+    return _keep_weak(lax.convert_element_type(out, x.dtype), nf, x)
+
+
+def _keep_weak(out, *args):
+    """out made weak-typed when every argument is (JAX's lax special functions keep Python scalars weak)."""
+    if all(get_aval(a).weak_type for a in args) and not get_aval(out).weak_type:
+        return lax._convert(out, get_aval(out).dtype, True)
+    return out
 
 
 # --- exponential / trigonometric integrals, Bessel J_n, 1F1, Owen's T, Bernoulli (in _special_more) ----

@@ -39,7 +39,7 @@ def _erf_inv(y):
     x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
     erf = np.frompyfunc(math.erf, 1, 1)
     for _ in range(4):
-        err = erf(x).astype(np.float64) - y
+        err = np.asarray(erf(x), np.float64) - y  # frompyfunc gives a Python float for 0-d x
         x = x - err / (2 / np.sqrt(np.pi) * np.exp(-x * x))
     out[ok] = x[ok]
     out[y == 1] = np.inf
