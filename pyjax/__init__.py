@@ -53,11 +53,9 @@ from pyjax import flatten_util  # noqa: F401
 from pyjax import random  # noqa: F401
 from pyjax import nn  # noqa: F401
 from pyjax import scipy  # noqa: F401
-from pyjax import image  # noqa: F401
 from pyjax import debug  # noqa: F401
 from pyjax import dtypes  # noqa: F401
 from pyjax import experimental  # noqa: F401
-from pyjax import profiler  # noqa: F401
 from pyjax import ops  # noqa: F401
 from pyjax._callback import pure_callback  # noqa: F401
 from pyjax.api import (  # noqa: F401
@@ -94,4 +92,15 @@ from pyjax import sharding, stages  # noqa: F401
 from pyjax.sharding import P, make_mesh, set_mesh  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """pyjax.image and pyjax.profiler load on first use, as JAX's do (keeps `import pyjax` fast)."""
+    if name in ("image", "profiler"):
+        import importlib
+
+        return importlib.import_module(f"pyjax.{name}")
+    raise AttributeError(f"module 'pyjax' has no attribute {name!r}")
+
+
 __all__ = ["config", "numpy", "lax", "tree_util", "jit", "grad", "value_and_grad", "vjp", "jvp", "vmap"]

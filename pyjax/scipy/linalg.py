@@ -447,22 +447,33 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 __all__ += ["hilbert", "hadamard", "helmert", "circulant", "companion", "hankel", "leslie", "fiedler"]
 __all__ += ["convolution_matrix"]
 
-from pyjax.scipy._linalg_more import (  # noqa: E402
-    dft,
-    eigh_tridiagonal,
-    expm_frechet,
-    fiedler_companion,
-    funm,
-    hessenberg,
-    invhilbert,
-    invpascal,
-    pascal,
-    qr_multiply,
-    rsf2csf,
-    schur,
-    solve_sylvester,
-    sqrtm,
+_MORE = frozenset(
+    (
+        "dft",
+        "eigh_tridiagonal",
+        "expm_frechet",
+        "fiedler_companion",
+        "funm",
+        "hessenberg",
+        "invhilbert",
+        "invpascal",
+        "pascal",
+        "qr_multiply",
+        "rsf2csf",
+        "schur",
+        "solve_sylvester",
+        "sqrtm",
+    )
 )
 
-__all__ += ["pascal", "invpascal", "invhilbert", "fiedler_companion", "dft", "expm_frechet", "hessenberg"]
-__all__ += ["qr_multiply", "eigh_tridiagonal", "schur", "rsf2csf", "sqrtm", "funm", "solve_sylvester"]
+
+def __getattr__(name: str):
+    """The functions of _linalg_more load on first use (it costs `import pyjax` time in the browser)."""
+    if name in _MORE:
+        from pyjax.scipy import _linalg_more
+
+        return getattr(_linalg_more, name)
+    raise AttributeError(f"module 'pyjax.scipy.linalg' has no attribute {name!r}")
+
+
+__all__ += sorted(_MORE)

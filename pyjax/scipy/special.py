@@ -55,17 +55,6 @@ __all__ = [
     "betainc",
     "zeta",
     "polygamma",
-    "exp1",
-    "expi",
-    "expn",
-    "dawsn",
-    "fresnel",
-    "sici",
-    "spence",
-    "bessel_jn",
-    "hyp1f1",
-    "owens_t",
-    "bernoulli",
 ]
 
 
@@ -682,16 +671,16 @@ def _keep_weak(out, *args):
 
 # --- exponential / trigonometric integrals, Bessel J_n, 1F1, Owen's T, Bernoulli (in _special_more) ----
 
-from pyjax.scipy._special_more import (  # noqa: E402  (it imports _promote_inexact from this module)
-    bernoulli,
-    bessel_jn,
-    dawsn,
-    exp1,
-    expi,
-    expn,
-    fresnel,
-    hyp1f1,
-    owens_t,
-    sici,
-    spence,
+_MORE = frozenset(
+    ("bernoulli", "bessel_jn", "dawsn", "exp1", "expi", "expn", "fresnel", "hyp1f1", "owens_t", "sici", "spence")
 )
+__all__ += sorted(_MORE)
+
+
+def __getattr__(name: str):
+    """The functions of _special_more load on first use (it costs `import pyjax` time in the browser)."""
+    if name in _MORE:
+        from pyjax.scipy import _special_more
+
+        return getattr(_special_more, name)
+    raise AttributeError(f"module 'pyjax.scipy.special' has no attribute {name!r}")
