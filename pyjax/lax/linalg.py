@@ -881,13 +881,7 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     out = [w]
     if compute_left_eigenvectors:
         # the rows of vr^-1 are left eigenvectors (biorthogonal to vr), up to scale
-        vl = jnp.conj(_T(jnp.linalg.inv(vr)))
-        vl = vl / jnp.linalg.norm(vl, axis=-2, keepdims=True)
-        at_max = (
-            lax.broadcasted_iota(dtypes.int32, vl.shape, vl.ndim - 2) == jnp.argmax(jnp.abs(vl), axis=-2)[..., None, :]
-        )
-        big = jnp.sum(jnp.where(at_max, vl, 0), axis=-2, keepdims=True)
-        out.append(vl * (jnp.conj(big) / jnp.abs(big)))
+        out.append(jnp.linalg._normalize_eigenvectors(jnp.conj(_T(jnp.linalg.inv(vr)))))
     if compute_right_eigenvectors:
         out.append(vr)
     return out

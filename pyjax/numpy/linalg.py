@@ -676,11 +676,15 @@ def eig(a):
         den = t[..., i, i : i + 1] - w
         den = jnp.where(jnp.abs(den) < tiny[..., 0], tiny[..., 0].astype(den.dtype), den)
         v = v.at[..., i, :].set(jnp.where(col > i, num / den, v[..., i, :]))
-    v = jnp.matmul(z, v)
+    return EigResult(w, _normalize_eigenvectors(jnp.matmul(z, v)))
+
+
+def _normalize_eigenvectors(v):
+    """Columns scaled to unit norm with their largest component real (LAPACK's geev convention)."""
     v = v / norm(v, axis=-2, keepdims=True)
     at_max = lax.broadcasted_iota(_i32, v.shape, v.ndim - 2) == jnp.argmax(jnp.abs(v), axis=-2)[..., None, :]
     big = jnp.sum(jnp.where(at_max, v, 0), axis=-2, keepdims=True)
-    return EigResult(w, v * (jnp.conj(big) / jnp.abs(big)))
+    return v * (jnp.conj(big) / jnp.abs(big))
 
 
 __all__ = [
