@@ -58,6 +58,7 @@ from pyjax import dtypes  # noqa: F401
 from pyjax import experimental  # noqa: F401
 from pyjax import ops  # noqa: F401
 from pyjax._callback import pure_callback  # noqa: F401
+from pyjax._alias import alias_jax  # noqa: F401
 from pyjax.api import (  # noqa: F401
     check_tracer_leaks,
     checking_leaks,
