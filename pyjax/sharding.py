@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from pyjax.core import core as _core
 from pyjax.core.pytree import tree_flatten, tree_leaves
 from pyjax.runtime import device as _devmod
 from pyjax.runtime.device import Sharding, SingleDeviceSharding
@@ -445,3 +446,11 @@ def device_of(s: Sharding):
     if len(devs) != 1:
         raise ValueError(f"pyjax runs on one device, but {s!r} spans {len(devs)} devices")
     return devs[0]
+
+
+def _aval_sharding(aval: Any) -> NamedSharding:
+    """jax.typeof(x).sharding: pyjax keeps every value whole on one device (the empty mesh, no dimension split)."""
+    return NamedSharding(_empty_mesh(), PartitionSpec(*[None] * len(aval.shape)))
+
+
+_core.ShapedArray.sharding = property(_aval_sharding)

@@ -25,6 +25,12 @@ class Config:
         self.jax_transfer_guard = "allow"
         self._listeners = []
 
+    def config_with_absl(self) -> None:
+        """JAX defines its flags with absl here (test mains call it); pyjax's flags are plain attributes: a no-op."""
+
+    def parse_flags_with_absl(self) -> None:
+        """As config_with_absl: pyjax reads no absl flags."""
+
     def update(self, name: str, value) -> None:
         """Set a flag by name; unknown names raise like JAX."""
         if name.startswith("_") or not hasattr(self, name):

@@ -8,6 +8,7 @@ equal to numpy dtypes, numpy scalar types and dtype names, so user code written 
 from __future__ import annotations
 
 import builtins
+import sys
 from functools import cache, lru_cache
 
 from pyjax.core.config import config
@@ -112,32 +113,44 @@ _ALIASES.update({v: k for k, v in _CHARS.items()})
 
 
 class _ScalarMeta(type):
+    @property
+    def dtype(cls):
+        """numpy's dtype once numpy is imported (numpy reads `.dtype` to accept `np.dtype(jnp.float32)` and
+        `a.astype(jnp.float32)`, and needs a numpy dtype there, as JAX's scalar types give); else pyjax's."""
+        d = cls._dtype
+        if d is not None and "numpy" in sys.modules:
+            try:
+                return d.dtype
+            except AttributeError:  # bfloat16 without ml_dtypes
+                pass
+        return d
+
     def __eq__(cls, other):
         if isinstance(other, _ScalarMeta):
             return cls is other
-        return cls.dtype == other if hasattr(cls, "dtype") else False
+        return cls._dtype == other if cls._dtype is not None else False
 
     def __hash__(cls):
         return id(cls)
 
     def __call__(cls, x=0):
-        if getattr(cls, "dtype", None) is None:
+        if cls._dtype is None:
             raise TypeError(f"abstract scalar type {cls.__name__} cannot be instantiated")
         from pyjax.numpy import asarray  # the constructor is library-level; import lazily
 
-        return asarray(x, dtype=cls.dtype)
+        return asarray(x, dtype=cls._dtype)
 
     def __repr__(cls):
         return f"<class 'pyjax.numpy.{cls.__name__}'>"
 
 
 def _abstract(name: str, *bases) -> type:
-    return _ScalarMeta(name, bases or (object,), {"dtype": None})
+    return _ScalarMeta(name, bases or (object,), {"_dtype": None})
 
 
 generic = _abstract("generic")
 number = _abstract("number", generic)
-bool_type = _ScalarMeta("bool_", (generic,), {"dtype": bool_})
+bool_type = _ScalarMeta("bool_", (generic,), {"_dtype": bool_})
 inexact = _abstract("inexact", number)
 floating = _abstract("floating", inexact)
 complexfloating = _abstract("complexfloating", inexact)
@@ -148,7 +161,7 @@ _KIND_BASE = {"f": floating, "c": complexfloating, "i": signedinteger, "u": unsi
 SCALAR_TYPES = {"bool": bool_type}
 for _d in ALL:
     if _d.name != "bool":
-        SCALAR_TYPES[_d.name] = _ScalarMeta(_d.name, (_KIND_BASE[_d.kind],), {"dtype": _d})
+        SCALAR_TYPES[_d.name] = _ScalarMeta(_d.name, (_KIND_BASE[_d.kind],), {"_dtype": _d})
 bool_type.__name__ = "bool_"
 
 
@@ -174,9 +187,9 @@ def _dtype(spec) -> DType:
     if isinstance(spec, DType):
         return spec
     if isinstance(spec, _ScalarMeta):
-        if spec.dtype is None:
+        if spec._dtype is None:
             raise TypeError(f"Cannot interpret abstract type {spec.__name__} as a dtype")
-        return spec.dtype
+        return spec._dtype
     if spec is builtins.float:
         return float64
     if spec is builtins.int:

@@ -83,7 +83,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
         return execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
-        if a.dtype.kind in "OUSV":
+        if a.dtype.kind in "OUSV" and a.dtype.name != "bfloat16":  # ml_dtypes' bfloat16 is kind V
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
         return execute.from_numpy(_np.asarray(a), device, dtype)
     if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
@@ -181,24 +181,29 @@ def _keep_weak(a, out, dtype):
     return out
 
 
+def _like_operand(a):
+    """*_like's first argument: an array, or anything with a shape and dtype (a ShapeDtypeStruct), as in JAX."""
+    return a if _is_array(a) or type(a) in core.pytype_aval_mappings else asarray(a)
+
+
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, 0, dtype, shape)
-    a = asarray(a) if not _is_array(a) else a
+    a = _like_operand(a)
     return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 0, dtype or _aval(a).dtype), dtype)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, 1, dtype, shape)
-    a = asarray(a) if not _is_array(a) else a
+    a = _like_operand(a)
     return _keep_weak(a, full(_aval(a).shape if shape is None else shape, 1, dtype or _aval(a).dtype), dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, fill_value, dtype, shape)
-    a = asarray(a) if not _is_array(a) else a
+    a = _like_operand(a)
     out = full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
     return out if _is_array(fill_value) and _aval(fill_value).shape else _keep_weak(a, out, dtype)
 
@@ -1963,9 +1968,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     )
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating the first (for complex input)."""
-    return dot(conj(ravel(a)), ravel(b))
+    return dot(conj(ravel(a)), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def inner(a, b):

@@ -20,8 +20,17 @@ _NP = {}
 def np_dtype(d):
     t = _NP.get(d.name)
     if t is None:
-        t = _NP[d.name] = np.dtype(d.name)
+        t = _NP[d.name] = _bfloat16() if d.name == "bfloat16" else np.dtype(d.name)
     return t
+
+
+def _bfloat16():
+    """numpy has no bfloat16: ml_dtypes (installed with JAX) adds one that computes each op in float32 and rounds."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError("bfloat16 on the cpu backend with numpy needs the ml_dtypes package") from None
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 def _vec(f, otype=np.float64):

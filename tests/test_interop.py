@@ -1,0 +1,82 @@
+"""Interop that real programs rely on (issue 16): numpy accepting JAX's scalar types, *_like of a
+ShapeDtypeStruct, bfloat16 on every backend, jax.test_util.check_grads, config_with_absl,
+typeof(x).sharding, vdot's precision; each against JAX."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import jax.test_util
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+import pyjax.test_util
+
+from jax_compare import check
+
+
+@pytest.mark.parametrize("name", ["float32", "int8", "uint16", "bool_", "complex64", "float16", "bfloat16"])
+def test_numpy_accepts_scalar_types(name):
+    pt, jt = getattr(jnp, name), getattr(jjnp, name)
+    assert np.dtype(pt) == np.dtype(jt)
+    a = np.arange(3).astype(pt)
+    assert a.dtype == np.arange(3).astype(jt).dtype and isinstance(a, np.ndarray)
+    assert np.zeros(2, dtype=pt).dtype == np.dtype(jt)
+    assert pt.dtype == jt.dtype and jnp.dtype(pt) == pt.dtype  # pyjax's dtype and numpy's agree
+    assert jnp.zeros(2, pt).dtype == np.dtype(jt) and jnp.asarray(a).dtype == pt
+
+
+def test_like_functions_of_a_shape_dtype_struct(backend):
+    for lib, np_ in ((pyjax, jnp), (jax, jjnp)):
+        s = lib.ShapeDtypeStruct((2, 3), np_.float32)
+        got = [np_.zeros_like(s), np_.ones_like(s, dtype=np_.int32), np_.full_like(s, 2.5, shape=(4,))]
+        if lib is pyjax:
+            mine = got
+        else:
+            for a, b in zip(mine, got):
+                assert a.shape == b.shape and a.dtype == b.dtype and np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_bfloat16_arithmetic(backend):
+    x = np.linspace(-2, 3, 6, dtype=np.float32).reshape(2, 3)
+    check(lambda lib, np_, a: np_.asarray(a, np_.bfloat16) * 2, x)
+    check(lambda lib, np_, a: np_.exp(np_.asarray(a, np_.bfloat16)) + 1, x)
+    check(lambda lib, np_, a: np_.sum(np_.asarray(a, np_.bfloat16) ** 2, axis=1), x)
+    check(lambda lib, np_, a: (np_.asarray(a, np_.bfloat16) @ np_.asarray(a, np_.bfloat16).T).astype(np_.float32), x)
+
+
+def test_check_grads(backend):
+    x = jnp.array([0.3, -1.2, 2.0])
+    pyjax.test_util.check_grads(lambda v: jnp.sum(jnp.sin(v) * v**2), (x,), order=2)
+    pyjax.test_util.check_grads(lambda a, b: {"p": a * b, "q": jnp.tanh(a)}, (x, 2.0), order=1, modes=["rev"])
+
+    @pyjax.custom_jvp
+    def wrong(v):
+        return jnp.sin(v)
+
+    wrong.defjvp(lambda p, t: (wrong(p[0]), 2 * jnp.cos(p[0]) * t[0]))
+    for mode in ("fwd", "rev"):
+        with pytest.raises(AssertionError, match="order 1"):
+            pyjax.test_util.check_grads(wrong, (x,), order=1, modes=[mode])
+    with pytest.raises(ValueError, match="check_grads"):
+        pyjax.test_util.check_grads(jnp.sin, (x,), 1, modes=["sideways"])
+    jax.test_util.check_grads(lambda v: jjnp.sum(jjnp.sin(v) * v**2), (np.asarray(x),), order=2)  # same call on JAX
+
+
+def test_config_and_typeof_sharding(backend):
+    # (JAX's config_with_absl defines absl flags once per process: not called again here)
+    assert pyjax.config.config_with_absl() is None and callable(jax.config.config_with_absl)
+    for shape in [(), (3,), (2, 3)]:
+        s, js = pyjax.typeof(jnp.ones(shape)).sharding, jax.typeof(jjnp.ones(shape)).sharding
+        assert tuple(s.spec) == tuple(js.spec) and s.mesh.axis_names == js.mesh.axis_names == ()
+        seen = []
+        pyjax.jit(lambda v: seen.append(pyjax.typeof(v).sharding) or v)(jnp.ones(shape))
+        assert tuple(seen[0].spec) == tuple(js.spec)
+
+
+def test_vdot_precision(backend):
+    a, b = np.arange(4.0, dtype=np.float32), np.ones(4, np.float32)
+    check(lambda lib, np_, x, y: np_.vdot(x, y, precision=lib.lax.Precision.HIGHEST), a, b)
+    check(lambda lib, np_, x, y: np_.vdot(x, y, preferred_element_type=np_.float32), a.astype(np.int8), b)
