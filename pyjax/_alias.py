@@ -20,7 +20,9 @@ import types
 JAX_API_VERSION = "0.10.2"  # the JAX release pyjax's API and tests follow
 
 # jax.X whose pyjax module has another name (JAX's public module vs pyjax's internal package).
-_RENAMED = {"jax.core": "pyjax.extend.core"}  # JAX's jax.core names are a subset of jax.extend.core's
+# (JAX's jax.core names are a subset of jax.extend.core's; jax.interpreters holds the custom-primitive rule tables)
+_RENAMED = {"jax.core": "pyjax.extend.core", "jax.interpreters": "pyjax.extend.interpreters"}
+_RENAMED["jax._src"] = "pyjax.extend._jax_src"  # private modules that libraries import at load time
 
 
 def _target(fullname: str) -> str:
@@ -69,7 +71,8 @@ def _jax_module(pyjax_module: types.ModuleType) -> types.ModuleType:
     jax = types.ModuleType("jax", pyjax_module.__doc__)
 
     def __getattr__(name):
-        return getattr(pyjax_module, name)
+        renamed = _RENAMED.get("jax." + name)
+        return importlib.import_module(renamed) if renamed else getattr(pyjax_module, name)
 
     def __dir__():
         return sorted(set(dir(pyjax_module)) | set(jax.__dict__))

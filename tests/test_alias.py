@@ -29,6 +29,11 @@ def test_alias_resolves_jax_and_its_submodules():
         from jax import lax, random, nn, tree_util
         from jax.scipy.special import logsumexp
         import jax.experimental, jax.typing, jax.dtypes, jax.sharding, jax.flatten_util
+        import jax.test_util, jax.extend, jax.extend.core, jax.core, jax.interpreters.ad
+        from jax.experimental import checkify
+        from jax._src import compiler  # chex imports it
+        assert jax.core is pyjax.extend.core and jax.core.Tracer is pyjax.core.core.Tracer
+        assert checkify is pyjax.experimental.checkify and jax.interpreters.ad is pyjax.extend.interpreters.ad
         import jax.image  # loaded lazily by pyjax
         assert j2 is jax and jax.__version__ == pyjax._alias.JAX_API_VERSION
         assert jnp is pyjax.numpy and lax is pyjax.lax and nn is pyjax.nn and tree_util is pyjax.tree_util
@@ -69,6 +74,31 @@ for _ in range(3):
     updates, state = opt.update(jax.grad(loss)(params), state)
     params = optax.apply_updates(params, updates)
 """
+
+
+def test_alias_runs_chex():
+    out = _ok(
+        """
+        import pyjax
+        pyjax.alias_jax()
+        import chex, jax, jax.numpy as jnp
+        chex.assert_shape(jnp.ones((2, 3)), (2, 3))
+
+        @chex.chexify
+        @jax.jit
+        def f(x):
+            chex.assert_tree_all_finite(x)
+            return x * 2
+
+        print(f(jnp.ones(2)).tolist())
+        try:
+            f(jnp.array([jnp.nan]))
+            f.wait_checks()
+        except AssertionError as e:
+            print("caught", "assert_tree_all_finite" in str(e))
+        """
+    )
+    assert out.split("\n")[:2] == ["[2.0, 2.0]", "caught True"], out
 
 
 def test_alias_runs_optax_as_jax_does():

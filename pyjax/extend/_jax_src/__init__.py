@@ -1,0 +1,1 @@
+"""What `jax._src` resolves to under alias_jax: only the few private modules libraries import at load time."""

@@ -1,0 +1,132 @@
+"""pyjax.extend: a custom primitive registered the way JAX libraries do (def_impl, def_abstract_eval,
+ad.primitive_jvps/primitive_transposes, batching.primitive_batchers, mlir.register_lowering) runs eagerly,
+under jit, grad (both modes, higher order), vmap and make_jaxpr with JAX's values."""
+
+from __future__ import annotations
+
+import jax
+import jax.core
+import jax.extend
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from jax.interpreters import ad as jad
+from jax.interpreters import batching as jbatching
+from jax.interpreters import mlir as jmlir
+
+import pyjax
+import pyjax.extend
+import pyjax.numpy as jnp
+from pyjax.extend.interpreters import ad as pad
+from pyjax.extend.interpreters import batching as pbatching
+from pyjax.extend.interpreters import mlir as pmlir
+
+_LIBS = {
+    "pyjax": (pyjax, jnp, pyjax.extend.core, pyjax.extend.core, pad, pbatching, pmlir),
+    "jax": (jax, jjnp, jax.extend.core, jax.core, jad, jbatching, jmlir),
+}
+
+
+def _fma_library(name: str, n: list):
+    """The custom multiply-add primitive of JAX's "How primitives work", registered on one library."""
+    lib, np_, ext, core, ad, batching, mlir = _LIBS[name]
+    n[0] += 1
+    p = ext.Primitive(f"fma_test{n[0]}")
+
+    def fma(x, y, z):
+        return p.bind(x, y, z)
+
+    def impl(x, y, z):
+        return np_.add(np_.multiply(x, y), z)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda x, y, z: core.ShapedArray(np_.broadcast_shapes(x.shape, y.shape, z.shape), x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(impl, multiple_results=False))
+
+    def jvp(primals, tangents):
+        x, y, z = primals
+        xt, yt, zt = (ad.instantiate_zeros(t) for t in tangents)
+        return fma(x, y, z), fma(xt, y, fma(x, yt, zt))
+
+    def transpose(ct, x, y, z):
+        zero = np_.zeros_like(ct)
+        ctx = fma(ct, y, zero) if ad.is_undefined_primal(x) else None
+        cty = fma(x, ct, zero) if ad.is_undefined_primal(y) else None
+        return [ctx, cty, ct if ad.is_undefined_primal(z) else None]
+
+    def batch(args, dims):
+        r = max(a.ndim - (d is not None) for a, d in zip(args, dims))
+        out = []
+        for a, d in zip(args, dims):
+            if d is None:
+                out.append(a.reshape((1,) * (r + 1 - a.ndim) + a.shape))
+            else:
+                a = np_.moveaxis(a, d, 0)
+                out.append(a.reshape(a.shape[:1] + (1,) * (r + 1 - a.ndim) + a.shape[1:]))
+        return fma(*out), 0
+
+    ad.primitive_jvps[p] = jvp
+    ad.primitive_transposes[p] = transpose
+    batching.primitive_batchers[p] = batch
+    return lib, np_, fma
+
+
+_COUNT = [0]
+
+
+def _programs(name: str) -> list:
+    lib, np_, fma = _fma_library(name, _COUNT)
+    x = np_.array([1.0, 2.0, 3.0])
+    y = np_.array([2.0, -1.0, 0.5])
+    z = np_.array(0.5)
+
+    def f(a, b):
+        return np_.sum(fma(a, b, z) * fma(a, a, b))
+
+    return [
+        fma(x, y, z),
+        lib.jit(fma)(x, y, z),
+        lib.grad(f)(x, y),
+        lib.grad(f, 1)(x, y),
+        lib.jit(lib.grad(f))(x, y),
+        lib.vmap(fma, (0, None, None))(np_.stack([x, y]), y, z),
+        lib.jvp(f, (x, y), (y, x))[1],
+        lib.vmap(lib.grad(f))(np_.stack([x, y]), np_.stack([y, x])),
+        lib.hessian(lambda a: f(a, y))(x),
+        lib.vmap(fma, (None, 1, None))(x, np_.stack([y, x], 1), z),
+    ]
+
+
+def test_custom_primitive_matches_jax(backend):
+    got, want = _programs("pyjax"), _programs("jax")
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape and g.dtype == w.dtype, i
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, err_msg=f"program {i}")
+
+
+def test_custom_primitive_jaxpr_and_errors(backend):
+    _, np_, fma = _fma_library("pyjax", _COUNT)
+    closed = pyjax.make_jaxpr(lambda a: fma(a, a, 1.0))(np_.ones(2))
+    assert [e.primitive.name for e in closed.eqns] == [f"fma_test{_COUNT[0]}"]
+    bare = pyjax.extend.core.Primitive("no_rules")
+    bare.def_abstract_eval(lambda a: a)
+    with pytest.raises(NotImplementedError, match="Evaluation rule for 'no_rules'"):
+        bare.bind(np_.ones(2))
+    with pytest.raises(NotImplementedError, match="no_rules"):
+        pyjax.grad(lambda a: bare.bind(a).sum())(np_.ones(2))
+    with pytest.raises(NotImplementedError, match="no_rules"):
+        pyjax.vmap(bare.bind)(np_.ones((2, 2)))
+    assert pyjax.jit(bare.bind).trace(np_.ones(2)).out_info.shape == (2,)
+
+
+def test_extend_core_names():
+    c = pyjax.extend.core
+    aval = c.ShapedArray((2, 3), np.float32)
+    assert isinstance(aval, c.ShapedArray) and aval.dtype == jnp.float32 and aval.shape == (2, 3)
+    assert isinstance(c.get_aval(jnp.ones(2)), c.ShapedArray) and not isinstance(2.0, c.ShapedArray)
+    closed = pyjax.make_jaxpr(lambda a: jnp.sin(a) * 2)(1.0)
+    assert isinstance(closed, c.ClosedJaxpr) and isinstance(closed.jaxpr, c.Jaxpr)
+    assert float(c.jaxpr_as_fun(closed.jaxpr)(*closed.consts, 0.5)[0]) == pytest.approx(2 * np.sin(0.5))
+    assert float(c.eval_jaxpr(closed.jaxpr, closed.consts, 0.5)[0]) == pytest.approx(2 * np.sin(0.5))
+    wrapped = pyjax.extend.linear_util.wrap_init(lambda a, k: a + k, {"k": 2})
+    assert wrapped.call_wrapped(1) == 3
