@@ -6,6 +6,8 @@ and are cached by the IR's structural hash, so the same Kernel built twice compi
 
 from __future__ import annotations
 
+from collections import deque
+
 from pyjax.compiler.ir import Kernel, Routine
 
 
@@ -15,6 +17,9 @@ class Backend:
     def __init__(self):
         self._kernel_cache: dict = {}
         self._routine_cache: dict = {}
+        # weak references of garbage-collected runtime Buffers, queued by the collector; the
+        # runtime frees their slots at its next allocation (see pyjax.runtime.buffers)
+        self.dead: deque = deque()
 
     # --- memory ---
     def malloc(self, nbytes: int) -> int:

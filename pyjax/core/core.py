@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+import threading
+import types
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -174,39 +177,56 @@ class MainTrace:
         return f"MainTrace({self.level}, {self.trace_type.__name__})"
 
 
-trace_stack: list[MainTrace] = []
-dynamic_trace: MainTrace | None = None
+class _TraceState(threading.local):
+    """The interpreter stack, one per thread as in JAX: a jit traced in one thread never captures
+    another thread's eager ops. Read as `core.trace_stack` and `core.dynamic_trace`."""
+
+    def __init__(self):
+        self.trace_stack: list[MainTrace] = []
+        self.dynamic_trace: MainTrace | None = None
+
+
+_state = _TraceState()
+
+
+class _CoreModule(types.ModuleType):
+    trace_stack = property(lambda self: _state.trace_stack)
+    dynamic_trace = property(lambda self: _state.dynamic_trace)
+
+
+sys.modules[__name__].__class__ = _CoreModule
 
 
 @contextmanager
 def new_main(trace_type: type, global_data=None):
-    main = MainTrace(len(trace_stack), trace_type, global_data)
-    trace_stack.append(main)
+    stack = _state.trace_stack
+    main = MainTrace(len(stack), trace_type, global_data)
+    stack.append(main)
     try:
         yield main
     finally:
-        trace_stack.pop()
+        stack.pop()
 
 
 @contextmanager
 def new_dynamic(main: MainTrace):
-    global dynamic_trace
-    prev, dynamic_trace = dynamic_trace, main
+    st = _state
+    prev, st.dynamic_trace = st.dynamic_trace, main
     try:
         yield
     finally:
-        dynamic_trace = prev
+        st.dynamic_trace = prev
 
 
 @contextmanager
 def new_base_main():
     """Hide the dynamic trace (e.g. to evaluate constants eagerly while tracing)."""
-    global dynamic_trace
-    prev, dynamic_trace = dynamic_trace, None
+    st = _state
+    prev, st.dynamic_trace = st.dynamic_trace, None
     try:
         yield
     finally:
-        dynamic_trace = prev
+        st.dynamic_trace = prev
 
 
 class Trace:
@@ -303,11 +323,13 @@ def _leaked_tracer(x: Tracer):
 
 def find_top_trace(args) -> Trace | None:
     """Innermost trace among args and the dynamic trace; None means evaluate eagerly."""
-    top = dynamic_trace
+    st = _state
+    top = st.dynamic_trace
     for x in args:
         if isinstance(x, Tracer):
             m = x._trace.main
-            if m.level >= len(trace_stack) or trace_stack[m.level] is not m:
+            stack = st.trace_stack
+            if m.level >= len(stack) or stack[m.level] is not m:
                 _leaked_tracer(x)
             if top is None or m.level > top.level:
                 top = m

@@ -1,7 +1,8 @@
 """The concrete Array: a device buffer read through a ShapeTracker, or a host scalar.
 
 Memory is automatic: a Buffer frees its backend slot when the last Array (or pending
-program) referencing it is garbage-collected. Movement ops share the Buffer with a new view.
+program) referencing it is garbage-collected (pyjax.runtime.buffers). Movement ops share the
+Buffer with a new view. Everything that touches a backend runs under buffers.LOCK.
 """
 
 from __future__ import annotations
@@ -12,27 +13,13 @@ import struct
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import ShapedArray
+from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
 
 try:
     import numpy as np
 except ImportError:  # pragma: no cover
     np = None
-
-
-class Buffer:
-    __slots__ = ("backend", "slot", "nbytes", "__weakref__")
-
-    def __init__(self, backend, nbytes: int):
-        self.backend = backend
-        self.nbytes = nbytes
-        self.slot = backend.malloc(max(nbytes, 1))
-
-    def __del__(self):
-        try:
-            self.backend.free(self.slot)
-        except Exception:  # interpreter shutdown: the backend may already be gone
-            pass
 
 
 _FMT = {
@@ -95,8 +82,9 @@ class Array:
         if self._buf is None:
             backend = self._device.backend
             d = self.aval.dtype
-            buf = Buffer(backend, d.itemsize)
-            backend.write(buf.slot, _pack_scalar(self._host, d))
+            with LOCK:
+                buf = Buffer(backend, d.itemsize)
+                backend.write(buf.slot, _pack_scalar(self._host, d))
             if d.kind == "c":  # complex: the view is over (..., 2) real parts (see complex_phys)
                 shape = self.aval.shape + (2,)
                 self._buf, self._tracker = buf, ShapeTracker.contiguous((2,))
@@ -113,11 +101,12 @@ class Array:
         if self._buf is None:
             return _pack_scalar(self._host, self.aval.dtype) * self.size
         arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
-        if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
-            arr = execute.materialize(arr)
-        backend = arr._buf.backend
-        backend.synchronize()
-        return backend.read(arr._buf.slot, self.nbytes)
+        with LOCK:
+            if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
+                arr = execute.materialize(arr)
+            backend = arr._buf.backend
+            backend.synchronize()
+            return backend.read(arr._buf.slot, self.nbytes)
 
     async def _contiguous_bytes_async(self) -> bytes:
         from pyjax.runtime import execute
@@ -191,7 +180,8 @@ class Array:
 
     def block_until_ready(self):
         if self._buf is not None:
-            self._buf.backend.synchronize()
+            with LOCK:
+                self._buf.backend.synchronize()
         return self
 
     async def block_until_ready_async(self):

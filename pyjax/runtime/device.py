@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import warnings
 
 from pyjax.core.config import config
+from pyjax.runtime.buffers import LOCK
 
 KNOWN_PLATFORMS = ("webgpu", "wasm", "cpu")
 
@@ -24,7 +26,9 @@ class Device:
     @property
     def backend(self):
         if self._backend is None:
-            self._backend = _create_backend(self.platform)
+            with LOCK:  # two threads asking at once get one backend
+                if self._backend is None:
+                    self._backend = _create_backend(self.platform)
         return self._backend
 
     device_kind = property(lambda self: self.platform)
@@ -103,7 +107,16 @@ class SingleDeviceSharding(Sharding):
 
 _devices: dict[str, Device] = {}
 _unavailable: dict[str, str] = {}
-_default_stack: list[Device] = []
+
+
+class _DefaultStack(threading.local):
+    """`with pyjax.default_device(d)` scopes, per thread as in JAX."""
+
+    def __init__(self):
+        self.devices: list[Device] = []
+
+
+_default = _DefaultStack()
 _chosen: list[Device] = []  # set by init_async; cleared when jax_platforms changes
 
 
@@ -163,8 +176,9 @@ def get_device(platform: str) -> Device:
 
 
 def default_device() -> Device:
-    if _default_stack:
-        return _default_stack[-1]
+    stack = _default.devices
+    if stack:
+        return stack[-1]
     if _chosen:
         return _chosen[0]
     for name in _platform_list():
@@ -200,11 +214,12 @@ def default_device_ctx(device):
     """with pyjax.default_device(pyjax.devices('cpu')[0]): ..."""
     if isinstance(device, str):
         device = get_device(device)
-    _default_stack.append(device)
+    stack = _default.devices
+    stack.append(device)
     try:
         yield device
     finally:
-        _default_stack.pop()
+        stack.pop()
 
 
 async def init_async(platform: str = "webgpu") -> Device:

@@ -4,6 +4,8 @@ Eagerly, each primitive is compiled as a one-equation jaxpr into a Program (cach
 primitive, params, input avals and views), so movement ops become views and everything else
 a kernel. Under jit, the whole jaxpr is compiled once per (backend, input views). Programs run
 by allocating each step's outputs and dispatching; temporaries die after their last use.
+The entry points that compile or run (execute, run_jaxpr, program_for, materialize,
+from_bytes) hold buffers.LOCK, so threads may share devices.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
+from pyjax.runtime.buffers import LOCK
 from pyjax.runtime.device import default_device
 
 try:
@@ -81,6 +84,11 @@ def _on_device(a: Array, device) -> Array:
 
 def execute(prim, args, params):
     """Eager impl of every lax primitive (installed as core.executor)."""
+    with LOCK:
+        return _execute(prim, args, params)
+
+
+def _execute(prim, args, params):
     device = _device_of(args)
     if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
         # A broadcast host scalar stays a host constant: no upload, no kernel.
@@ -208,6 +216,11 @@ def _dtype_of(eqn, k):
 
 def materialize(arr: Array) -> Array:
     """A contiguous copy of arr (used when a view must become a plain buffer)."""
+    with LOCK:
+        return _materialize(arr)
+
+
+def _materialize(arr: Array) -> Array:
     if arr.aval.dtype.kind == "c":
         return complex_from_phys(materialize(complex_phys(arr)), arr.aval.dtype)
     if arr._buf is None:
@@ -241,6 +254,11 @@ def physicalize(jaxpr: Jaxpr) -> Jaxpr:
 
 def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     """Compile (once per backend and input views) and run a closed jaxpr on concrete args."""
+    with LOCK:
+        return _run_jaxpr(jaxpr, args)
+
+
+def _run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     if dtypes.complex_live:
         phys = jaxpr._cache.get("phys", 0)
         if phys == 0:
@@ -270,6 +288,11 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
 
 def program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
     """The Program run_jaxpr runs for inputs with these (dtype, view) specs on device; compiled once, cached."""
+    with LOCK:
+        return _program_for(jaxpr, device, in_specs)
+
+
+def _program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
     lits = _array_literals(jaxpr)
     key = (device, tuple([tr for _, tr in in_specs]))
     cache = jaxpr._cache
@@ -347,6 +370,11 @@ def _array_literals(jaxpr: Jaxpr) -> list:
 
 
 def from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
+    with LOCK:
+        return _from_bytes(raw, aval, device)
+
+
+def _from_bytes(raw: bytes, aval: ShapedArray, device=None) -> Array:
     device = device or default_device()
     if aval.dtype.kind == "c":  # stored as (..., 2) real pairs
         phys = ShapedArray(aval.shape + (2,), dtypes.real_dtype(aval.dtype), aval.weak_type)

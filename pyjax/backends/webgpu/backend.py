@@ -162,7 +162,7 @@ class WebGPUBackend(Backend):
         )
 
     def live_buffers(self) -> int:
-        return len(self._nbytes)
+        return len(self._nbytes) - len(self.dead)  # collected, freed at the next allocation
 
     def synchronize(self) -> None:
         self.flush()
