@@ -15,6 +15,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import playground_build
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "site" / "_build"
 PYODIDE = ROOT / "web" / "node_modules" / "pyodide"
@@ -80,6 +82,7 @@ def main() -> Path:
     (OUT / "wheels").mkdir()
     add_bytecode(wheel, OUT / "wheels" / wheel.name)
     (OUT / "wheels" / "index.json").write_text(json.dumps({"pyjax": wheel.name}))
+    playground_build.build(OUT)  # the editor/chart bundle and the examples gallery
     return OUT
 
 
