@@ -13,6 +13,8 @@ from pyjax.compiler.ir import Kernel, Routine
 
 class Backend:
     name = "?"
+    max_buffer_bytes: int | None = None  # largest buffer the device holds (None: no limit)
+    limit_reason = ""  # why, for the error message (see pyjax.backends.limits)
 
     def __init__(self):
         self._kernel_cache: dict = {}

@@ -362,7 +362,8 @@ class WasmtimeHost:
 
     def read(self, ptr: int, nbytes: int) -> bytes:
         """Copy `nbytes` at `ptr` out of linear memory."""
-        return ctypes.string_at(self._base(ptr, nbytes) + ptr, nbytes)
+        # (string_at takes a C int size: it fails for reads of 2 GiB and more)
+        return bytes((ctypes.c_char * nbytes).from_address(self._base(ptr, nbytes) + ptr))
 
     def write(self, ptr: int, data: Any) -> None:
         """Copy a bytes-like object (bytes, bytearray, memoryview, C-contiguous array) to `ptr`."""

@@ -30,6 +30,8 @@ import signal
 import threading
 import weakref
 
+from pyjax.backends.limits import check_bytes
+
 LOCK = threading.RLock()
 
 
@@ -50,6 +52,9 @@ class Buffer:
     def __init__(self, backend, nbytes: int):
         self.backend = backend
         self.nbytes = nbytes
+        limit = backend.max_buffer_bytes
+        if limit is not None and nbytes > limit:
+            check_bytes(nbytes, limit, backend.name, backend.limit_reason)
         dead = backend.dead
         if dead:
             release_dead(backend)

@@ -14,6 +14,7 @@ import math
 import os
 import time
 
+from pyjax.backends.limits import check_bytes
 from pyjax.compiler import lowering
 from pyjax.compiler.lowering import constant, source_load
 from pyjax.compiler.partition import (
@@ -91,9 +92,14 @@ def execute(prim, args, params):
 def _execute(prim, args, params):
     device = _device_of(args)
     if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
-        # A broadcast host scalar stays a host constant: no upload, no kernel.
+        # A broadcast host scalar stays a host constant: no upload, no kernel (but no larger
+        # than the device could hold, as JAX allocates it).
         a = args[0]
-        return Array(prim.abstract_eval(a.aval, **params), None, None, a._device, host=a._host)
+        aval = prim.abstract_eval(a.aval, **params)
+        be = a._device.backend
+        if be.max_buffer_bytes is not None:
+            check_bytes(math.prod(aval.shape) * aval.dtype.itemsize, be.max_buffer_bytes, be.name, be.limit_reason)
+        return Array(aval, None, None, a._device, host=a._host)
     arrays = [_on_device(_to_array(a, device), device) for a in args]
     for a in arrays:
         if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here

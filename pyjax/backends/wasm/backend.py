@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 
+from pyjax.backends import limits
 from pyjax.backends.base import Backend
 from pyjax.backends.wasm import matmul
 from pyjax.backends.wasm.allocator import Allocator, WasmOutOfMemory
@@ -86,6 +87,8 @@ class WasmBackend(Backend):
         self.simd = simd
         self.matmul_tile = matmul.tile_for(getattr(host, "engine", "cranelift"))
         self.alloc = Allocator(host.nbytes, grow=host.grow)
+        self.max_buffer_bytes = self.alloc.max_size - self.alloc.base  # wasm32: one 4 GiB memory
+        self.limit_reason = "wasm32's linear memory is at most 4 GiB"
         self._sizes: dict[int, int] = {}
         self._copy = host.load(_util_module()).function("copy").unchecked
         try:
@@ -169,6 +172,7 @@ class WasmBackend(Backend):
         }
 
     def compile_kernel(self, kernel: Kernel) -> _Exe:
+        limits.check_kernel(kernel, self.name)
         wasm, scratch = compile_kernel_bytes(
             kernel, relaxed_simd=self.relaxed_simd, simd=self.simd, tile=self.matmul_tile
         )
@@ -206,6 +210,7 @@ class WasmBackend(Backend):
     def compile_routine(self, routine: Routine) -> _Exe:
         from pyjax.backends.wasm import routines
 
+        limits.check_routine(routine, self.name)
         wasm, make_run = routines.compile_routine(routine, self)
         fn = self._load(wasm, f"routine-{routine.name}")
         size = sum(math.prod(a.shape) for a in routine.out_avals)

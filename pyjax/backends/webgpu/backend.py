@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import struct
 
+from pyjax.backends import limits
 from pyjax.backends.base import Backend
 from pyjax.backends.webgpu import routines as _routines
 from pyjax.backends.webgpu.renderer import DEBUG, Caps, GPUKernel, render_kernel
@@ -84,6 +85,12 @@ class WebGPUBackend(Backend):
         # plans that real GPUs take, so CI tests those.
         adapter = str(getattr(host, "adapter_info", {}).get("device", "")).lower()
         self.caps = Caps(getattr(host, "limits", {}), bool(getattr(host, "has_f16", False)), "swiftshader" in adapter)
+        lim = getattr(host, "limits", {})
+        sizes = [lim.get(k) for k in ("max-buffer-size", "maxBufferSize")]
+        sizes += [lim.get(k) for k in ("max-storage-buffer-binding-size", "maxStorageBufferBindingSize")]
+        sizes = [int(v) for v in sizes if v]
+        self.max_buffer_bytes = min(sizes) if sizes else None
+        self.limit_reason = "the adapter's maxBufferSize / maxStorageBufferBindingSize"
         self._nbytes: dict[int, int] = {}
         self._queue: list = []
         self._busy: set = set()
@@ -234,6 +241,7 @@ class WebGPUBackend(Backend):
 
     # --- compute --------------------------------------------------------------------------
     def compile_kernel(self, kernel: Kernel):
+        limits.check_kernel(kernel, self.name)
         gk = render_kernel(kernel, self.caps)
         if gk.host_fallback:
             return HostExe(kernel)
@@ -242,6 +250,7 @@ class WebGPUBackend(Backend):
         return gk
 
     def compile_routine(self, routine: Routine):
+        limits.check_routine(routine, self.name)
         exe = _routines.compile_routine(routine, self)
         return HostExe(routine) if exe is None else exe
 
