@@ -124,7 +124,7 @@ export class Figures {
   /** Plot width: two side by side where there is room, else the container's width. */
   plotWidth() {
     const w = this.container.clientWidth;
-    return Math.floor(Math.min(Math.max(w >= 760 ? (w - 10) / 2 - 22 : w - 22, 200), 560));
+    return Math.floor(Math.min(Math.max(w >= 520 ? (w - 12) / 2 - 26 : w - 24, 200), 560));
   }
 
   resize() {

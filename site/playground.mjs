@@ -184,7 +184,7 @@ function startWorker() {
         $("startup").className = "failed";
         $("startup-text").textContent = "Python failed to start: " + m.error;
         reject(new Error(m.error));
-      } else if (m.type === "out") print(m.text, m.stream === "stderr" ? "stderr" : "");
+      } else if (m.type === "out" && m.stream === "stderr") print(m.text, "stderr"); // not Pyodide's "Loading…"
     };
   });
   worker.postMessage({ type: "init", interrupt });
@@ -294,7 +294,8 @@ function stop() {
 
 function restartPython() {
   worker.terminate();
-  print("Python did not stop in time, so it was restarted (variables and compiled kernels are gone).", "note");
+  const why = interrupt ? `Python did not stop within ${STOP_GRACE_MS / 1000} s` : "This page is not cross-origin isolated (no SharedArrayBuffer to interrupt Python)";
+  print(`${why}, so Python was restarted: variables and compiled kernels are gone.`, "note");
   finishRun({ ok: false, error: "KeyboardInterrupt", errorType: "KeyboardInterrupt", ms: performance.now() - running.t0 });
   startWorker();
 }
