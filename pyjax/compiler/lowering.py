@@ -550,8 +550,11 @@ _IDENTITY = {
 }
 
 
-def reduce(ctx, x: Lazy, op: str, axes) -> Lazy:
+def reduce(ctx, x: Lazy, op: str, axes, out_dtype=None) -> Lazy:
+    """op over `axes` of x; the result has out_dtype (default x's), cast from the accumulator. An empty
+    reduction is its identity, a constant: callers never assume the result holds a reduction."""
     axes = tuple(sorted(axes))
+    out_dtype = out_dtype or x.dtype
     if x.red is not None:
         x = ctx.materialize(x)
     kept = [i for i in range(len(x.shape)) if i not in axes]
@@ -568,13 +571,13 @@ def reduce(ctx, x: Lazy, op: str, axes) -> Lazy:
             v = (info.min if op == "max" else info.max) if info else op == "min"
         else:
             v = _IDENTITY[op](x.dtype)
-        return constant(v, x.dtype, out_shape)
+        return constant(v, out_dtype, out_shape)
     adt = x.dtype
     if op in ("sum", "prod") and x.dtype in (dtypes.float16, dtypes.bfloat16):
         adt = dtypes.float32  # accumulate half precision in f32
     b = cast(body.expr, adt)
     red = Red(op, b, body.shape)
-    return Lazy(out_shape, x.dtype, cast(ir.acc(adt), x.dtype), red)
+    return Lazy(out_shape, out_dtype, cast(ir.acc(adt), out_dtype), red)
 
 
 for _name, _op in (
@@ -646,8 +649,7 @@ def _dot_general(ctx, x, y, dimension_numbers, precision, preferred_element_type
     prod = elementwise(ctx, [xe, ye], lambda a, b: alu("mul", cast(a, adt), cast(b, adt)))
     if not K:
         return elementwise(ctx, [prod], lambda a: cast(a, out_dtype))
-    r = reduce(ctx, prod, "sum", range(nb + nm + nn_, len(full)))
-    return Lazy(r.shape, out_dtype, cast(ir.acc(adt), out_dtype), r.red)
+    return reduce(ctx, prod, "sum", range(nb + nm + nn_, len(full)), out_dtype)
 
 
 rules["dot_general"] = _dot_general

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from pyjax.compiler import ir, lowering
+from pyjax.compiler import lowering
 from pyjax.compiler.ir import alu, cast
 from pyjax.compiler.lowering import Lazy, broadcast_in_dim, constant, elementwise, permute, reduce, reshape, window
 from pyjax.core import dtypes
@@ -133,8 +133,7 @@ def _conv(
         r = reduce(ctx, prod, "or", range(nk, len(full)))
     else:
         prod = elementwise(ctx, [xe, we], lambda a, b: alu("mul", cast(a, adt), cast(b, adt)))
-        r = reduce(ctx, prod, "sum", range(nk, len(full)))
-        r = Lazy(r.shape, out_dtype, cast(ir.acc(adt), out_dtype), r.red)
+        r = reduce(ctx, prod, "sum", range(nk, len(full)), out_dtype)
     if g > 1:
         r = reshape(ctx, r, out_shape)
     return r

@@ -106,6 +106,8 @@ class Partitioner(lowering.Context):
         return m.expr.arg
 
     def routine(self, routine, inputs):
+        if all(_empty(a.shape) for a in routine.out_avals):  # nothing to compute: no step, no dispatch
+            return [lowering.constant(0, a.dtype, a.shape) for a in routine.out_avals]
         srcs = [self.buffer_of(x)[0] for x in inputs]
         outs = [self._new_id() for _ in routine.out_avals]
         nbytes = [math.prod(a.shape) * a.dtype.itemsize for a in routine.out_avals]
@@ -118,6 +120,10 @@ class Partitioner(lowering.Context):
         avals = [v.aval for v in eqn.out_binders]
         self.steps.append(HostStep(eqn, [i for i, _ in ids], [t for _, t in ids], outs, avals))
         return [source_load(o, ShapeTracker.contiguous(a.shape), a.dtype) for o, a in zip(outs, avals)]
+
+
+def _empty(shape) -> bool:
+    return math.prod(shape) == 0
 
 
 def _expensive(x: Lazy) -> bool:
@@ -142,6 +148,9 @@ def compile_jaxpr(jaxpr: Jaxpr, input_specs: list, literal_fn) -> Program:
             x = literal_fn(o.val, o.aval)
         else:
             x = env[o]
+        if _empty(x.shape):  # an output without elements needs no kernel
+            outputs.append(("const", 0, ShapedArray(x.shape, x.dtype)))
+            continue
         if x.red is None and x.expr.op == "const":
             outputs.append(("const", x.expr.arg, ShapedArray(x.shape, x.dtype)))
             continue

@@ -153,7 +153,7 @@ def imag(x) -> ArrayT:
 
 def complex(x, y) -> ArrayT:
     """lax.complex: x + i y from float arrays of one dtype (float32 -> complex64)."""
-    x, y = lax._promote_scalars(x, y)
+    x, y = lax._broadcast_operands("complex", *lax._promote_scalars(x, y))
     return bind(complex_p, x, y)
 
 

@@ -200,9 +200,30 @@ def _un(p):
     return f
 
 
+def _broadcast_operands(name: str, *args) -> list:
+    """JAX's broadcasting of lax's n-ary elementwise operands: 0-d operands go with any shape; the others
+    need one rank, and each dimension equal or 1. The primitives take equal shapes: operands are
+    broadcast here, so every rule below them (lowering, jvp, transpose, vmap) sees one shape."""
+    shapes = [_aval(a).shape for a in args]
+    ranked = [s for s in shapes if s]
+    if not ranked or all(s == ranked[0] for s in shapes):
+        return list(args)
+    ranks = {len(s) for s in ranked}
+    if len(ranks) != 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
+    out = []
+    for ds in zip(*ranked):
+        sizes = {d for d in ds if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(_shape_str, ranked))}.")
+        out.append(sizes.pop() if sizes else 1)
+    out = tuple(out)
+    return [broadcast_in_dim(a, out, tuple(range(len(s)))) for a, s in zip(args, shapes)]
+
+
 def _bin(p):
     def f(x, y):
-        x, y = _promote_scalars(x, y)
+        x, y = _broadcast_operands(p.name, *_promote_scalars(x, y))
         return bind(p, x, y)
 
     f.__name__ = p.name
@@ -233,6 +254,15 @@ class RoundingMethod:
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return bind(round_p, _as_array(x), rounding_method=int(rounding_method))
+
+
+def _integer_pow_abstract(x, *, y):
+    if x.dtype.kind in "iu" and y < 0:
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x}, {y})")
+    return _unary_abstract(NUM, "integer_pow")(x)
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract
 
 
 def integer_pow(x, y: int):
@@ -1323,7 +1353,7 @@ def _arg_abstract(x, *, axes, index_dtype):
     if not 0 <= a < x.ndim:
         raise ValueError(f"argmax/argmin: axis {a} is out of bounds for array of dimension {x.ndim}")
     if x.shape[a] == 0:
-        raise ValueError("attempt to get argmax/argmin of an empty sequence")
+        raise ValueError(f"argmin and argmax require non-empty reduced dimension. operand.shape={x.shape} axis={a}")
     return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i != a), index_dtype)
 
 

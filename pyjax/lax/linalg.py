@@ -635,7 +635,7 @@ def _jacobi_svd(x, full_matrices: bool, compute_uv: bool):
         cs, sn = _rotation(alpha, beta, gamma)
         w = _next_pairing(_rotate_columns(w, cs, sn), -1)
         v = _next_pairing(_rotate_columns(v, cs, sn), -1)
-        return w, v, jnp.maximum(worst, jnp.max(rel))
+        return w, v, jnp.maximum(worst, jnp.max(rel, initial=0.0))
 
     def sweep(c):
         from pyjax.lax.control_flow import fori_loop

@@ -833,9 +833,7 @@ def power(x1, x2, /):
         n = x2
     if n is not None:
         (x1,) = _promote_numeric("power", x1)
-        if x1.dtype.kind in "iu" and n < 0:
-            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x1.dtype.name}, {n})")
-        return lax.integer_pow(x1, n)
+        return lax.integer_pow(x1, n)  # an integer to a negative power: lax's TypeError
     exp_strong_int = _is_array(x2) and _aval(x2).dtype.kind in "iub" and not _aval(x2).weak_type
     x1, x2 = _promote_numeric("power", x1, x2)
     if x1.dtype.kind in "iu":
@@ -1259,13 +1257,15 @@ def _arg(name, lax_fn):
     def f(a, axis=None, out=None, keepdims=False):
         a = a if _is_array(a) else asarray(a)
         av = _aval(a)
-        if av.size == 0:
-            raise ValueError(f"attempt to get {name} of an empty sequence")
         if axis is None:
+            if av.size == 0:
+                raise ValueError(f"attempt to get {name} of an empty sequence")
             flat = ravel(a)
             r = lax_fn(flat, 0, dtypes.default_int())
             return lax.reshape(r, (1,) * av.ndim) if keepdims else r
         (ax,) = _reduce_axes(name, a, axis)
+        if av.shape[ax] == 0:  # nothing to choose from (an empty result along a full axis is fine)
+            raise ValueError(f"attempt to get {name} of an empty sequence")
         r = lax_fn(a, ax, dtypes.default_int())
         return lax.expand_dims(r, (ax,)) if keepdims else r
 

@@ -239,6 +239,11 @@ def multi_dot(arrays, *, precision=None):
 # --- norms ------------------------------------------------------------------------------------------
 
 
+def _max_norm(x, axis, keepdims=False):
+    """The largest of non-negative values: 0 for none, as JAX (the smallest of none stays an error)."""
+    return jnp.max(x, axis=axis, keepdims=keepdims, initial=0.0)
+
+
 def _vector_norm(x, ord, axes, keepdims):
     ax = jnp.absolute(x)
     if ord is None or ord == 2:
@@ -246,7 +251,7 @@ def _vector_norm(x, ord, axes, keepdims):
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
     if ord == float("inf"):
-        return jnp.max(ax, axis=axes, keepdims=keepdims)
+        return _max_norm(ax, axis=axes, keepdims=keepdims)
     if ord == -float("inf"):
         return jnp.min(ax, axis=axes, keepdims=keepdims)
     if ord == 0:
@@ -266,16 +271,16 @@ def _matrix_norm(x, ord, axes, keepdims):
     if ord in ("nuc", 2, -2):
         y = jnp.moveaxis(x, (r, c), (-2, -1))
         sv = svd(y, compute_uv=False)
-        out = jnp.sum(sv, axis=-1) if ord == "nuc" else (jnp.max if ord == 2 else jnp.min)(sv, axis=-1)
+        out = jnp.sum(sv, axis=-1) if ord == "nuc" else (_max_norm if ord == 2 else jnp.min)(sv, axis=-1)
         return jnp.expand_dims(out, tuple(sorted((r, c)))) if keepdims else out
     ax = jnp.absolute(x)
     if ord in (1, -1):
         s = jnp.sum(ax, axis=r, keepdims=True)
-        red = jnp.max if ord == 1 else jnp.min
+        red = _max_norm if ord == 1 else jnp.min
         out = red(s, axis=c, keepdims=True)
     elif ord in (float("inf"), -float("inf")):
         s = jnp.sum(ax, axis=c, keepdims=True)
-        red = jnp.max if ord > 0 else jnp.min
+        red = _max_norm if ord > 0 else jnp.min
         out = red(s, axis=r, keepdims=True)
     else:
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")

@@ -253,7 +253,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     jla._square("expm", A)
     n = jnp._aval(A).shape[-1]
     dt = jnp._aval(A).dtype
-    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
+    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1, initial=0.0)  # 0 for a 0x0 matrix
     scale = jnp.maximum(0.0, jnp.ceil(jnp.log2(norm1 / _THETA13)))
     scale = jnp.where(jnp.isfinite(scale), scale, max_squarings + 1.0)
     x = A / jnp.exp2(scale)[..., None, None].astype(dt)

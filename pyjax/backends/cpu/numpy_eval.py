@@ -538,15 +538,21 @@ def run_routine(r: Routine, ins: list) -> list:
 
 
 def _cholesky(a):
-    out = np.empty_like(a)
-    flat_a = a.reshape((-1,) + a.shape[-2:])
-    flat_o = out.reshape((-1,) + a.shape[-2:])
-    for i in range(flat_a.shape[0]):
-        try:
-            flat_o[i] = np.linalg.cholesky(flat_a[i].astype(np.float64)).astype(a.dtype)
-        except np.linalg.LinAlgError:
-            flat_o[i] = np.nan
-    return out
+    """Lower Cholesky factors of the lower triangles, batched, in float64. A pivot <= 0 fails its matrix (NaN
+    lower triangle); a NaN pivot does not fail, NaN just flows on (LAPACK's potrf as JAX runs it)."""
+    m = a.shape[-1]
+    A = a.reshape((-1, m, m)).astype(np.float64)
+    L = np.zeros_like(A)
+    failed = np.zeros(A.shape[0], bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(m):
+            s = A[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], L[:, j, :j])
+            failed |= s <= 0
+            L[:, j, j] = np.sqrt(np.where(s <= 0, 0.0, s))
+            rest = A[:, j + 1 :, j] - np.einsum("bik,bk->bi", L[:, j + 1 :, :j], L[:, j, :j])
+            L[:, j + 1 :, j] = rest / L[:, j, j : j + 1]
+    L[failed] = np.where(np.tri(m, dtype=bool), np.nan, 0.0)
+    return L.astype(a.dtype).reshape(a.shape)
 
 
 def _triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):

@@ -509,17 +509,17 @@ def run_routine(r: Routine, ins: list) -> list:
         out = []
         for A in _rows(ins[0], m * m):
             L = [0.0] * (m * m)
+            failed = False  # a pivot <= 0 fails the matrix; a NaN pivot does not, NaN flows on (LAPACK)
             for j in range(m):
                 s = A[j * m + j] - sum(L[j * m + k] ** 2 for k in range(j))
-                L[j * m + j] = math.sqrt(s) if s > 0 else math.nan
+                failed = failed or s <= 0
+                if failed:
+                    break
+                L[j * m + j] = math.sqrt(s)
                 for i in range(j + 1, m):
-                    L[i * m + j] = (
-                        (A[i * m + j] - sum(L[i * m + k] * L[j * m + k] for k in range(j))) / L[j * m + j]
-                        if L[j * m + j] == L[j * m + j] and L[j * m + j] != 0
-                        else math.nan
-                    )
-            if any(v != v for v in L):
-                L = [math.nan] * (m * m)
+                    L[i * m + j] = (A[i * m + j] - sum(L[i * m + k] * L[j * m + k] for k in range(j))) / L[j * m + j]
+            if failed:
+                L = [math.nan if c <= r else 0.0 for r in range(m) for c in range(m)]
             out.extend(norm(v) for v in L)
         return [out]
     if r.name == "triangular_solve":

@@ -11,7 +11,7 @@ compile-time constants. Semantics match the cpu backend (numpy_eval and routines
 - cumulative: sum/prod/max/min/logsumexp along the last axis, optionally reversed, sequential like
   numpy's accumulate (rounded to the dtype at every step).
 - cholesky, triangular_solve and lu compute in float64 like the reference, with SIMD (f64x2) dot
-  products and row updates; a failed cholesky fills its matrix with NaN.
+  products and row updates; a failed cholesky (a pivot <= 0) fills its lower triangle with NaN.
 - scatter copies the operand, then combines each in-range update in row-major update order.
 Outputs are always written completely; scratch memory is allocated per call and never assumed zero.
 """
@@ -468,7 +468,8 @@ def _cholesky(r: Routine):
         f.local_get(j).call(dot).f64_sub().local_set(s)
         f.local_get(i).local_get(j).i32_eq()
         with f.if_():
-            f.local_get(s).f64_const(0.0).f64_gt().local_get(ok).i32_and().local_set(ok)
+            # a pivot <= 0 fails; a NaN pivot does not (NaN flows on, as in LAPACK)
+            f.local_get(s).f64_const(0.0).f64_le().i32_eqz().local_get(ok).i32_and().local_set(ok)
             f.local_get(s).f64_sqrt().local_set(s)
             f.else_()
             f.local_get(s).local_get(L).local_get(j).i32_const(n + 1).i32_mul().i32_const(3).i32_shl().i32_add()
@@ -488,8 +489,8 @@ def _cholesky(r: Routine):
                 B.addr(out, b, d.itemsize)
                 Lrow(i)
                 f.local_get(j).i32_const(3).i32_shl().i32_add().f64_load()
-                f.f64_const(0.0).local_get(j).local_get(i).i32_le_s().select()
-                f.f64_const(math.nan).local_get(ok).select()
+                f.f64_const(math.nan).local_get(ok).select()  # a failed matrix: NaN lower triangle
+                f.f64_const(0.0).local_get(j).local_get(i).i32_le_s().select()  # zero upper triangle
                 B.from_f64(d)
                 B.store(d)
 

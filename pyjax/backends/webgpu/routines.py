@@ -431,7 +431,7 @@ class CholeskyExe:
         n = self.n
         text = (
             wgsl.header([("a", "f32", False), ("l", "f32", True)])
-            + helper_code({"nan", "gt"})
+            + helper_code({"nan", "le"})
             + f"""
 var<workgroup> sd: f32;
 var<workgroup> bad: u32;
@@ -450,8 +450,9 @@ fn main({ENTRY}) {{
   for (var j = 0i; j < {n}i; j = j + 1i) {{
     if (lid == 0u) {{
       let d = l[base + j * {n}i + j];
-      if (!pj_gt(d, 0.0f)) {{ bad = 1u; }}
-      let s = sqrt(max(d, 0.0f));
+      let fails = pj_le(d, 0.0f);  // a NaN pivot is no failure: NaN flows on, as in LAPACK
+      if (fails) {{ bad = 1u; }}
+      let s = sqrt(select(d, 0.0f, fails));
       l[base + j * {n}i + j] = s;
       sd = s;
     }}
