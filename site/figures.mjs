@@ -88,8 +88,8 @@ function drawPixels(canvas, spec, room) {
     img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * k);
   }
   if (w * h) canvas.getContext("2d").putImageData(img, 0, 0);
-  // scaled up (pixelated, see playground.css) to the plots' width, at most 8 screen pixels a cell
-  canvas.style.width = `${Math.min(room, 8 * Math.max(w, 1), (room * w) / Math.max(h, 1))}px`;
+  // scaled up (pixelated, see playground.css) to the plots' width, at most 24 screen pixels a cell
+  canvas.style.width = `${Math.min(room, 24 * Math.max(w, 1), (room * w) / Math.max(h, 1))}px`;
   canvas.style.maxWidth = "100%";
 }
 

@@ -187,6 +187,10 @@ function startWorker() {
       } else if (m.type === "out" && m.stream === "stderr") print(m.text, "stderr"); // not Pyodide's "Loading…"
     };
   });
+  worker.onerror = (e) => {
+    $("startup").className = "failed";
+    $("startup-text").textContent = `Python's worker failed: ${e.message || "could not load worker.mjs"}`;
+  };
   worker.postMessage({ type: "init", interrupt });
 }
 
@@ -227,6 +231,7 @@ function describeDevices() {
   $("device-info").textContent = `wasm: ${threads}. ${why}`;
 }
 
+let deviceText = "";
 function showDevice(info) {
   let text = `running on ${info.platform}`;
   if (info.adapter) text += ` (${info.adapter.device}${info.adapter.fallback ? ", software fallback adapter" : ""})`;
@@ -234,6 +239,7 @@ function showDevice(info) {
     text = `asked for ${$("device").value}, fell back to ${info.platform}: ${info.fallback}`;
     print(text, "note");
   }
+  deviceText = text;
   setStatus(text, "running");
 }
 
@@ -250,8 +256,11 @@ async function runCode(text, device, name) {
   $("run").disabled = true;
   $("stop").disabled = false;
   setStatus(`starting ${device}…`, "running");
+  deviceText = `starting ${device}…`;
   return new Promise((resolve) => {
-    running = { resolve, stdout: [], name, t0: performance.now() };
+    const t0 = performance.now();
+    const tick = setInterval(() => setStatus(`${deviceText} · ${((performance.now() - t0) / 1000).toFixed(1)} s`, "running"), 250);
+    running = { resolve, stdout: [], name, t0, tick };
     worker.postMessage({ type: "run", code: text, device, name });
   });
 }
@@ -261,6 +270,7 @@ function finishRun(m) {
   if (!r) return;
   running = null;
   clearTimeout(r.stopTimer);
+  clearInterval(r.tick);
   figures.flush();
   $("run").disabled = false;
   $("stop").disabled = true;
@@ -271,6 +281,9 @@ function finishRun(m) {
     error = text;
     if (m.errorType === "KeyboardInterrupt") print(`Stopped${line ? ` at line ${line}` : ""}.`, "note");
     else print(text, "error");
+    if (/No module named '(matplotlib|pyplot)/.test(text)) {
+      print("matplotlib is not loaded in this playground: draw with `from pyjax import show` (show.line, show.scatter, show.image, show.heatmap, show.hist; see the examples).", "note");
+    }
     if (line) {
       editor.dispatch({ effects: [markError.of(line), EditorView.scrollIntoView(editor.state.doc.line(line).from, { y: "center" })] });
     }
@@ -287,7 +300,8 @@ function runEditor() {
 
 function stop() {
   if (!running) return;
-  setStatus("stopping…", "running");
+  deviceText = "stopping…";
+  setStatus(deviceText, "running");
   if (interrupt) interrupt[0] = 2; // SIGINT: Python raises KeyboardInterrupt at its next check
   running.stopTimer = setTimeout(restartPython, interrupt ? STOP_GRACE_MS : 0);
 }
