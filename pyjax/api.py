@@ -15,11 +15,12 @@ from pyjax import stages
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
+from pyjax.core.lru import LRUCache, cache_size
 from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax, parallel
-from pyjax.runtime import control
+from pyjax.runtime import control, execute
 from pyjax.runtime.array import Array
 from pyjax.runtime.execute import run_jaxpr
 
@@ -212,7 +213,7 @@ class _Jitted(stages.Wrapped):
                     if i < len(params) and params[i].kind in (params[i].POSITIONAL_OR_KEYWORD,)
                 }
             )
-        self.cache: dict = {}
+        self.cache = LRUCache(cache_size("jit", 512))  # traced programs per argument signature
         self.__name__ = getattr(fun, "__name__", "jitted")
         self.__doc__ = getattr(fun, "__doc__", None)
         self.__wrapped__ = fun
@@ -389,9 +390,11 @@ def disable_jit(disable: bool = True):
 
 
 def clear_caches() -> None:
-    """Drop every jit function's cache of traced and compiled programs."""
+    """Drop every jit function's cache of traced and compiled programs, the eager plans and the
+    backends' executables (as jax.clear_caches: everything is rebuilt on next use)."""
     for f in list(_all_jitted):
         f.clear_cache()
+    execute.clear_caches()
 
 
 def named_call(fun: Callable, *, name: str | None = None) -> Callable:

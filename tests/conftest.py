@@ -8,8 +8,10 @@ suite is green (it must then be creatable on every machine that runs `make test`
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
+import sys
 
 import pytest
 
@@ -68,3 +70,15 @@ def backend(request) -> str:
     name = request.param
     with pyjax.default_device(pyjax.devices(name)[0]):
         yield name
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fresh_compile_caches():
+    """Each test module ends by clearing JAX's and pyjax's compile caches, so a test worker's memory
+    stays flat over the whole suite instead of holding every kernel the suite ever compiled."""
+    yield
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
+    pyjax.clear_caches()
+    gc.collect()

@@ -7,6 +7,7 @@ with grad + SGD; after warm-up (compilation, cached constants) the count must no
 from __future__ import annotations
 
 import gc
+import os
 
 import jax
 import jax.numpy as jnp
@@ -136,3 +137,55 @@ def test_jit_cache_does_not_grow_with_calls(n):
         f(a, float(i))
     assert _live() <= baseline
     assert len(f.cache) == 1, "a new Python float value must not retrace"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc")
+@pytest.mark.parametrize("platform, shapes", [("wasm", 2000), ("webgpu", 300)])
+def test_compile_caches_stay_bounded_over_many_shapes(platform, shapes, monkeypatch):
+    """Distinct shapes, each a new kernel: every compile cache stays at its bound and memory stays
+    flat. Unbounded, webgpu grew ~1.2 MB per shape (a compiled pipeline each), wasm ~60 KB."""
+    from pyjax.hosts import wgpu_host
+    from pyjax.runtime import execute
+
+    dev = pyjax.devices(platform)[0]
+    backend = dev.backend
+    bounded = [backend._kernel_cache, backend._routine_cache, execute._eager_cache]
+    for cache in bounded:
+        monkeypatch.setattr(cache, "maxsize", 32)
+    if platform == "webgpu":
+        monkeypatch.setattr(wgpu_host, "_LIVE_PIPELINES", 16)
+        monkeypatch.setattr(backend._pipes, "maxsize", 32)
+        bounded.append(backend._pipes)
+    else:
+        monkeypatch.setattr(backend.host, "max_modules", 64)
+    half = shapes // 2
+    with pyjax.default_device(dev):
+        rss = {}
+        for i in range(shapes):
+            y = pjnp.zeros(i + 1) + 1.5
+            if i in (half - 1, shapes - 1):
+                assert float(y[i]) == 1.5
+                gc.collect()
+                rss[i] = _rss_mb()
+    assert all(len(c) <= c.maxsize for c in bounded)
+    if platform == "webgpu":
+        assert backend.host.live_pipelines() <= 16
+    else:
+        assert len(backend.host._instances) <= 64
+    grew = rss[shapes - 1] - rss[half - 1]
+    assert grew < 20, f"memory grew {grew:.0f} MB over {shapes - half} new shapes"
+
+
+def test_jit_cache_is_bounded(monkeypatch):
+    f = pyjax.jit(lambda x: x * 2.0)
+    monkeypatch.setattr(f.cache, "maxsize", 8)
+    with pyjax.default_device(pyjax.devices("cpu")[0]):
+        for i in range(30):
+            assert float(f(pjnp.ones(i + 1))[i]) == 2.0
+    assert len(f.cache) <= 8
+    assert float(f(pjnp.ones(1))[0]) == 2.0  # an evicted signature retraces

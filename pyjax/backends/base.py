@@ -1,7 +1,9 @@
 """The Backend contract: what the runtime asks of a device. Backends never see primitives.
 
 Buffers are integer slots of raw bytes. Executables come from prepare_kernel/prepare_routine
-and are cached by the IR's structural hash, so the same Kernel built twice compiles once.
+and are cached by the IR's structural hash, so the same Kernel built twice compiles once. The
+caches are bounded (least recently used out; sizes from PYJAX_KERNEL_CACHE / PYJAX_ROUTINE_CACHE,
+default 1024 / 256): a program that holds an evicted executable keeps it alive itself.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core.lru import LRUCache, cache_size
 
 
 class Backend:
@@ -17,8 +20,8 @@ class Backend:
     limit_reason = ""  # why, for the error message (see pyjax.backends.limits)
 
     def __init__(self):
-        self._kernel_cache: dict = {}
-        self._routine_cache: dict = {}
+        self._kernel_cache = LRUCache(cache_size("kernel", 1024))
+        self._routine_cache = LRUCache(cache_size("routine", 256))
         # weak references of garbage-collected runtime Buffers, queued by the collector; the
         # runtime frees their slots at its next allocation (see pyjax.runtime.buffers)
         self.dead: deque = deque()
@@ -59,6 +62,11 @@ class Backend:
         if exe is None:
             exe = self._kernel_cache[kernel] = self.compile_kernel(kernel)
         return exe
+
+    def clear_caches(self) -> None:
+        """Drop the cached executables (programs that hold one keep it)."""
+        self._kernel_cache.clear()
+        self._routine_cache.clear()
 
     def prepare_routine(self, routine: Routine):
         exe = self._routine_cache.get(routine)

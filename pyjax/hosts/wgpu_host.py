@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -80,6 +81,9 @@ WEBGPU_DEFAULT_LIMITS: dict[str, int] = {
 
 _DEFAULT_POOL_BYTES = 256 << 20  # free buffers kept for reuse, per host
 _BIND_GROUP_CACHE = 4096  # entries; cleared wholesale when full (cheap to rebuild)
+# Compiled pipelines kept alive (least recently used out): a driver's compiled shader costs ~1 MB
+# (lavapipe); an evicted pipeline keeps its handle and is rebuilt from its WGSL on its next use.
+_LIVE_PIPELINES = int(os.environ.get("PYJAX_PIPELINE_CACHE", 256))
 
 
 class HostError(RuntimeError):
@@ -309,6 +313,7 @@ class WgpuHost:
         self._ubuf_gen = 0
         self._bgls: dict = {}
         self._bind_groups: dict = {}
+        self._live: OrderedDict[int, _Pipeline] = OrderedDict()  # handles with a compiled pipeline, oldest first
 
     def _ensure_device(self) -> None:
         if self._closed:
@@ -577,7 +582,18 @@ class WgpuHost:
         self._build(pipe)
         self._pipelines.append(pipe)
         p = self._pipeline_ids[key] = len(self._pipelines) - 1
+        self._live[p] = pipe
+        self._evict_pipelines()
         return p
+
+    def _evict_pipelines(self) -> None:
+        """Release the compiled objects of the least recently used pipelines beyond _LIVE_PIPELINES."""
+        while len(self._live) > _LIVE_PIPELINES:
+            _, old = self._live.popitem(last=False)
+            old.gpu, old.generation = None, -1
+
+    def live_pipelines(self) -> int:
+        return len(self._live)
 
     def pipeline_bindings(self, p: int) -> tuple[tuple[bool, ...], bool]:
         """(writable flag per storage binding, has uniform) of pipeline p; ((), False) if the
@@ -729,6 +745,9 @@ class WgpuHost:
             pipe = self._pipelines[s.pipeline]
             if pipe.generation != self.generation:
                 self._build(pipe)
+                self._live[s.pipeline] = pipe
+            else:
+                self._live.move_to_end(s.pipeline)
             bufs = [self._buf(h) for h in s.buffers]
             if pipe.layout_key is not None:
                 if len(bufs) != len(pipe.writable):
@@ -774,6 +793,7 @@ class WgpuHost:
             raise self._translate(e, "dispatch") from e
         self.stats["submits"] += 1
         self.stats["dispatches"] += len(steps)
+        self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
 
     def max_workgroups(self) -> int:
         """max-compute-workgroups-per-dimension of the device (65535 by default)."""

@@ -106,6 +106,13 @@ class SingleDeviceSharding(Sharding):
 
 
 _devices: dict[str, Device] = {}
+
+
+def started_devices() -> list[Device]:
+    """The devices whose backend exists already (asking a Device for its backend starts it)."""
+    return [d for d in _devices.values() if d._backend is not None]
+
+
 _unavailable: dict[str, str] = {}
 
 

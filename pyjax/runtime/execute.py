@@ -29,9 +29,10 @@ from pyjax.compiler.partition import (
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
 from pyjax.runtime.buffers import LOCK
-from pyjax.runtime.device import default_device
+from pyjax.runtime.device import default_device, started_devices
 
 try:
     import numpy as np
@@ -42,8 +43,17 @@ DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
 # set by pyjax.profiler while a trace is active: PROFILE(program, step or "compile", t0 = time.perf_counter())
 PROFILE = None
 
-_eager_cache: dict = {}
-_materialize_cache: dict = {}
+# eager op -> compiled plan, and view materializations: bounded (see pyjax.core.lru)
+_eager_cache = LRUCache(cache_size("eager", 2048))
+_materialize_cache = LRUCache(cache_size("materialize", 256))
+
+
+def clear_caches() -> None:
+    """Forget the eager plans and every started backend's executables (rebuilt on next use)."""
+    _eager_cache.clear()
+    _materialize_cache.clear()
+    for dev in started_devices():
+        dev.backend.clear_caches()
 
 
 def make_scalar(value, dtype, weak: bool) -> Array:

@@ -98,6 +98,12 @@ class WasmBackend(Backend):
             self.relaxed_simd = False
 
     # --- memory ---
+    def clear_caches(self) -> None:
+        super().clear_caches()
+        recycle = getattr(self.host, "recycle", None)  # wasmtime: a store frees its modules only when replaced
+        if recycle is not None:
+            recycle()
+
     def malloc(self, nbytes: int) -> int:
         try:
             ptr = self.alloc.malloc(nbytes)

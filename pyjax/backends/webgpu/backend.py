@@ -22,6 +22,7 @@ from pyjax.backends.webgpu import routines as _routines
 from pyjax.backends.webgpu.renderer import DEBUG, Caps, GPUKernel, render_kernel
 from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core.lru import LRUCache, cache_size
 
 _MAX_QUEUE = int(os.environ.get("PYJAX_WEBGPU_MAX_QUEUE", "256"))
 
@@ -97,7 +98,7 @@ class WebGPUBackend(Backend):
         self._dead: list = []
         self._recycle: dict = {}  # padded size -> freed handles still used by queued work
         self._temps: list = []
-        self._pipes: dict = {}
+        self._pipes = LRUCache(cache_size("wgsl", 2048))  # WGSL text -> host pipeline handle
         self._cpu = None
         self._sentinel = None
         self.stats = {"flushes": 0, "steps": 0, "host_fallbacks": 0}
@@ -184,6 +185,10 @@ class WebGPUBackend(Backend):
         if self._sentinel is None:
             self._sentinel = self.host.create_buffer(16)
         await self.host.read_async(self._sentinel, 4)
+
+    def clear_caches(self) -> None:
+        super().clear_caches()
+        self._pipes.clear()
 
     # --- queue ----------------------------------------------------------------------------
     def pipeline(self, wgsl_text: str) -> int:
