@@ -40,10 +40,13 @@ lint:
 	$(PYTHON) -m ruff format --check .
 
 # Two worker processes (pytest-xdist): about twice as fast on two cores, and each process compiles
-# half of the suite's ~20k kernels. The browser tests share one Chromium and stay serial.
+# half of the suite's ~20k kernels. The browser tests share one Chromium and stay serial; they run
+# and report even when the native suite failed (either failing fails the target).
 pytest:
-	$(PYTHON) -m pytest tests -q -n 2
-	$(PYTHON) -m pytest playwright-tests -q -p no:playwright
+	@status=0; \
+	$(PYTHON) -m pytest tests -q -n 2 --durations=15 || status=1; \
+	$(PYTHON) -m pytest playwright-tests -q -p no:playwright --durations=10 || status=1; \
+	exit $$status
 
 format:
 	$(PYTHON) -m ruff format .
