@@ -39,6 +39,7 @@ from pyjax.core import dtypes
 __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", "valtype"]
 
 LANES = 4
+SUM_BLOCK = 1024  # main-loop iterations a float32 sum's accumulators run before joining the total
 HALF = ("float16", "bfloat16")
 VEC_DTYPES = ("float32", "int32", "uint32", "bool")
 
@@ -647,8 +648,13 @@ class KernelCodegen:
 
                 return body
 
+            blocked = op == "sum" and d.name == "float32"
+            total = None
             if unroll > 1:  # independent accumulators hide the add latency
-                self._loop(a, LANES * unroll, main(unroll))
+                if blocked:
+                    total = self._blocked_sum_loop(a, LANES * unroll, main(unroll), vaccs)
+                else:
+                    self._loop(a, LANES * unroll, main(unroll))
                 self._loop(a, LANES, main(1), start=False)
                 for extra in vaccs[1:]:
                     f.local_get(vacc).local_get(extra)
@@ -656,6 +662,11 @@ class KernelCodegen:
                     f.local_set(vacc)
             else:
                 self._loop(a, LANES, main(1))
+            if total is not None:  # the last partial block joins the float64 total, then the result
+                self._add_lanes_f64(vacc, total)
+                self._vconst(0.0, d)
+                f.local_set(vacc)
+                f.local_get(scalar_acc).local_get(total).op("f32.demote_f64").op("f32.add").local_set(scalar_acc)
             # fold the lanes into the scalar accumulator
             for lane in range(LANES):
                 tmp = f.local(valtype(d))
@@ -666,6 +677,50 @@ class KernelCodegen:
             self._loop(a, 1, inner, start=False)
         else:
             self._loop(a, 1, inner)
+
+    def _blocked_sum_loop(self, a: int, step: int, body, vaccs: list) -> int:
+        """The main loop of a float32 sum, in blocks of SUM_BLOCK iterations: after each block
+        the accumulators are added to a float64 total and restart from 0, so no float32
+        accumulator sums more than SUM_BLOCK values (one accumulator per lane over 2^29 ones
+        stalled at 2^24, and random data lost 10-100x JAX's accuracy). Returns the total's local."""
+        f = self.f
+        var = self.idx_local.get((a, "var"))
+        if var is None:
+            var = self.idx_local[(a, "var")] = f.local(I32)
+        total, lim, bend = f.local(F64), f.local(I32), f.local(I32)
+        end = self._axis_end(a)
+        f.f64_const(0.0).local_set(total)
+        self._axis_start(a)()
+        f.local_set(var)
+        end()
+        f.i32_const(step - 1).i32_sub().local_set(lim)
+        with f.block(), f.loop():
+            f.local_get(var).local_get(lim).i32_ge_s().br_if(1)
+            # this block ends SUM_BLOCK steps on, or at the axis end
+            f.local_get(var).i32_const(SUM_BLOCK * step).i32_add().local_set(bend)
+            end()
+            f.local_get(bend)
+            end()
+            f.local_get(bend).op("i32.lt_s")
+            f.select().local_set(bend)
+            self._loop(a, step, body, start=False, end=lambda: f.local_get(bend))
+            first = vaccs[0]
+            for acc in vaccs[1:]:
+                f.local_get(first).local_get(acc).op("f32x4.add").local_set(first)
+            self._add_lanes_f64(first, total)
+            for acc in vaccs:
+                self._vconst(0.0, dtypes.float32)
+                f.local_set(acc)
+            f.br(0)
+        return total
+
+    def _add_lanes_f64(self, vec: int, total: int) -> None:
+        """total (f64) += the four float32 lanes of vec."""
+        f = self.f
+        for lane in range(LANES):
+            f.local_get(total).local_get(vec)
+            self._extract(lane, dtypes.float32)
+            f.op("f64.promote_f32").op("f64.add").local_set(total)
 
     def _combine(self) -> None:
         k, f = self.k, self.f
