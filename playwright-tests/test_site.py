@@ -112,9 +112,8 @@ def test_stop_interrupts_a_running_loop_then_run_works(site):
     site.page.click("#stop")
     site.page.wait_for_function("() => !document.getElementById('run').disabled")
     out = site.output()
-    assert re.search(r"Stopped at line [56]\.", out), (
-        out and "restarted" not in out
-    )  # KeyboardInterrupt, not a new worker
+    assert re.search(r"Stopped at line [56]\.", out), out  # a KeyboardInterrupt in the user's loop
+    assert "restarted" not in out and "Error" not in out  # not a new worker, nor another exception
     result = site.page.evaluate("() => window.pyjaxSite.run('quickstart', 'wasm')")
     assert result["ok"], result
 
@@ -130,6 +129,11 @@ def test_traceback_shows_the_users_lines(site):
     assert "_pyodide" not in error and "site-packages" not in error  # Pyodide's and pyjax's frames are hidden
     assert error.splitlines()[-1].startswith(("TypeError", "ValueError"))
     assert site.page.inner_text(".cm-error-line") == "    return jnp.ones(3) @ x"
+    site.page.evaluate("() => window.pyjaxSite.setCode('x = 1\\nprint(x +)\\n')")
+    site.run_and_wait()
+    error = site.page.inner_text("#output .error")
+    assert 'File "shared.py", line 2' in error and error.splitlines()[-1].startswith("SyntaxError")
+    assert site.page.inner_text(".cm-error-line") == "print(x +)"
 
 
 def test_share_link_round_trips_without_running(site, chromium):

@@ -232,7 +232,9 @@ function describeDevices() {
 }
 
 let deviceText = "";
+let platform = "";
 function showDevice(info) {
+  platform = info.platform;
   let text = `running on ${info.platform}`;
   if (info.adapter) text += ` (${info.adapter.device}${info.adapter.fallback ? ", software fallback adapter" : ""})`;
   if (info.fallback) {
@@ -257,6 +259,7 @@ async function runCode(text, device, name) {
   $("stop").disabled = false;
   setStatus(`starting ${device}…`, "running");
   deviceText = `starting ${device}…`;
+  platform = device;
   return new Promise((resolve) => {
     const t0 = performance.now();
     const tick = setInterval(() => setStatus(`${deviceText} · ${((performance.now() - t0) / 1000).toFixed(1)} s`, "running"), 250);
@@ -289,7 +292,7 @@ function finishRun(m) {
     }
   }
   const secs = (m.ms / 1000).toFixed(2);
-  setStatus(m.ok ? `done in ${secs} s` : m.errorType === "KeyboardInterrupt" ? `stopped after ${secs} s` : `failed after ${secs} s`);
+  setStatus(m.ok ? `done in ${secs} s on ${platform}` : m.errorType === "KeyboardInterrupt" ? `stopped after ${secs} s` : `failed after ${secs} s`);
   r.resolve({ ok: m.ok, stdout: r.stdout.join("\n"), error, figures: figures.count(), ms: m.ms, stopped: m.errorType === "KeyboardInterrupt" });
 }
 

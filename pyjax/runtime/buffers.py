@@ -86,7 +86,10 @@ def _on_sigint(signum, frame):
         code = f.f_code
         if code in _CRITICAL or code.co_name == "__del__":
             # not here: deliver it again in a moment, once this frame has returned
-            threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            try:
+                threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            except RuntimeError:  # no threads (Pyodide): raise it now, as Python's own handler does
+                break
             return
         f = f.f_back
     raise KeyboardInterrupt
