@@ -25,6 +25,7 @@ from typing import Any
 
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
+from pyjax.core.errors import JAXTypeError
 from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
@@ -93,6 +94,34 @@ def _trace_body(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr, list]:
     avals = [get_aval(x) for x in leaves]
     jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
     return jaxpr, consts
+
+
+def _concrete_primals(leaves: list) -> list | None:
+    """The concrete values under the leaves when only autodiff traces hold them (else None)."""
+    if core.dynamic_trace is not None:
+        return None
+    out = []
+    for x in leaves:
+        while isinstance(x, (ad.JVPTracer, ad.VJPTracer)):
+            x = x.primal
+        if isinstance(x, Tracer):
+            return None
+        out.append(x)
+    return out
+
+
+def _trace_or_evaluate(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr | None, list, list]:
+    """(jaxpr, consts, out_avals) of flat_fun. A function with Python control flow on its inputs cannot be
+    traced abstractly; where only grad/jvp/vjp are active over concrete values, JAX runs it on those values
+    instead (its rules see concrete primals): then it is evaluated once for its output avals, jaxpr None."""
+    try:
+        jaxpr, consts = _trace_body(flat_fun, leaves)
+        return jaxpr, consts, jaxpr.out_avals
+    except JAXTypeError:
+        concrete = _concrete_primals(leaves)
+        if concrete is None:
+            raise
+    return None, [], [get_aval(o) for o in flat_fun(*concrete)]
 
 
 def _check_aval(what: str, got, want) -> None:
@@ -215,9 +244,8 @@ class custom_jvp(CustomFunction):
             out_tree_box.append(out_tree)
             return [_to_jax(o) for o in out_leaves]
 
-        jaxpr, consts = _trace_body(flat_fun, leaves)
+        jaxpr, consts, out_avals = _trace_or_evaluate(flat_fun, leaves)
         out_tree = out_tree_box[0]
-        out_avals = jaxpr.out_avals
         rule, fun_name = self.jvp, _name(self.fun)
         nondiff_argnums = self.nondiff_argnums
 
@@ -261,12 +289,15 @@ class custom_jvp(CustomFunction):
 
         flat_jvp.__name__ = _name(rule)
         del nondiff_argnums
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=flat_jvp, num_consts=len(consts))
+        direct = {} if jaxpr is not None else {"fun": flat_fun}  # no jaxpr: the impl calls the function
+        outs = custom_jvp_call_p.bind(
+            *consts, *leaves, call_jaxpr=jaxpr, jvp=flat_jvp, num_consts=len(consts), **direct
+        )
         return tree_unflatten(out_tree, outs)
 
 
-def _call_impl(*args, call_jaxpr, **_):
-    return core.eval_jaxpr(call_jaxpr, list(args))
+def _call_impl(*args, call_jaxpr, fun=None, **_):
+    return core.eval_jaxpr(call_jaxpr, list(args)) if call_jaxpr is not None else fun(*args)
 
 
 def _call_abstract(*avals, call_jaxpr, **_):
@@ -277,13 +308,13 @@ custom_jvp_call_p.impl = _call_impl
 custom_jvp_call_p.abstract_eval = _call_abstract
 
 
-def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
+def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, fun=None):
     xs = primals[num_consts:]
     ts = [ad.instantiate(t) for t in tangents[num_consts:]]
     return jvp(list(xs), ts)
 
 
-def _custom_jvp_vjp(primals, needs, *, call_jaxpr, jvp, num_consts):
+def _custom_jvp_vjp(primals, needs, *, call_jaxpr, jvp, num_consts, fun=None):
     xs = list(primals[num_consts:])
     zeros = [_zeros_like(x) for x in xs]
 
@@ -422,9 +453,8 @@ class custom_vjp(CustomFunction):
             out_tree_box.append(out_tree)
             return [_to_jax(o) for o in out_leaves]
 
-        jaxpr, consts = _trace_body(flat_fun, leaves)
+        jaxpr, consts, out_avals = _trace_or_evaluate(flat_fun, leaves)
         out_tree = out_tree_box[0]
-        out_avals = jaxpr.out_avals
         fwd, bwd, fun_name = self.fwd, self.bwd, _name(self.fun)
 
         def flat_fwd(*xs) -> tuple[list, list]:
@@ -502,8 +532,9 @@ class custom_vjp(CustomFunction):
                 out.append(g)
             return out
 
+        direct = {} if jaxpr is not None else {"fun": flat_fun}  # no jaxpr: the impl calls the function
         outs = custom_vjp_call_p.bind(
-            *consts, *leaves, call_jaxpr=jaxpr, fwd=flat_fwd, bwd=flat_bwd, num_consts=len(consts)
+            *consts, *leaves, call_jaxpr=jaxpr, fwd=flat_fwd, bwd=flat_bwd, num_consts=len(consts), **direct
         )
         return tree_unflatten(out_tree, outs)
 
@@ -516,7 +547,7 @@ def _custom_vjp_jvp(primals, tangents, **_):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
-def _custom_vjp_vjp(primals, needs, *, call_jaxpr, fwd, bwd, num_consts):
+def _custom_vjp_vjp(primals, needs, *, call_jaxpr, fwd, bwd, num_consts, fun=None):
     xs = list(primals[num_consts:])
     outs, res = fwd(*xs)
 

@@ -80,3 +80,53 @@ def test_vdot_precision(backend):
     a, b = np.arange(4.0, dtype=np.float32), np.ones(4, np.float32)
     check(lambda lib, np_, x, y: np_.vdot(x, y, precision=lib.lax.Precision.HIGHEST), a, b)
     check(lambda lib, np_, x, y: np_.vdot(x, y, preferred_element_type=np_.float32), a.astype(np.int8), b)
+
+
+def test_issubdtype_with_numpy_abstract_classes():
+    abstract = [np.integer, np.floating, np.inexact, np.number, np.signedinteger, np.unsignedinteger, np.generic]
+    for name in ["float32", "int8", "uint8", "complex64", "bool_", "bfloat16"]:
+        for b in abstract + [np.complexfloating]:
+            assert jnp.issubdtype(getattr(jnp, name), b) == jjnp.issubdtype(getattr(jjnp, name), b), (name, b)
+    assert jnp.issubdtype(int, np.integer) and not jnp.issubdtype(float, np.integer)
+
+
+def _control_flow_functions(lib, np_):
+    @lib.custom_jvp
+    def f(x):
+        return np_.sin(x) if x > 0 else np_.cos(x)
+
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), (3.0 if x > 0 else 4.0) * t
+
+    f.defjvp(f_jvp)
+
+    @lib.custom_vjp
+    def g(x):
+        return np_.sin(x) if x > 0 else x * 1.0
+
+    g.defvjp(lambda x: (g(x), x), lambda r, ct: (ct * np_.where(r > 0, 2.0, 5.0),))
+    return f, g
+
+
+def test_custom_rules_of_functions_with_python_control_flow(backend):
+    # JAX runs the rules on concrete primals under grad/jvp/vjp, so `if x > 0` works there (not under jit)
+    def programs(lib, np_, x):
+        f, g = _control_flow_functions(lib, np_)
+        return [
+            lib.grad(f)(x),
+            lib.grad(f)(-x),
+            lib.jvp(f, (x,), (np_.float32(1.0),))[1],
+            lib.vjp(f, x)[1](np_.float32(1.0))[0],
+            lib.grad(lib.grad(f))(x),
+            lib.grad(g)(x),
+            lib.grad(g)(-x),
+            lib.grad(lambda y: g(y) * f(y))(x),
+        ]
+
+    check(lambda lib, np_, x: programs(lib, np_, x), np.float32(1.5), check_weak=False)
+    f, _ = _control_flow_functions(pyjax, jnp)
+    with pytest.raises(pyjax.errors.TracerBoolConversionError):
+        pyjax.jit(f)(1.0)
+    with pytest.raises(pyjax.errors.TracerBoolConversionError):
+        pyjax.vmap(pyjax.grad(f))(jnp.ones(2))

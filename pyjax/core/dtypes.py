@@ -163,6 +163,8 @@ for _d in ALL:
     if _d.name != "bool":
         SCALAR_TYPES[_d.name] = _ScalarMeta(_d.name, (_KIND_BASE[_d.kind],), {"_dtype": _d})
 bool_type.__name__ = "bool_"
+_ABSTRACT = {t.__name__: t for t in (generic, number, inexact, floating, complexfloating, integer)}
+_ABSTRACT.update({t.__name__: t for t in (signedinteger, unsignedinteger)})
 
 
 # False until a complex dtype is first used, so programs without complex numbers pay one global
@@ -220,8 +222,16 @@ def _dtype(spec) -> DType:
     raise TypeError(f"Cannot interpret {spec!r} as a data type")
 
 
+def _abstract_of_numpy(t):
+    """numpy's abstract scalar classes (np.integer, np.floating, ...) as pyjax's, by name; else t."""
+    if isinstance(t, type) and not isinstance(t, _ScalarMeta) and getattr(t, "__module__", "") == "numpy":
+        return _ABSTRACT.get(t.__name__, t)
+    return t
+
+
 def issubdtype(a, b) -> bool:
-    """np.issubdtype over pyjax dtypes and abstract scalar types."""
+    """np.issubdtype over pyjax dtypes and abstract scalar types (numpy's abstract classes included)."""
+    a, b = _abstract_of_numpy(a), _abstract_of_numpy(b)
     if isinstance(b, _ScalarMeta) and b.dtype is None:
         a_type = SCALAR_TYPES[dtype(a).name] if not isinstance(a, _ScalarMeta) else a
         return issubclass(a_type, b)
