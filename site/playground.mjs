@@ -2,7 +2,8 @@
 // live figures. Python runs in a Web Worker (worker.mjs); the page only edits, draws and talks to it.
 //
 // Test hook: window.pyjaxSite = { examples(), run(name, device) }; run resolves to
-// { ok, stdout, error, figures, ms } (figures: the number of non-empty figures drawn).
+// { ok, stdout, error, figures, ms }: stdout its printed lines, error the trimmed traceback (or null),
+// figures the number of non-empty figures drawn, ms the time the code ran (device start-up excluded).
 import { EditorView, basicSetup, keymap, Prec, StateEffect, StateField, Decoration, indentUnit, python } from "./vendor.js";
 import { Figures } from "./figures.mjs";
 
