@@ -1,7 +1,8 @@
 """Arrays to and from the safetensors format, in pure Python (no numpy, so it runs in Pyodide).
 
 The functions mirror `safetensors.flax`: `save(tensors, metadata=None) -> bytes`, `load(data) -> dict`,
-`save_file(tensors, filename, metadata=None)` and `load_file(filename) -> dict`. A file is an 8-byte
+`save_file(tensors, filename, metadata=None)` and `load_file(filename) -> dict`, plus
+`load_metadata(data)` for the header's str -> str metadata. A file is an 8-byte
 little-endian header length, a JSON header naming each tensor's dtype, shape and byte range, then the raw
 little-endian data. As in JAX, 64-bit tensors load as 32-bit arrays unless jax_enable_x64 is on.
 """
@@ -17,7 +18,7 @@ from pyjax.core.core import ShapedArray
 from pyjax.runtime.array import Array
 from pyjax.runtime.execute import from_bytes
 
-__all__ = ["save", "load", "save_file", "load_file"]
+__all__ = ["save", "load", "save_file", "load_file", "load_metadata"]
 
 # safetensors dtype code <-> pyjax dtype name
 _CODES = {
