@@ -130,3 +130,13 @@ def test_bad_arguments():
         serialization.save({"__metadata__": jnp.ones(2)})
     with pytest.raises(TypeError, match="metadata must map str to str"):
         serialization.save({"x": jnp.ones(2)}, metadata={"n": 1})
+
+
+def test_64_bit_tensors_with_x64():
+    arrays = {"f": np.array([1.1, -2.0]), "i": np.array([2**40, -1], np.int64), "u": np.array([2**63], np.uint64)}
+    with pyjax.enable_x64(True):
+        got = serialization.load(st.save(arrays))
+        for k, v in arrays.items():
+            assert got[k].dtype == v.dtype and got[k].tolist() == v.tolist(), k
+        back = st.load(serialization.save(got))
+    assert all(back[k].dtype == v.dtype and np.array_equal(back[k], v) for k, v in arrays.items())
