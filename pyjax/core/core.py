@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import threading
-import types
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -187,35 +185,59 @@ class _TraceState(threading.local):
 
 
 _state = _TraceState()
+# Threads with a trace open anywhere. While none has, `trace_stack` and `dynamic_trace` are
+# plain module globals ([] and None: eager code reads them at a global's cost); while one has,
+# they are removed and module __getattr__ answers each thread with its own.
+_tracing = 0
+_tracing_lock = threading.Lock()
+trace_stack: list[MainTrace] = []
+dynamic_trace: MainTrace | None = None
 
 
-class _CoreModule(types.ModuleType):
-    trace_stack = property(lambda self: _state.trace_stack)
-    dynamic_trace = property(lambda self: _state.dynamic_trace)
+def __getattr__(name: str):
+    if name in ("trace_stack", "dynamic_trace"):
+        return getattr(_state, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-sys.modules[__name__].__class__ = _CoreModule
+@contextmanager
+def _tracing_scope():
+    global _tracing
+    g = globals()
+    with _tracing_lock:
+        _tracing += 1
+        g.pop("trace_stack", None)
+        g.pop("dynamic_trace", None)
+    try:
+        yield
+    finally:
+        with _tracing_lock:
+            _tracing -= 1
+            if not _tracing:
+                g["trace_stack"], g["dynamic_trace"] = [], None
 
 
 @contextmanager
 def new_main(trace_type: type, global_data=None):
     stack = _state.trace_stack
     main = MainTrace(len(stack), trace_type, global_data)
-    stack.append(main)
-    try:
-        yield main
-    finally:
-        stack.pop()
+    with _tracing_scope():
+        stack.append(main)
+        try:
+            yield main
+        finally:
+            stack.pop()
 
 
 @contextmanager
 def new_dynamic(main: MainTrace):
     st = _state
-    prev, st.dynamic_trace = st.dynamic_trace, main
-    try:
-        yield
-    finally:
-        st.dynamic_trace = prev
+    with _tracing_scope():
+        prev, st.dynamic_trace = st.dynamic_trace, main
+        try:
+            yield
+        finally:
+            st.dynamic_trace = prev
 
 
 @contextmanager
@@ -323,12 +345,11 @@ def _leaked_tracer(x: Tracer):
 
 def find_top_trace(args) -> Trace | None:
     """Innermost trace among args and the dynamic trace; None means evaluate eagerly."""
-    st = _state
-    top = st.dynamic_trace
+    top = _state.dynamic_trace if _tracing else None
     for x in args:
         if isinstance(x, Tracer):
             m = x._trace.main
-            stack = st.trace_stack
+            stack = _state.trace_stack
             if m.level >= len(stack) or stack[m.level] is not m:
                 _leaked_tracer(x)
             if top is None or m.level > top.level:

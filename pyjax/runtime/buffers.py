@@ -65,14 +65,13 @@ class Buffer:
 
 
 def release_dead(backend) -> None:
-    """Free the slots of backend's collected buffers (call under LOCK). A slot leaves the queue
-    only after its free returned, so an interrupt cannot lose it between the two."""
-    dead = backend.dead
+    """Free the slots of backend's collected buffers (call under LOCK; a Ctrl-C landing here
+    waits until it returned, see below)."""
+    dead, free, refs = backend.dead, backend.free, _refs
     while dead:
-        ref = dead[0]
-        backend.free(ref.slot)
-        dead.popleft()
-        _refs.discard(ref)
+        ref = dead.popleft()
+        refs.discard(ref)
+        free(ref.slot)
 
 
 # --- Ctrl-C deferred out of the bookkeeping ------------------------------------------------------

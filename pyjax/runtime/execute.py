@@ -96,39 +96,35 @@ def _on_device(a: Array, device) -> Array:
 def execute(prim, args, params):
     """Eager impl of every lax primitive (installed as core.executor)."""
     with LOCK:
-        return _execute(prim, args, params)
-
-
-def _execute(prim, args, params):
-    device = _device_of(args)
-    if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
-        # A broadcast host scalar stays a host constant: no upload, no kernel (but no larger
-        # than the device could hold, as JAX allocates it).
-        a = args[0]
-        aval = prim.abstract_eval(a.aval, **params)
-        be = a._device.backend
-        if be.max_buffer_bytes is not None:
-            check_bytes(math.prod(aval.shape) * aval.dtype.itemsize, be.max_buffer_bytes, be.name, be.limit_reason)
-        return Array(aval, None, None, a._device, host=a._host)
-    arrays = [_on_device(_to_array(a, device), device) for a in args]
-    for a in arrays:
-        if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
-            raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
-        if a._buf is None:
-            a._ensure_buffer()
-    try:
-        key = (prim, tuple(params.items()), tuple((a.aval, a._tracker) for a in arrays), device.platform)
-        hash(key)
-    except TypeError:
-        key = None
-    plan = _eager_cache.get(key) if key is not None else None
-    if plan is None:
-        plan = _compile_eqn(prim, arrays, params, device)
-        if key is not None:
-            _eager_cache[key] = plan
-    program, out_avals = plan
-    outs = run_program(program, device, [a._buf for a in arrays], out_avals)
-    return outs if prim.multiple_results else outs[0]
+        device = _device_of(args)
+        if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
+            # A broadcast host scalar stays a host constant: no upload, no kernel (but no larger
+            # than the device could hold, as JAX allocates it).
+            a = args[0]
+            aval = prim.abstract_eval(a.aval, **params)
+            be = a._device.backend
+            if be.max_buffer_bytes is not None:
+                check_bytes(math.prod(aval.shape) * aval.dtype.itemsize, be.max_buffer_bytes, be.name, be.limit_reason)
+            return Array(aval, None, None, a._device, host=a._host)
+        arrays = [_on_device(_to_array(a, device), device) for a in args]
+        for a in arrays:
+            if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
+                raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
+            if a._buf is None:
+                a._ensure_buffer()
+        try:
+            key = (prim, tuple(params.items()), tuple((a.aval, a._tracker) for a in arrays), device.platform)
+            hash(key)
+        except TypeError:
+            key = None
+        plan = _eager_cache.get(key) if key is not None else None
+        if plan is None:
+            plan = _compile_eqn(prim, arrays, params, device)
+            if key is not None:
+                _eager_cache[key] = plan
+        program, out_avals = plan
+        outs = run_program(program, device, [a._buf for a in arrays], out_avals)
+        return outs if prim.multiple_results else outs[0]
 
 
 def _compile_eqn(prim, arrays, params, device):
@@ -271,35 +267,32 @@ def physicalize(jaxpr: Jaxpr) -> Jaxpr:
 def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
     """Compile (once per backend and input views) and run a closed jaxpr on concrete args."""
     with LOCK:
-        return _run_jaxpr(jaxpr, args)
-
-
-def _run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
-    if dtypes.complex_live:
-        phys = jaxpr._cache.get("phys", 0)
-        if phys == 0:
-            phys = jaxpr._cache["phys"] = physicalize(jaxpr) if _has_complex_vars(jaxpr) else None
-        if phys is not None:
-            ins = [_complex_arg(a, av) for a, av in zip(args, jaxpr.in_avals)]
-            outs = run_jaxpr(phys, ins)
-            return [
-                complex_from_phys(o, av.dtype) if av.dtype.kind == "c" else o for o, av in zip(outs, jaxpr.out_avals)
-            ]
-    device = _device_of(args)
-    arrays = []
-    for a in args:
-        if type(a) is not Array or a._device is not device:
-            a = _on_device(_to_array(a, device), device)
-        if a._buf is None:
-            a._ensure_buffer()
-        arrays.append(a)
-    lits = jaxpr._cache.get("lits")
-    if lits is None:
-        lits = _array_literals(jaxpr)
-    entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
-    if entry is None:
-        entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
-    return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+        if dtypes.complex_live:
+            phys = jaxpr._cache.get("phys", 0)
+            if phys == 0:
+                phys = jaxpr._cache["phys"] = physicalize(jaxpr) if _has_complex_vars(jaxpr) else None
+            if phys is not None:
+                ins = [_complex_arg(a, av) for a, av in zip(args, jaxpr.in_avals)]
+                outs = run_jaxpr(phys, ins)
+                return [
+                    complex_from_phys(o, av.dtype) if av.dtype.kind == "c" else o
+                    for o, av in zip(outs, jaxpr.out_avals)
+                ]
+        device = _device_of(args)
+        arrays = []
+        for a in args:
+            if type(a) is not Array or a._device is not device:
+                a = _on_device(_to_array(a, device), device)
+            if a._buf is None:
+                a._ensure_buffer()
+            arrays.append(a)
+        lits = jaxpr._cache.get("lits")
+        if lits is None:
+            lits = _array_literals(jaxpr)
+        entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
+        if entry is None:
+            entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
+        return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
 
 
 def program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
