@@ -6,21 +6,18 @@ a webgpu dispatch queue, and never race on an allocator or a kernel cache. One l
 devices keeps lock order trivial (a program on one device may read another's buffers). Tracing
 needs no lock: the interpreter stack is per thread (pyjax.core.core).
 
-Frees: a Buffer's slot goes back to its backend when the Buffer is garbage-collected, but not
-from a `__del__`: an exception raised inside `__del__` is printed and dropped, so a Ctrl-C
-landing there was swallowed (the loop kept running) and the free it cut short leaked its slot.
-Instead each Buffer has a weak reference whose callback is the C method `deque.append` of its
-backend's `dead` queue: no Python bytecode runs at collection (so no signal can land there,
-and no lock is taken in whichever thread the collector runs). The backend frees the queued
-slots under LOCK at its next allocation (`release_dead`).
+Frees: a Buffer's slot goes back to its backend when the Buffer is garbage-collected, which may
+happen in any thread, at any bytecode. So `__del__` only appends the slot to its backend's
+`dead` queue (no lock, no allocator work); the slots are freed under LOCK at the backend's next
+allocation (in `Buffer.__init__`), where an interrupt cannot cut a free short (below).
 
 Ctrl-C inside the bookkeeping: Python raises KeyboardInterrupt between any two bytecodes, so one
 landing half-way through an allocator's malloc or free would leave its free lists torn, and one
 landing in any `__del__` (wgpu-py frees GPU objects there) is dropped. While Python's own SIGINT
-handler is installed, pyjax installs one that behaves the same except inside `Buffer.__init__`,
-`release_dead` or a `__del__` (and what they call): there it trips the signal again a millisecond
-later from a helper thread, until the interrupt lands outside them and is raised. A handler the program
-installed itself is left alone.
+handler is installed, pyjax installs one that behaves the same except inside `Buffer.__init__`
+or a `__del__` (and what they call): there it trips the signal again a millisecond later from a
+helper thread, until the interrupt lands outside them and is raised (without threads, as in
+Pyodide, it is raised at once). A handler the program installed itself is left alone.
 """
 
 from __future__ import annotations
@@ -28,26 +25,16 @@ from __future__ import annotations
 import _thread
 import signal
 import threading
-import weakref
 
 from pyjax.backends.limits import check_bytes
 
 LOCK = threading.RLock()
 
 
-class _Ref(weakref.ref):
-    """A Buffer's weak reference, carrying what its free needs once the Buffer is gone."""
-
-    __slots__ = ("backend", "slot")
-
-
-_refs: set = set()  # keeps each _Ref alive until its callback has run (also for cyclic garbage)
-
-
 class Buffer:
-    __slots__ = ("backend", "slot", "nbytes", "__weakref__")
-
     """A backend slot of nbytes, freed after the Buffer is collected (make one under LOCK)."""
+
+    __slots__ = ("backend", "slot", "nbytes", "__weakref__")
 
     def __init__(self, backend, nbytes: int):
         self.backend = backend
@@ -56,27 +43,24 @@ class Buffer:
         if limit is not None and nbytes > limit:
             check_bytes(nbytes, limit, backend.name, backend.limit_reason)
         dead = backend.dead
-        if dead:
-            release_dead(backend)
-        self.slot = slot = backend.malloc(max(nbytes, 1))
-        ref = _Ref(self, dead.append)
-        ref.backend, ref.slot = backend, slot
-        _refs.add(ref)
+        if dead:  # free the slots of collected buffers first
+            free = backend.free
+            while dead:
+                free(dead.popleft())
+        self.slot = backend.malloc(max(nbytes, 1))
 
-
-def release_dead(backend) -> None:
-    """Free the slots of backend's collected buffers (call under LOCK; a Ctrl-C landing here
-    waits until it returned, see below)."""
-    dead, free, refs = backend.dead, backend.free, _refs
-    while dead:
-        ref = dead.popleft()
-        refs.discard(ref)
-        free(ref.slot)
+    def __del__(self):
+        # Only this: an exception raised in __del__ is printed and dropped, and a Ctrl-C landing
+        # here is deferred by _on_sigint until the frame returned.
+        try:
+            self.backend.dead.append(self.slot)
+        except AttributeError:  # the allocation itself failed: no slot
+            pass
 
 
 # --- Ctrl-C deferred out of the bookkeeping ------------------------------------------------------
 
-_CRITICAL = {Buffer.__init__.__code__, release_dead.__code__}
+_CRITICAL = {Buffer.__init__.__code__}
 
 
 def _on_sigint(signum, frame):
