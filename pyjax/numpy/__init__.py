@@ -68,3 +68,4 @@ from pyjax.numpy._extra import *  # noqa: F401,F403,E402
 from pyjax.numpy._more import *  # noqa: F401,F403,E402
 from pyjax.numpy._bits import *  # noqa: F401,F403,E402
 from pyjax.numpy import fft  # noqa: F401,E402
+from pyjax.numpy._ufuncs import *  # noqa: F401,F403,E402  (jnp.add, ... as ufunc objects)
