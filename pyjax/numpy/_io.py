@@ -1,0 +1,134 @@
+"""jnp.save / jnp.load: arrays in numpy's .npy format, written and read in pure Python (no numpy needed).
+
+Format 1.0: the magic b"\\x93NUMPY", version, a little-endian uint16 header length, a Python-literal
+header {'descr', 'fortran_order', 'shape'} padded to a multiple of 64 bytes, then the raw C-order
+data. bfloat16 is stored as two-byte void ('|V2'), as numpy saves JAX's bfloat16, and read back as
+bfloat16, as jnp.load does. A .npz archive is handed to numpy.load when numpy is present.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import struct
+from typing import Any
+
+from pyjax.core import dtypes
+from pyjax.numpy import _core
+
+__all__ = ["load", "save"]
+
+_MAGIC = b"\x93NUMPY"
+# dtype -> (npy descr without byte order, struct code per element)
+_FORMATS = {
+    "bool": ("b1", "?"),
+    "int8": ("i1", "b"),
+    "uint8": ("u1", "B"),
+    "int16": ("i2", "h"),
+    "uint16": ("u2", "H"),
+    "int32": ("i4", "i"),
+    "uint32": ("u4", "I"),
+    "int64": ("i8", "q"),
+    "uint64": ("u8", "Q"),
+    "float16": ("f2", "e"),
+    "float32": ("f4", "f"),
+    "float64": ("f8", "d"),
+    "complex64": ("c8", "f"),
+    "complex128": ("c16", "d"),
+}
+_BY_DESCR = {descr: name for name, (descr, _) in _FORMATS.items()}
+
+
+def _flat_values(a) -> list:
+    values = a.ravel().tolist() if a.ndim else [a.item()]
+    if a.dtype.kind == "c":
+        return [part for v in values for part in (v.real, v.imag)]
+    return values
+
+
+def _bf16_bits(v: float) -> int:
+    bits = struct.unpack("<I", struct.pack("<f", v))[0]
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
+        return 0x7FC0  # NaN
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF  # round half to even
+
+
+def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
+    """Write arr to file (a path, ".npy" appended as numpy does, or a binary file object) in .npy format."""
+    a = _core.asarray(arr)
+    name = a.dtype.name
+    if name == "bfloat16":
+        descr = "|V2"
+        data = struct.pack(f"<{a.size}H", *(_bf16_bits(v) for v in _flat_values(a.astype("float32"))))
+    else:
+        base, code = _FORMATS[name]
+        descr = ("|" if base[1:] == "1" else "<") + base
+        values = _flat_values(a)
+        data = struct.pack(f"<{len(values)}{code}", *values)
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple(a.shape)!r}, }}"
+    pad = 64 - (len(_MAGIC) + 4 + len(header) + 1) % 64
+    header_bytes = (header + " " * (pad % 64) + "\n").encode("latin1")
+    blob = _MAGIC + b"\x01\x00" + struct.pack("<H", len(header_bytes)) + header_bytes + data
+    if hasattr(file, "write"):
+        file.write(blob)
+        return
+    path = os.fspath(file)
+    if not path.endswith(".npy"):
+        path += ".npy"
+    with open(path, "wb") as f:
+        f.write(blob)
+
+
+def _read_header(raw: bytes) -> tuple[dict, int]:
+    if raw[:6] != _MAGIC:
+        raise ValueError("load: not a .npy file (missing the \\x93NUMPY magic)")
+    major = raw[6]
+    if major == 1:
+        n, start = struct.unpack("<H", raw[8:10])[0], 10
+    elif major in (2, 3):
+        n, start = struct.unpack("<I", raw[8:12])[0], 12
+    else:
+        raise ValueError(f"load: unsupported .npy format version {major}")
+    header = ast.literal_eval(raw[start : start + n].decode("utf-8" if major == 3 else "latin1"))
+    return header, start + n
+
+
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """Read an array saved in .npy format (a path or a binary file object) as a pyjax array."""
+    if hasattr(file, "read"):
+        raw = file.read()
+    else:
+        with open(os.fspath(file), "rb") as f:
+            raw = f.read()
+    if raw[:2] == b"PK":  # a .npz archive: numpy's loader, numpy arrays (as jnp.load returns them)
+        import io
+
+        import numpy
+
+        return numpy.load(io.BytesIO(raw), *args, **kwargs)
+    header, offset = _read_header(raw)
+    descr, shape = header["descr"], tuple(header["shape"])
+    if not isinstance(descr, str):
+        raise ValueError(f"load: structured dtypes are not supported (descr {descr!r})")
+    order, base = descr[0], descr[1:]
+    endian = ">" if order == ">" else "<"
+    count = 1
+    for d in shape:
+        count *= d
+    if base == "V2":
+        bits = struct.unpack_from(f"{endian}{count}H", raw, offset)
+        values = [struct.unpack("<f", struct.pack("<I", b << 16))[0] for b in bits]
+        out = _core.asarray(values, "float32").astype(dtypes.bfloat16)
+    else:
+        name = _BY_DESCR.get(base)
+        if name is None:
+            raise ValueError(f"load: unsupported dtype {descr!r}")
+        code = _FORMATS[name][1]
+        n = count * (2 if name.startswith("complex") else 1)
+        values = list(struct.unpack_from(f"{endian}{n}{code}", raw, offset))
+        if name.startswith("complex"):
+            values = [complex(values[i], values[i + 1]) for i in range(0, n, 2)]
+        out = _core.asarray(values, dtypes.canonicalize(dtypes.dtype(name)))
+    if header.get("fortran_order"):
+        return _core.transpose(_core.reshape(out, shape[::-1]))
+    return _core.reshape(out, shape)
