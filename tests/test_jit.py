@@ -233,3 +233,23 @@ def test_jit_eval_shape_and_lower(backend):
     jf = pyjax.jit(lambda x: pjnp.outer(x, x))
     s = pyjax.eval_shape(jf, pjnp.ones(3))
     assert s.shape == (3, 3) and str(s.dtype) == "float32"
+
+
+def test_slices_of_one_array_share_a_program(backend):
+    """f(xs[i]) over many i: each slice is a view at another offset, which a program would fuse; after
+    a few such variants pyjax copies views to plain buffers, so the loop compiles a bounded number of
+    programs (it compiled one per i) and still gives JAX's values."""
+    import jax as real_jax
+    import jax.numpy as jjnp
+    import numpy as np
+
+    xs = np.linspace(-2, 2, 24 * 8, dtype=np.float32).reshape(24, 8)
+    f = pyjax.jit(lambda x: pjnp.tanh(x * 2.0).sum())
+    g = real_jax.jit(lambda x: jjnp.tanh(x * 2.0).sum())
+    px, jx = pjnp.asarray(xs), jjnp.asarray(xs)
+    got = [float(f(px[i])) for i in range(24)]
+    want = [float(g(jx[i])) for i in range(24)]
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    jaxpr = next(iter(f.cache.values()))[0]
+    programs = [k for k in jaxpr._cache if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], tuple)]
+    assert len(programs) <= 5, f"{len(programs)} programs compiled for 24 slices"

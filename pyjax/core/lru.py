@@ -32,5 +32,5 @@ class LRUCache(OrderedDict):
     def __setitem__(self, key, value):
         OrderedDict.__setitem__(self, key, value)
         self.move_to_end(key)
-        if len(self) > self.maxsize:
+        while len(self) > self.maxsize:
             self.popitem(last=False)

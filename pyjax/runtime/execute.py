@@ -291,8 +291,24 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
             lits = _array_literals(jaxpr)
         entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
         if entry is None:
-            entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
+            if _view_variants(jaxpr, device) >= MAX_VIEW_VARIANTS:
+                # f(xs[i]) in a loop: each view would compile its own fused program; copy views
+                # to plain buffers instead, so one program serves them all
+                arrays = [
+                    a if a._tracker.is_contiguous and a._buf.nbytes == a.nbytes else materialize(a) for a in arrays
+                ]
+                entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
+            if entry is None:
+                entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
         return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+
+
+MAX_VIEW_VARIANTS = 4  # programs per jaxpr and device compiled for input views before views are copied
+
+
+def _view_variants(jaxpr: Jaxpr, device) -> int:
+    """How many programs jaxpr has compiled on device (one per distinct tuple of input views)."""
+    return sum(1 for k in jaxpr._cache if type(k) is tuple and len(k) == 2 and k[0] is device)
 
 
 def program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
