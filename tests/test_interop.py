@@ -130,3 +130,48 @@ def test_custom_rules_of_functions_with_python_control_flow(backend):
         pyjax.jit(f)(1.0)
     with pytest.raises(pyjax.errors.TracerBoolConversionError):
         pyjax.vmap(pyjax.grad(f))(jnp.ones(2))
+
+
+def test_edge_semantics(backend):
+    """Edge cases where pyjax differed from JAX (issue 16): each returns JAX's value or raises JAX's class."""
+    cases = [
+        lambda lib, np_: np_.cross(np_.array([1.0, 2.0]), np_.array([3.0, 4.0])),
+        lambda lib, np_: np_.cross(np_.array([1.0, 2.0]), np_.array([3.0, 4.0, 5.0])),
+        lambda lib, np_: np_.cross(np_.ones((2, 2)), np_.ones((2, 3))),
+        lambda lib, np_: np_.cross(np_.ones(4), np_.ones(3)),
+        lambda lib, np_: np_.polyval(np_.array([[1.0, 2.0], [3.0, 4.0]]), np_.array([2.0, 3.0])),
+        lambda lib, np_: np_.polyval(np_.ones((3, 2, 2)), np_.array(2.0)),
+        lambda lib, np_: np_.cumulative_sum(np_.asarray(3.0)),
+        lambda lib, np_: np_.cumulative_sum(np_.ones((2, 2))),
+        lambda lib, np_: np_.cumulative_sum(np_.ones((2, 3), np_.int8), axis=1, include_initial=True),
+        lambda lib, np_: np_.cumulative_prod(np_.arange(1.0, 4.0), include_initial=True),
+        lambda lib, np_: np_.cumsum(np_.asarray(3.0)),
+        lambda lib, np_: np_.split(np_.arange(5), 2),
+        lambda lib, np_: np_.split(np_.arange(4), 2.5),
+        lambda lib, np_: np_.array_split(np_.arange(5), 0),
+        lambda lib, np_: np_.hsplit(np_.asarray(1.0), 1),
+        lambda lib, np_: np_.dsplit(np_.ones((2, 2)), 2),
+        lambda lib, np_: np_.rot90(np_.arange(3)),
+        lambda lib, np_: np_.rot90(np_.ones((2, 2)), axes=(0, 0)),
+        lambda lib, np_: np_.rot90(np_.ones((2, 2)), axes=(0, 2)),
+        lambda lib, np_: np_.rot90(np_.arange(8).reshape(2, 2, 2), 3, axes=(-1, 0)),
+        lambda lib, np_: np_.nan_to_num(np_.array([np.nan, np.inf, -np.inf]), nan=1.0, posinf=2.0, neginf=-2.0),
+        lambda lib, np_: np_.unwrap(np_.array([0.0, 3.0, 6.5, 0.2]), discont=4.0),
+        lambda lib, np_: np_.unwrap(np_.array([0.0, 3.0, 6.5, 0.2]), period=5.0),
+        lambda lib, np_: np_.trapezoid(np_.arange(6.0).reshape(2, 3), x=np_.array([0.0, 2.0]), axis=0),
+        lambda lib, np_: np_.trapezoid(np_.arange(6.0).reshape(2, 3), x=np_.arange(6.0).reshape(2, 3) ** 2),
+    ]
+    for f in cases:
+        check(f)
+
+
+def test_jaxpr_public_attributes():
+    closed = pyjax.make_jaxpr(lambda x, y: jnp.sin(x) * y + 1.0)(1.0, 2.0)
+    want = jax.make_jaxpr(lambda x, y: jjnp.sin(x) * y + 1.0)(1.0, 2.0)
+    j, w = closed.jaxpr, want.jaxpr
+    assert len(j.invars) == len(w.invars) == 2 and len(j.outvars) == len(w.outvars) == 1
+    assert [e.primitive.name for e in j.eqns] == [e.primitive.name for e in w.eqns]
+    assert [len(e.invars) for e in j.eqns] == [len(e.invars) for e in w.eqns]
+    assert j.eqns[0].outvars[0] is j.eqns[1].invars[0] and closed.consts == [] and j.constvars == []
+    avals = [(v.aval.shape, str(v.aval.dtype), v.aval.weak_type) for v in j.invars]
+    assert avals == [(v.aval.shape, str(v.aval.dtype), v.aval.weak_type) for v in w.invars]

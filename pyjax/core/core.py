@@ -456,6 +456,9 @@ class JaxprEqn:
         self.params = params
         self.out_binders = out_binders
 
+    invars = property(lambda self: self.inputs)  # JAX's public names
+    outvars = property(lambda self: self.out_binders)
+
 
 class Jaxpr:
     """A closed-over-nothing typed program: in_binders -> eqns -> outs."""
@@ -470,6 +473,10 @@ class Jaxpr:
 
     in_avals = property(lambda self: [v.aval for v in self.in_binders])
     out_avals = property(lambda self: [v.aval for v in self.outs])
+    # JAX's public names (a ClosedJaxpr's consts bind the first invars here: pyjax has no separate constvars)
+    invars = property(lambda self: self.in_binders)
+    outvars = property(lambda self: self.outs)
+    constvars = property(lambda self: [])
 
     def __repr__(self):
         return pp_jaxpr(self)

@@ -1593,14 +1593,17 @@ def _split(fn, ary, indices_or_sections, axis):
     nd = _aval(ary).ndim
     ax = _norm_axis(axis, nd, fn)
     n = _aval(ary).shape[ax]
-    if isinstance(indices_or_sections, (builtins.int,)) or (
+    if isinstance(indices_or_sections, (builtins.int, builtins.float)) or (
         hasattr(indices_or_sections, "__index__") and not isinstance(indices_or_sections, (list, tuple, Array))
     ):
-        sections = operator.index(indices_or_sections)
-        if sections <= 0:
+        ios = indices_or_sections
+        sections = builtins.int(ios) if isinstance(ios, builtins.float) else operator.index(ios)  # JAX truncates
+        if sections == 0:  # JAX's class (numpy's is ValueError)
+            raise ZeroDivisionError(f"{fn}: the number of sections must be larger than 0")
+        if sections < 0:
             raise ValueError("number sections must be larger than 0.")
         if fn == "split" and n % sections:
-            raise ValueError("array split does not result in an equal division")
+            raise ValueError(f"array split does not result in an equal division: rest is {n % sections}")
         if fn == "split":
             idx = [i * (n // sections) for i in range(1, sections)]
         else:
@@ -1631,6 +1634,8 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
+    if ndim(ary) == 0:  # JAX's class for a 0-d array
+        raise IndexError("hsplit: needs an array of at least 1 dimension, got a 0-d array")
     return split(ary, indices_or_sections, axis=1 if ndim(ary) > 1 else 0)
 
 
@@ -1639,6 +1644,8 @@ def vsplit(ary, indices_or_sections):
 
 
 def dsplit(ary, indices_or_sections):
+    if ndim(ary) < 3:  # JAX's class for too few dimensions
+        raise IndexError(f"dsplit: needs an array of at least 3 dimensions, got {ndim(ary)}")
     return split(ary, indices_or_sections, axis=2)
 
 
@@ -1731,8 +1738,17 @@ def _slice_axis(a, b, e, ax):
 
 def rot90(m, k=1, axes=(0, 1)):
     m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(
+            "rot90 requires its first argument to have ndim at least two, but got first argument of shape "
+            f"{m.shape}, which has ndim {m.ndim}"
+        )
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must hold two axes, got {tuple(axes)}")
+    a0, a1 = (_norm_axis(a, m.ndim, "rot90") for a in axes)
+    if a0 == a1:
+        raise ValueError("Axes must be different")
     k %= 4
-    a0, a1 = axes
     if k == 0:
         return m
     if k == 2:
@@ -2030,10 +2046,14 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axisb = axisc = axis
     a = moveaxis(asarray(a), axisa, -1)
     b = moveaxis(asarray(b), axisb, -1)
-    if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError("cross: only 3-dimensional vectors are supported")
-    a0, a1, a2 = (a[..., i] for i in range(3))
-    b0, b1, b2 = (b[..., i] for i in range(3))
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("Dimension must be either 2 or 3 for cross product")
+    if a.shape[-1] == b.shape[-1] == 2:  # 2-vectors: the z component alone, as numpy
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    a2 = a[..., 2] if a.shape[-1] == 3 else zeros_like(a0)  # a 2-vector has z = 0
+    b2 = b[..., 2] if b.shape[-1] == 3 else zeros_like(b0)
     c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
     return moveaxis(c, -1, axisc)
 

@@ -27,6 +27,8 @@ from pyjax.numpy import _core as jnp
 from pyjax.runtime.array import Array
 
 __all__ = [
+    "cumulative_prod",
+    "cumulative_sum",
     "append",
     "apply_along_axis",
     "apply_over_axes",
@@ -411,11 +413,12 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 
 
 def polyval(p, x, *, unroll: int = 16):
-    """Evaluate the polynomial with coefficients p (highest degree first) at x (Horner's rule)."""
+    """Evaluate the polynomial with coefficients p (highest degree first, along p's first axis) at x (Horner's
+    rule); coefficients of more dimensions broadcast against x, as in JAX."""
     jnp._check_arraylike("polyval", p, x)
     p, x = _result("polyval", _arr(p), _arr(x))
-    if _aval(p).ndim != 1:
-        raise ValueError(f"polyval requires a 1-D coefficient array, got shape {_aval(p).shape}")
+    if _aval(p).ndim == 0:
+        raise ValueError("polyval requires an array of coefficients of at least one dimension, got a scalar")
     y = jnp.zeros_like(x)
     for i in builtins.range(_aval(p).shape[0]):
         y = y * x + p[i]
@@ -1201,3 +1204,41 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of two 1-D arrays (modes 'full', 'same', 'valid')."""
     return _conv1d("correlate", a, v, mode, precision, preferred_element_type)
+
+
+def _cumulative_api(name: str, fn):
+    def cumulative(x, /, *, axis=None, dtype=None, include_initial: bool = False):
+        jnp._check_arraylike(name, x)
+        x = _arr(x)
+        nd = _aval(x).ndim
+        if nd == 0:
+            raise ValueError(
+                f"The input must be non-scalar to take a cumulative {name[len('cumulative_') :]}, "
+                "however a scalar value or scalar array was given."
+            )
+        if axis is None:
+            if nd > 1:
+                raise ValueError(
+                    f"The input array has rank {nd}, however axis was not set to an explicit value. The axis "
+                    "argument is only optional for one-dimensional arrays."
+                )
+            axis = 0
+        axis = _norm_axis(axis, nd, name)
+        d = _aval(x).dtype
+        if dtype is None and name == "cumulative_sum" and d.kind in "biu" and d.itemsize < 4:
+            dtype = "uint32" if d.kind == "u" else "int32"  # the array API's sum widens small integers (JAX too)
+        out = fn(x, axis=axis, dtype=dtype)
+        if include_initial:
+            shape = list(_aval(out).shape)
+            shape[axis] = 1
+            first = jnp.full(shape, 0 if name == "cumulative_sum" else 1, _aval(out).dtype)
+            out = jnp.concatenate([first, out], axis=axis)
+        return out
+
+    cumulative.__name__ = name
+    cumulative.__doc__ = f"The array API's {name}: axis needed beyond 1-D, include_initial prepends the identity."
+    return cumulative
+
+
+cumulative_sum = _cumulative_api("cumulative_sum", jnp.cumsum)
+cumulative_prod = _cumulative_api("cumulative_prod", jnp.cumprod)
