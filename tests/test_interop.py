@@ -175,3 +175,12 @@ def test_jaxpr_public_attributes():
     assert j.eqns[0].outvars[0] is j.eqns[1].invars[0] and closed.consts == [] and j.constvars == []
     avals = [(v.aval.shape, str(v.aval.dtype), v.aval.weak_type) for v in j.invars]
     assert avals == [(v.aval.shape, str(v.aval.dtype), v.aval.weak_type) for v in w.invars]
+
+
+def test_subnormals_are_kept(backend):
+    """pyjax keeps float32 subnormals (IEEE gradual underflow; WebAssembly requires it) where JAX's CPU flushes
+    them to zero: a documented difference. WGSL lets a GPU flush them; lavapipe keeps them."""
+    x = np.array([1e-40, 1e-38], np.float32)
+    got = np.asarray(jnp.asarray(x) / 100)
+    np.testing.assert_array_equal(got, x / np.float32(100))
+    assert got[0] > 0
