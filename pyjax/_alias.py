@@ -105,6 +105,10 @@ def alias_jax() -> types.ModuleType:
             "pyjax.alias_jax(): the real jax is already imported in this process "
             f"({', '.join(real[:3])}{', ...' if len(real) > 3 else ''}); call alias_jax() before anything imports jax"
         )
+    try:  # importing jax registers ml_dtypes' numpy types (np.dtype("bfloat16")); code written for JAX relies on it
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        pass
     jax = _jax_module(pyjax)
     sys.modules["jax"] = jax
     if _FINDER not in sys.meta_path:

@@ -41,6 +41,8 @@ def test_alias_resolves_jax_and_its_submodules():
         assert sys.modules["jax.scipy.special"] is pyjax.scipy.special and logsumexp is pyjax.scipy.special.logsumexp
         assert pyjax.numpy.__spec__.name == "pyjax.numpy"  # the alias keeps pyjax's module specs
         assert jax.jit is pyjax.jit and "grad" in dir(jax)
+        import numpy as np
+        assert np.dtype("bfloat16") == jnp.bfloat16.dtype  # ml_dtypes registered, as importing jax does
         assert not any(n.startswith("jaxlib") for n in sys.modules)  # the real jax never loaded
         print(float(jax.grad(lambda x: jnp.sin(x) * 2)(0.0)))
         try:
