@@ -57,6 +57,8 @@ EMPTY_CASES = {
     "matmul_empty_out": (lambda j, n, a, b: (a @ b, j.vmap(n.dot)(a, a)), E(0, 3), E(3, 4)),
     "conv_empty_in_channels": (lambda j, n, x, w: j.lax.conv(x, w, (1, 1), "SAME"), E(1, 0, 5, 5), E(3, 0, 3, 3)),
     "conv_empty_batch": (lambda j, n, x, w: j.lax.conv(x, w, (1, 1), "SAME"), E(0, 2, 5, 5), E(3, 2, 3, 3)),
+    "conv_empty_window": (lambda j, n, x, w: j.lax.conv(x, w, (1,), "VALID"), E(1, 2, 5), E(3, 2, 0)),  # ValueError
+    "conv_empty_spatial": (lambda j, n, x, w: j.lax.conv(x, w, (1,), "VALID"), E(1, 2, 0), E(3, 2, 1)),
     "grad_matmul_k0": (lambda j, n, a, b: j.grad(lambda x, y: (x @ y).sum(), argnums=(0, 1))(a, b), E(2, 0), E(0, 3)),
     # reductions: identities, and JAX's errors where there is none
     "reduce_identities": (
@@ -228,6 +230,25 @@ def test_lax_broadcasting_errors_and_transforms(backend):
     check(lambda j, n, x, y: j.grad(lambda a, b: j.lax.mul(a, b).sum(), argnums=(0, 1))(x, y), x, y)
     check(lambda j, n, x, y: j.vmap(j.lax.sub)(x, y), x, y)
     check(lambda j, n, x, y: j.jit(j.lax.max)(x, y), x, y)
+
+
+def test_converted_bool_times_nan_under_jit(backend):
+    """Fuzzer seed 472: fused into one WebGPU kernel, float(c) * v lost 0 * NaN = NaN (the shader compiler
+    folds b2f(c) * v into select(c, v, 0)) where cpu and wasm kept it. Every backend now computes IEEE
+    products, eagerly and under jit. (XLA makes that fold too, inside one computation, and not inside 2-D
+    dots: JAX gives either answer, so IEEE arithmetic in numpy is the reference here.)"""
+    m = np.array([[0.2, 0.9, 0.1], [0.7, 0.0, 0.3]], F32)
+    v = np.array([[np.nan, np.inf, 2.0], [-np.inf, -0.0, np.nan]], F32)
+
+    def g(n, m, v):
+        c, z = (m > 0.5).astype(n.float32), (m < m).astype(n.float32)
+        return c * v, v * z, n.tensordot(z, v.T, 1)
+
+    with np.errstate(invalid="ignore"):
+        want = g(np, m, v)
+    for got in (g(jnp, jnp.asarray(m), jnp.asarray(v)), pyjax.jit(lambda m, v: g(jnp, m, v))(m, v)):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(a), b)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8])

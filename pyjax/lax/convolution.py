@@ -309,6 +309,9 @@ def _conv_abstract(
     for name, v in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
         if any(s <= 0 for s in v):
             raise ValueError(f"conv_general_dilated {name} must be positive, got {tuple(v)}.")
+    window = tuple(rhs.shape[d] for d in rs[2:])
+    if any(w <= 0 for w in window):  # XLA rejects an empty window (JAX: when lowering)
+        raise ValueError(f"conv_general_dilated expects the window to have positive sizes, got {window}.")
     if lhs.dtype is not rhs.dtype:
         raise TypeError(
             f"conv_general_dilated requires arguments to have the same dtypes, got {lhs.dtype.name}, {rhs.dtype.name}."

@@ -567,6 +567,12 @@ class Emitter:
                 return f"select({sgn}, {self._h('nan')}(), !{self._h('isfinite')}({v}))"
             if op == "sub" and x is y:
                 return f"select(0.0f, {self._h('nan')}(), !{self._h('isfinite')}({a}))"
+            if op == "mul" and (_from_bool(x) or _from_bool(y)):
+                # b2f(c) * v is folded to select(c, v, 0) (Mesa's inexact rules, fma too), losing 0 * NaN/inf:
+                # spell out the product with 0 (+-0 with v's sign, NaN for non-finite v) or 1.
+                c, v = (a, b) if _from_bool(x) else (b, a)
+                by_zero = f"select(bitcast<f32>(bitcast<u32>({v}) & 0x80000000u), {self._h('nan')}(), !{self._h('isfinite')}({v}))"
+                return f"select({by_zero}, {v}, {c} != 0.0f)"
             if op in ("add", "sub", "mul") and self.exact_ops:
                 # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
                 # (Mesa's inexact algebraic rules), which breaks error-free transformations
@@ -705,6 +711,11 @@ ENTRY = (
     "@builtin(local_invocation_index) lid: u32"
 )
 LINEAR_WG = "let wgl = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;"
+
+
+def _from_bool(n) -> bool:
+    """A float node that is a converted bool (0 or 1), which shader compilers see through."""
+    return n.op == "cast" and n.srcs[0].dtype is dtypes.bool_
 
 
 def runtime_zero(binding: str) -> str:
