@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pyjax._prng import KeyDtype as _KeyDtype
@@ -43,8 +44,15 @@ def issubdtype(a: Any, b: Any) -> bool:
 
 
 def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
-    """The dtype JAX computes in for `dtype` (64-bit types become 32-bit without jax_enable_x64)."""
-    return _d.canonicalize(dtype)
+    """The dtype JAX computes in for `dtype` (64-bit types become 32-bit without jax_enable_x64): numpy's dtype
+    object once numpy is imported, as JAX returns (so `is` comparisons with np.dtype(...) hold), else pyjax's."""
+    d = _d.canonicalize(dtype)
+    if "numpy" in sys.modules:
+        try:
+            return d.dtype
+        except AttributeError:  # bfloat16 without ml_dtypes
+            pass
+    return d
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:

@@ -184,3 +184,10 @@ def test_subnormals_are_kept(backend):
     got = np.asarray(jnp.asarray(x) / 100)
     np.testing.assert_array_equal(got, x / np.float32(100))
     assert got[0] > 0
+
+
+def test_canonicalize_dtype_gives_numpy_dtypes():
+    import pyjax.dtypes
+
+    for t in ["float32", "float64", "int64", "bfloat16", "bool"]:
+        assert pyjax.dtypes.canonicalize_dtype(t) is jax.dtypes.canonicalize_dtype(t), t
