@@ -191,3 +191,10 @@ def test_canonicalize_dtype_gives_numpy_dtypes():
 
     for t in ["float32", "float64", "int64", "bfloat16", "bool"]:
         assert pyjax.dtypes.canonicalize_dtype(t) is jax.dtypes.canonicalize_dtype(t), t
+
+
+def test_cond_operand_none(backend):
+    # optax's conditionality transforms call lax.cond(pred, f, g, operand=None): the branches take None
+    check(lambda lib, np_, x: lib.lax.cond(x > 0, lambda _: x * 2, lambda _: x, operand=None), np.float32(1.5))
+    check(lambda lib, np_, x: lib.jit(lambda v: lib.lax.cond(v > 0, lambda o: o, lambda o: -o, operand=v))(x), 2.0)
+    check(lambda lib, np_, x: lib.lax.cond(True, lambda *a: x, lambda *a: x, 1.0, operand=None), np.float32(1))

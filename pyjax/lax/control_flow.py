@@ -471,10 +471,15 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None) -> Any:
     return _bind_cond(index, branches, operands, names, "switch")
 
 
-def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=None) -> Any:
+_NO_OPERAND = object()  # cond's operand= default: operand=None passes None to the branches, as in JAX
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND) -> Any:
     """true_fun(*operands) if pred else false_fun(*operands), staged so it works under jit (lax.cond)."""
-    if operand is not None:
-        operands = operands + (operand,)
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can be passed.")
+        operands = (operand,)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     try:
