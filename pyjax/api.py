@@ -167,6 +167,8 @@ def _argnums_tuple(argnums, n, name="argnums"):
 class _Jitted(stages.Wrapped):
     """The callable returned by jit; caches traced jaxprs by argument signature."""
 
+    __signature__ = property(lambda self: self.sig)  # inspect.signature(jit(f)) is f's, as in JAX
+
     def __init__(
         self, fun, static_argnums, static_argnames, donate_argnums, inline, in_shardings=None, out_shardings=None
     ):

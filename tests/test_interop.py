@@ -198,3 +198,12 @@ def test_cond_operand_none(backend):
     check(lambda lib, np_, x: lib.lax.cond(x > 0, lambda _: x * 2, lambda _: x, operand=None), np.float32(1.5))
     check(lambda lib, np_, x: lib.jit(lambda v: lib.lax.cond(v > 0, lambda o: o, lambda o: -o, operand=v))(x), 2.0)
     check(lambda lib, np_, x: lib.lax.cond(True, lambda *a: x, lambda *a: x, 1.0, operand=None), np.float32(1))
+
+
+def test_signature_of_jitted_function():
+    import inspect
+
+    def f(x, y=2, *, z=None):
+        return x
+
+    assert inspect.signature(pyjax.jit(f)) == inspect.signature(jax.jit(f)) == inspect.signature(f)
