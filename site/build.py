@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import jupyterlite_build
 import playground_build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +84,7 @@ def main() -> Path:
     add_bytecode(wheel, OUT / "wheels" / wheel.name)
     (OUT / "wheels" / "index.json").write_text(json.dumps({"pyjax": wheel.name}))
     playground_build.build(OUT)  # the editor/chart bundle and the examples gallery
+    jupyterlite_build.build(OUT)  # PyScript and JupyterLite on the same Pyodide, offline
     return OUT
 
 

@@ -1,0 +1,172 @@
+"""PyScript and JupyterLite in site/_build, offline: both run the site's own Pyodide and the pyjax wheel.
+
+site/build.py calls build(out) after laying out Pyodide and the wheel. Three steps:
+
+1. offline_lock: Pyodide's npm package ships no wheels, so `loadPackage("micropip")` (PyScript's
+   `packages`, the JupyterLite kernel) fails. The pure-Python wheels the hosts need (micropip, and
+   IPython with its dependencies for the kernel) are downloaded once from PyPI at the versions
+   Pyodide's lockfile names, placed beside Pyodide, and pyodide-lock.json is rewritten to list only
+   those, with their real sha256 (Pyodide checks it).
+2. PyScript: @pyscript/core's dist/ (npm, web/package.json) goes to pyscript/ for pyscript.html.
+3. JupyterLite: `jupyter lite build` into lite/ with the Pyodide kernel on that Pyodide copy, a
+   piplite index holding pyjax and `comm` (the kernel's one dependency outside Pyodide's lock)
+   with PyPI turned off, and the notebook site/jupyterlite.ipynb as pyjax.ipynb.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYSCRIPT = ROOT / "web" / "node_modules" / "@pyscript" / "core" / "dist"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pyjax-site" / "wheels"
+NOTEBOOK = ROOT / "site" / "jupyterlite.ipynb"
+
+# Lockfile packages the hosts load by name: PyScript and the kernel load micropip, the kernel
+# installs ipython and jedi (their dependencies follow from the lockfile's `depends`).
+LOCK_ROOTS = ["micropip", "packaging", "ipython", "jedi"]
+# Pure wheels from PyPI for the kernel's piplite index (not in Pyodide's lockfile).
+PIPLITE_EXTRA = ["comm==0.2.3"]
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+
+
+def run(cmd: list[str], **kw) -> None:
+    """Run a build step quietly; its output is shown only when it fails."""
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode:
+        sys.exit(f"site/jupyterlite_build.py: {' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
+
+
+def download(specs: list[str]) -> dict[str, Path]:
+    """The py3 wheels of `specs` (name==version) from PyPI, cached across builds; name -> path."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    wanted = {spec.split("==")[0].lower().replace("_", "-"): spec for spec in specs}
+
+    def found() -> dict[str, Path]:
+        have = {}
+        for whl in CACHE.glob("*.whl"):
+            name, version = whl.name.split("-")[:2]
+            key = name.lower().replace("_", "-")
+            if key in wanted and wanted[key].split("==")[1] == version:
+                have[key] = whl
+        return have
+
+    missing = [spec for key, spec in wanted.items() if key not in found()]
+    if missing:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        cmd += ["--python-version", "3.14", "--implementation", "py", "-d", str(CACHE), *missing]
+        run(cmd)
+    have = found()
+    lost = sorted(set(wanted) - set(have))
+    if lost:
+        sys.exit(f"site/jupyterlite_build.py: no pure-Python wheel on PyPI for {lost}")
+    return have
+
+
+def offline_lock(pyodide: Path) -> list[str]:
+    """Rewrite pyodide/pyodide-lock.json to the LOCK_ROOTS closure, wheels beside it; returns the names."""
+    lock_path = pyodide / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    packages = lock["packages"]
+    keep, todo = {}, list(LOCK_ROOTS)
+    while todo:
+        key = todo.pop().lower().replace("_", "-")
+        if key not in keep:
+            keep[key] = packages[key]
+            todo += keep[key]["depends"]
+    wheels = download([f"{p['name']}=={p['version']}" for p in keep.values()])
+    for entry in keep.values():
+        whl = wheels[entry["name"].lower().replace("_", "-")]
+        shutil.copy2(whl, pyodide / whl.name)
+        entry.update(file_name=whl.name, sha256=hashlib.sha256(whl.read_bytes()).hexdigest())
+        entry["unvendored_tests"] = False
+    lock["packages"] = dict(sorted(keep.items()))
+    lock_path.write_text(json.dumps(lock, indent=1))
+    return sorted(keep)
+
+
+def copy_pyscript(out: Path) -> None:
+    if not (PYSCRIPT / "core.js").exists():
+        sys.exit("site/jupyterlite_build.py: @pyscript/core is missing; run `npm install` in web/ (make site does it)")
+    dst = out / "pyscript"
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in PYSCRIPT.iterdir():
+        if f.suffix in (".js", ".css"):
+            shutil.copy2(f, dst / f.name)
+
+
+def contents_listing(files: Path) -> dict:
+    """The Jupyter contents model of the notebook folder (what jupyter-server would index)."""
+    when = "2026-01-01T00:00:00Z"
+    entries = [
+        {
+            "name": f.name,
+            "path": f.name,
+            "type": "notebook",
+            "format": None,
+            "mimetype": None,
+            "content": None,
+            "writable": True,
+            "created": when,
+            "last_modified": when,
+            "size": f.stat().st_size,
+        }
+        for f in sorted(files.glob("*.ipynb"))
+    ]
+    return {
+        "name": "",
+        "path": "",
+        "type": "directory",
+        "format": "json",
+        "mimetype": None,
+        "content": entries,
+        "writable": True,
+        "created": when,
+        "last_modified": when,
+        "size": None,
+    }
+
+
+def build_lite(out: Path, wheel: Path) -> Path:
+    """`jupyter lite build` into out/lite with the Pyodide kernel on out/pyodide, offline."""
+    dest = out / "lite"
+    with tempfile.TemporaryDirectory() as tmp:
+        lite = Path(tmp)
+        shutil.copytree(out / "pyodide", lite / "static" / "pyodide")
+        (lite / "pypi").mkdir()
+        shutil.copy2(wheel, lite / "pypi" / wheel.name)
+        for whl in download(PIPLITE_EXTRA).values():
+            shutil.copy2(whl, lite / "pypi" / whl.name)
+        page_config = {
+            "contentsAllJsonFile": "all.json",  # the listing contents_listing() writes
+            "exposeAppInBrowser": "true",  # window.jupyterapp, for the Playwright test
+            "litePluginSettings": {KERNEL_PLUGIN: {"disablePyPIFallback": True}},
+        }
+        (lite / "jupyter-lite.json").write_text(json.dumps({"jupyter-config-data": page_config}))
+        config = {"LiteBuildConfig": {"no_sourcemaps": True, "apps": ["lab", "notebooks"]}}
+        (lite / "jupyter_lite_config.json").write_text(json.dumps(config))
+        cmd = [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite), "--output-dir", str(dest)]
+        run(cmd, cwd=lite)
+    files = dest / "files"
+    files.mkdir(exist_ok=True)
+    shutil.copy2(NOTEBOOK, files / "pyjax.ipynb")
+    (dest / "api" / "contents").mkdir(parents=True, exist_ok=True)
+    (dest / "api" / "contents" / "all.json").write_text(json.dumps(contents_listing(files)))
+    return dest
+
+
+def build(out: Path) -> None:
+    """PyScript's runtime and the JupyterLite deployment in `out` (site/_build), after site/build.py's layout."""
+    wheel = out / "wheels" / json.loads((out / "wheels" / "index.json").read_text())["pyjax"]
+    offline_lock(out / "pyodide")
+    copy_pyscript(out)
+    config = {"interpreter": "./pyodide/pyodide.mjs", "packages": [f"./wheels/{wheel.name}"]}
+    (out / "pyscript.json").write_text(json.dumps(config))
+    build_lite(out, wheel)
