@@ -9,6 +9,7 @@ PIP ?= $(PYTHON) -m pip
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+MICROPIP := web/pypi/micropip-0.11.1-py3-none-any.whl
 
 .PHONY: test serve demo bench deps sysdeps pydeps lint pytest format wheel site clean
 
@@ -19,7 +20,7 @@ test: deps
 	$(MAKE) --no-print-directory pytest || status=1; \
 	exit $$status
 
-deps: sysdeps pydeps web/node_modules/pyodide/pyodide.mjs
+deps: sysdeps pydeps web/node_modules/pyodide/pyodide.mjs $(MICROPIP)
 
 # Mesa's lavapipe (software Vulkan) gives wgpu-py a WebGPU adapter on a headless machine;
 # Debian's Chromium runs the browser tests (Playwright drives it; no browser download).
@@ -57,6 +58,11 @@ wheel:
 
 web/node_modules/pyodide/pyodide.mjs: web/package.json
 	cd web && npm install --no-audit --no-fund --loglevel=error
+
+# micropip (pure Python, packaging vendored) is not in the npm package: the plain-Pyodide browser
+# tests load it from here, as a page would from Pyodide's CDN.
+$(MICROPIP):
+	$(PIP) download --no-deps --only-binary=:all: --python-version 3.14 -q -d web/pypi micropip==0.11.1
 
 site: web/node_modules/pyodide/pyodide.mjs
 	$(PYTHON) site/build.py

@@ -46,7 +46,8 @@ window.__run = async (code) => {
 
 
 @pytest.fixture(scope="session")
-def site_url():
+def site_url(tmp_path_factory):
+    site_build.OUT = tmp_path_factory.mktemp("site") / "_build"  # not site/_build: `make serve` may serve it
     out = site_build.main()
     (out / "harness.html").write_text(HARNESS)
     httpd = site_serve.start(out)

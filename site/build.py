@@ -1,4 +1,4 @@
-"""Lay out the static site in site/_build: the playground page, web/, shims/, Pyodide, the wheel.
+"""Lay out the static site in site/_build: the playground page, web/, Pyodide, the wheel (which carries its JS).
 
 usage: python site/build.py   (run from anywhere; needs `npm install` done in web/)
 """
@@ -78,7 +78,6 @@ def main() -> Path:
     copy_tree(ROOT / "site", OUT, "*.mjs")
     copy_tree(ROOT / "site", OUT, "*.css")
     copy_tree(ROOT / "web", OUT / "web", "*.mjs")
-    copy_tree(ROOT / "shims", OUT / "shims", "*.mjs")
     copy_tree(PYODIDE, OUT / "pyodide")
     (OUT / "wheels").mkdir()
     add_bytecode(wheel, OUT / "wheels" / wheel.name)

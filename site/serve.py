@@ -24,10 +24,13 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".zip": "application/zip",
     }
 
+    isolated = True  # send COOP/COEP: pages are crossOriginIsolated (wasm threads)
+
     def end_headers(self):
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        if self.isolated:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            self.send_header("Cross-Origin-Resource-Policy", "same-origin")
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
@@ -36,9 +39,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             super().log_message(fmt, *args)
 
 
-def start(root: str | Path, port: int = 0) -> http.server.ThreadingHTTPServer:
-    """Serve root in a background thread; returns the server (server.server_address has the port)."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=str(root)))
+def start(root: str | Path, port: int = 0, isolated: bool = True) -> http.server.ThreadingHTTPServer:
+    """Serve root in a background thread; returns the server (server.server_address has the port).
+    isolated=False leaves out the COOP/COEP headers (a page that is not cross-origin isolated)."""
+    handler = type("Handler", (Handler,), {"isolated": isolated})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 

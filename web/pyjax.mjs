@@ -1,10 +1,8 @@
 // Boots Pyodide (self-hosted from the npm `pyodide` package), installs the locally built pyjax
-// wheel, registers the JavaScript shims as the `pyjax_shims` module, and returns an object to
-// run Python. `loadPyjax({worker: true})` does the same inside a module Web Worker and returns
-// a proxy with the same methods, so long computations do not block the page.
-
-import { WasmManager, prestartWorkers } from "../shims/wasm.mjs";
-import { WebGPUManager } from "../shims/webgpu.mjs";
+// wheel and returns an object to run Python. `loadPyjax({worker: true})` does the same inside a
+// module Web Worker and returns a proxy with the same methods, so long computations do not block
+// the page. A convenience only: the wheel loads its own JavaScript (pyjax/hosts/shims/) when a
+// browser backend starts, so a plain Pyodide page needs nothing of this file.
 
 const here = new URL(".", import.meta.url);
 
@@ -26,12 +24,13 @@ export async function loadPyjax(opts = {}) {
   const t0 = performance.now();
   const pyodide = await loadPyodide({ indexURL, stdout: opts.stdout, stderr: opts.stderr || opts.stdout });
   const tPyodide = performance.now() - t0;
-  if (opts.wasmThreads !== undefined) WasmManager.defaultThreads = opts.wasmThreads;
-  prestartWorkers(); // wasm threads start while the wheel loads (see shims/wasm.mjs)
-  pyodide.registerJsModule("pyjax_shims", { WasmManager, WebGPUManager });
   await pyodide.loadPackage(wheelURL);
   const t1 = performance.now();
-  await pyodide.runPythonAsync("import pyjax");
+  // Imports pyjax and evaluates the wheel's own shims (the same path as in any page); the wasm
+  // pool's workers then start while the caller goes on (see pyjax/hosts/shims/wasm.js).
+  const shims = await pyodide.runPythonAsync("import pyjax\nfrom pyjax.hosts.browser import js_shims\njs_shims()");
+  if (opts.wasmThreads !== undefined) shims.WasmManager.defaultThreads = opts.wasmThreads;
+  shims.prestartWorkers();
   const tImport = performance.now() - t1;
   return {
     pyodide,

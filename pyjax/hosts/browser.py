@@ -1,30 +1,61 @@
-"""Browser hosts (Pyodide): the page's WebAssembly and navigator.gpu, through shims/*.mjs.
+"""Browser hosts (Pyodide): the page's WebAssembly and navigator.gpu, through the JavaScript in shims/.
 
-The shims are registered by web/pyjax.mjs as the JS module `pyjax_shims`. These classes mirror
-the native hosts (WasmtimeHost, WgpuHost) method for method, so the wasm and webgpu backends
-run unchanged. FFI crossings stay coarse: one call per kernel (wasm) or per dispatch batch
-(webgpu); bytes move as typed-array copies; no Python object is handed to JS (so no PyProxy can leak).
+The wheel carries that JavaScript (shims/*.js, package data) and evaluates it itself the first
+time a browser backend starts (`js_shims`), so `micropip.install(wheel)` + `import pyjax` is the
+whole set-up in any Pyodide page or Web Worker; nothing needs registering by the page. It is
+evaluated synchronously (`pyodide.code.run_js`) so that a sync `pyjax.devices("wasm")` works, and
+the wasm thread pool's workers start from a Blob URL of their source, so no file is fetched and
+the page needs no particular layout. These classes mirror the native hosts (WasmtimeHost,
+WgpuHost) method for method, so the wasm and webgpu backends run unchanged. FFI crossings stay
+coarse: one call per kernel (wasm) or per dispatch batch (webgpu); bytes move as typed-array
+copies; no Python object is handed to JS (so no PyProxy can leak).
 
-WebGPU readback is asynchronous in the browser. `read_async` awaits it; the synchronous `read`
-uses JSPI (`pyodide.ffi.run_sync`) when the caller runs under `runPythonAsync` or
-`callPromising` (Chromium has JSPI), and otherwise raises an error saying how to call it.
+WebGPU start-up and readback are asynchronous in the browser. `await pyjax.init_async("webgpu")`
+and `read_async` await them; the synchronous `read` uses JSPI (`pyodide.ffi.run_sync`) when the
+caller runs under `runPythonAsync` or `callPromising` (Chromium has JSPI), and otherwise raises
+an error saying what to await instead.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 PAGE_SIZE = 65536
 
 
-def _js():
-    import js  # noqa: F401  (Pyodide only)
-    import pyjax_shims
+_SHIMS = Path(__file__).with_name("shims")
+_shims = None
 
-    return pyjax_shims
+
+def js_shims():
+    """The JavaScript side of the browser hosts: an object with WasmManager, WebGPUManager,
+    prestartWorkers, threadsAvailable and defaultThreads, evaluated once per interpreter from
+    shims/*.js in one function scope. WORKER_SOURCE, the wasm pool worker's script, is
+    wasm-threads.js (shared with the caller) followed by wasm-worker.js."""
+    global _shims
+    if _shims is None:
+        from pyodide.code import run_js
+
+        src = {
+            name: (_SHIMS / name).read_text() for name in ("wasm-threads.js", "wasm-worker.js", "wasm.js", "webgpu.js")
+        }
+        worker = json.dumps(src["wasm-threads.js"] + src["wasm-worker.js"])
+        _shims = run_js(
+            f"""(() => {{
+"use strict";
+const WORKER_SOURCE = {worker};
+{src["wasm-threads.js"]}
+{src["wasm.js"]}
+{src["webgpu.js"]}
+return {{ WasmManager, WebGPUManager, prestartWorkers, threadsAvailable, defaultThreads }};
+}})()"""
+        )
+    return _shims
 
 
 def _to_js_bytes(data) -> Any:
@@ -40,10 +71,14 @@ def run_sync_or_explain(awaitable, what: str):
 
     if can_run_sync():
         return run_sync(awaitable)
+    if hasattr(awaitable, "close"):
+        awaitable.close()  # a coroutine never awaited
     raise RuntimeError(
-        f"{what} needs to wait for the GPU, which the browser only allows asynchronously. Run this code with "
-        "pyodide.runPythonAsync (or a function called with callPromising) so pyjax can wait through JSPI, "
-        "or use the async API: `await x.block_until_ready_async()` / `await pyjax.device_get_async(x)`."
+        f"{what} has to wait for the browser (WebGPU answers asynchronously), and this code cannot block: "
+        "blocking needs JSPI (Chromium) and code run by pyodide.runPythonAsync (or a function called with "
+        "callPromising), not runPython. Await instead: `await pyjax.init_async('webgpu')` to start the device, "
+        "`await x.block_until_ready_async()`, `await x.tolist_async()` or `await pyjax.device_get_async(x)` "
+        "to read results."
     )
 
 
@@ -110,12 +145,14 @@ class BrowserSplitFunction:
 class BrowserWasmHost:
     """WasmtimeHost's interface over the page's WebAssembly API (one linear memory).
 
-    `threads` (default: the PYJAX_WASM_THREADS environment variable, else the page's default,
-    min(navigator.hardwareConcurrency, 8), or what `loadPyjax({wasmThreads})` set) > 1 makes the
-    memory a shared one with a pool of worker threads, where the page is cross-origin isolated;
-    `self.threads` is the count in effect (1 without threads). The wasm backend then registers
-    big kernels through `split_function`, whose calls run their [lo, hi) range in chunks on
-    every thread.
+    `threads` (default: the PYJAX_WASM_THREADS environment variable, else what
+    `loadPyjax({wasmThreads})` set, else min(navigator.hardwareConcurrency, 8) where the page is
+    cross-origin isolated and 1 elsewhere) > 1 makes the memory a shared one with a pool of worker
+    threads; `self.threads` is the count in effect (1 without threads). The wasm backend then
+    registers big kernels through `split_function`, whose calls run their [lo, hi) range in
+    chunks on every thread. Workers start once the caller returns to the event loop: `await
+    start_async()` (which `pyjax.init_async("wasm")` does) waits until they run; a sync start
+    works too, with workers joining the calls once they are up.
     """
 
     engine = "v8"  # compiles modules to machine code (the wasm backend tunes its matmul tile to it)
@@ -125,12 +162,16 @@ class BrowserWasmHost:
 
         if threads is None:
             threads = int(os.environ.get("PYJAX_WASM_THREADS", "0") or 0)
-        self.mgr = _js().WasmManager.new()
+        self.mgr = js_shims().WasmManager.new()
         self.mgr.init(pages, max_pages, threads)
         self.max_pages = max_pages
         self.threads = int(self.mgr.threads)
         self._instances: dict = {}
         self._run_split = self.mgr.runSplit if self.threads > 1 else None
+
+    async def start_async(self) -> int:
+        """Start the worker pool and wait until its workers run (at most 10 s); returns how many do."""
+        return int(await self.mgr.ready())
 
     @staticmethod
     def key(wasm: bytes) -> str:
@@ -211,6 +252,17 @@ class BrowserWasmHost:
         raise NotImplementedError("zero-copy views of wasm memory need numpy, which the browser lacks")
 
 
+def _check_navigator_gpu() -> None:
+    """A clear error, at once, where the browser has no WebGPU (no waiting on a missing adapter)."""
+    import js
+
+    if not getattr(js.navigator, "gpu", None):
+        raise RuntimeError(
+            "WebGPU is not available in this browser (navigator.gpu is missing; it needs a secure context "
+            "and a browser with WebGPU): use pyjax.devices('wasm') instead"
+        )
+
+
 def _device_lost(e: Exception, what: str) -> Exception | None:
     """The shim's 'DeviceLost: reason' error as DeviceLostError saying what to do, else None."""
     msg = str(e)
@@ -281,13 +333,15 @@ class BrowserWebGPUHost:
     async def create(cls, adapter_limits: bool = False) -> BrowserWebGPUHost:
         from pyodide.ffi import to_js
 
-        mgr = _js().WebGPUManager.new()
+        _check_navigator_gpu()
+        mgr = js_shims().WebGPUManager.new()
         opts = to_js({"adapterLimits": adapter_limits}, dict_converter=_js_object)
         info = await mgr.init(opts)
         return cls(mgr, info.to_py())
 
     @classmethod
     def create_sync(cls, adapter_limits: bool = False) -> BrowserWebGPUHost:
+        _check_navigator_gpu()
         return run_sync_or_explain(cls.create(adapter_limits), "Initializing WebGPU")
 
     # --- buffers ---
@@ -328,7 +382,7 @@ class BrowserWebGPUHost:
         return run_sync_or_explain(self.read_async(h, nbytes, offset), "Reading a WebGPU array back")
 
     def sync(self) -> None:
-        run_sync_or_explain(self.sync_async(), "Waiting for the GPU")
+        run_sync_or_explain(self.sync_async(), "Synchronizing with the GPU")
 
     @_lost_guard("sync")
     async def sync_async(self) -> None:
@@ -338,7 +392,7 @@ class BrowserWebGPUHost:
     def pipeline(
         self, wgsl: str, entry: str = "main", writable: Sequence[bool] | None = None, has_uniform: bool = False
     ) -> int:
-        from pyodide.ffi import JsException, to_js
+        from pyodide.ffi import JsException, can_run_sync, run_sync, to_js
 
         from pyjax.hosts.wgpu_host import _parse_bindings
 
@@ -349,7 +403,10 @@ class BrowserWebGPUHost:
             writable, has_uniform = parsed
         flags = to_js([bool(w) for w in writable])
         try:
-            h = int(run_sync_or_explain(self.mgr.pipeline(wgsl, entry, flags, bool(has_uniform)), "Compiling WGSL"))
+            if can_run_sync():  # wait for the compiler's verdict: WGSL errors raise here
+                h = int(run_sync(self.mgr.pipeline(wgsl, entry, flags, bool(has_uniform))))
+            else:  # cannot wait: errors surface from a later call (the next read at the latest)
+                h = int(self.mgr.pipelineNow(wgsl, entry, flags, bool(has_uniform)))
         except JsException as e:
             from pyjax.hosts.wgpu_host import WGSLCompileError
 

@@ -230,33 +230,42 @@ def default_device_ctx(device):
 
 
 async def init_async(platform: str = "webgpu") -> Device:
-    """Initialize a backend and make it the default device (await it in the browser).
+    """Initialize a backend and make it the default device (the browser's entry point: await it).
 
     WebGPU in the browser needs an asynchronous adapter/device request, so call
-    `await pyjax.init_async("webgpu")` before using it. Without an adapter pyjax warns once
-    and falls back to wasm; asking for the webgpu device afterwards raises a clear error.
+    `await pyjax.init_async("webgpu")` before using it. Without an adapter (or navigator.gpu)
+    pyjax warns once and falls back to wasm; asking for the webgpu device afterwards raises a
+    clear error. `await pyjax.init_async("wasm")` also waits until the wasm thread pool's
+    workers run (where the page is cross-origin isolated).
     """
-    if platform == "webgpu" and "webgpu" in _devices:
-        from pyjax import hosts
+    global _webgpu_warned
+    from pyjax import hosts
 
+    if platform == "webgpu" and "webgpu" in _devices:
         if hosts.IN_BROWSER and getattr(hosts._webgpu_host, "lost", False):
             del _devices["webgpu"]  # the GPU device was lost: its arrays are gone, start a new one
             hosts.set_webgpu_host(None)
-    if platform == "webgpu" and "webgpu" not in _devices:
-        from pyjax import hosts
+    if platform == "webgpu" and "webgpu" not in _devices and hosts.IN_BROWSER and hosts._webgpu_host is None:
+        from pyjax.hosts.browser import BrowserWebGPUHost
 
-        if hosts.IN_BROWSER and hosts._webgpu_host is None:
-            from pyjax.hosts.browser import BrowserWebGPUHost
-
-            try:
-                hosts.set_webgpu_host(await BrowserWebGPUHost.create())
-            except Exception as e:  # no navigator.gpu / no adapter: fall back to wasm
-                _unavailable["webgpu"] = f"{type(e).__name__}: {e}"
+        try:
+            hosts.set_webgpu_host(await BrowserWebGPUHost.create())
+            _unavailable.pop("webgpu", None)  # an earlier sync attempt may have failed (no JSPI)
+        except Exception as e:  # no navigator.gpu / no adapter: fall back to wasm
+            _unavailable["webgpu"] = f"{type(e).__name__}: {e}"
+            if not _webgpu_warned:
                 warnings.warn(f"pyjax: WebGPU is unavailable ({e}); using wasm instead.", stacklevel=2)
-                platform = "wasm"
+            _webgpu_warned = True
+            platform = "wasm"
     dev = get_device(platform)
+    start = getattr(getattr(dev.backend, "host", None), "start_async", None)
+    if start is not None:  # the browser's wasm host: its thread pool starts while we wait
+        await start()
     _chosen[:] = [dev]
     return dev
+
+
+_webgpu_warned = False  # the fallback to wasm warns once
 
 
 def _on_config(name, value):

@@ -3,38 +3,22 @@
 // plain functions (one FFI crossing per kernel call).
 //
 // Threads: when the page is cross-origin isolated (SharedArrayBuffer available) and more than
-// one thread is asked for, the memory is a shared WebAssembly.Memory and a pool of module
-// Workers (shims/wasm-worker.mjs) instantiates the same compiled modules against it. A kernel
-// registered with `splitKernel` then runs its outermost-axis range [lo, hi) in chunks: the
+// one thread is asked for, the memory is a shared WebAssembly.Memory and a pool of Workers
+// (wasm-worker.js, started from a Blob URL) instantiates the same compiled modules against it.
+// A kernel registered with `splitKernel` then runs its outermost-axis range [lo, hi) in chunks: the
 // caller publishes the call in a shared control block and wakes the workers with
 // Atomics.notify (no postMessage per call); every thread, the caller included, claims chunks
 // with a compare-and-swap until none are left; the caller then waits for the last one
 // (Atomics.wait in a Worker, a spin on Atomics.load on the main thread, where waiting is
 // forbidden). Workers that are late or busy simply claim nothing, so a call never waits for a
 // particular worker.
-
-// --- the control block (an Int32Array over a SharedArrayBuffer), shared with wasm-worker.mjs ---
-export const WAKE = 0; // bumped (and notified) when a call is published or modules were posted
-export const CLAIM = 1; // gen << 18 | nchunks << 9 | next chunk: claimed by compare-and-swap
-export const DONE = 2; // finished chunks of the current call (the last one notifies)
-export const MSGS = 3; // module broadcasts posted to every worker (workers count the ones received)
-export const FAILED = 4; // a chunk threw in a worker
-const INST = 5; // instance index of the call
-const NARGS = 6; // number of arguments
-const LOARG = 7; // argument index of lo (hi follows it)
-const SARG = 8; // argument index of the per-thread scratch pointer, or -1
-const SSTRIDE = 9; // scratch bytes per thread
-export const STATS = 16; // chunks run, per thread (thread 0 is the caller)
-export const MAX_THREADS = 64;
-export const RECEIVED = STATS + MAX_THREADS; // modules instantiated, per worker thread
-const ARGS = RECEIVED + MAX_THREADS;
-const MAX_ARGS = 64;
-const MAX_CHUNKS = 256;
-const BOUNDS = ARGS + MAX_ARGS; // chunk k is rows [BOUNDS[k], BOUNDS[k + 1])
-const CTRL_INTS = BOUNDS + MAX_CHUNKS + 1;
+//
+// A plain script evaluated by pyjax/hosts/browser.py after wasm-threads.js, in one function scope
+// that also defines WORKER_SOURCE (the text of wasm-threads.js + wasm-worker.js); the scope
+// returns WasmManager, prestartWorkers, threadsAvailable and defaultThreads to Python.
 
 /** Can this page run wasm threads (cross-origin isolated, SharedArrayBuffer, Workers)? */
-export function threadsAvailable() {
+function threadsAvailable() {
   return (
     typeof SharedArrayBuffer !== "undefined" &&
     typeof Worker !== "undefined" &&
@@ -43,16 +27,19 @@ export function threadsAvailable() {
 }
 
 /** The default thread count: min(hardwareConcurrency, 8) where threads are available, else 1. */
-export function defaultThreads() {
+function defaultThreads() {
   if (!threadsAvailable()) return 1;
   const n = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
   return Math.max(1, Math.min(n, 8));
 }
 
 const spareWorkers = [];
+let workerURL = null;
 
+/** A pool worker, from a Blob URL of its source (no file of its own to fetch: works in any page). */
 function newWorker() {
-  const w = new Worker(new URL("./wasm-worker.mjs", import.meta.url), { type: "module", name: "pyjax-wasm" });
+  workerURL ??= URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+  const w = new Worker(workerURL, { name: "pyjax-wasm" });
   w.onerror = (e) => console.error("pyjax wasm worker:", e.message || e);
   return w;
 }
@@ -60,57 +47,16 @@ function newWorker() {
 /**
  * Start `n` pool workers ahead of need (default: the default thread count - 1). A Worker only
  * starts once the thread that created it returns to its event loop, so workers created in the
- * middle of a long synchronous Python run would idle until it ends; loadPyjax calls this while
- * it still has awaits ahead, and WasmManager pools take these first.
+ * middle of a long synchronous Python run would idle until it ends; WasmManager.init calls this
+ * (`await pyjax.init_async("wasm")` then waits for them) and its pool takes these first.
  */
-export function prestartWorkers(n = (WasmManager.defaultThreads ?? defaultThreads()) - 1) {
+function prestartWorkers(n = (WasmManager.defaultThreads ?? defaultThreads()) - 1) {
   if (!threadsAvailable()) return;
   while (spareWorkers.length < Math.min(n, MAX_THREADS - 1)) spareWorkers.push(newWorker());
 }
 
-/**
- * Claim and run chunks of the published call until none are left (caller and workers alike).
- * `fns[i]` is instance i's `run` export (undefined: this thread cannot run that call yet); an
- * exception marks the call failed (FAILED) and goes to `onError`; returns the chunks run.
- */
-export function runChunks(ctrl, fns, thread, onError = null) {
-  let ran = 0;
-  for (;;) {
-    const c = Atomics.load(ctrl, CLAIM);
-    const n = (c >>> 9) & 0x1ff;
-    const k = c & 0x1ff;
-    if (k >= n) return ran;
-    if (fns[Atomics.load(ctrl, INST)] === undefined) return ran; // not received yet: others run it
-    if (Atomics.compareExchange(ctrl, CLAIM, c, c + 1) !== c) continue;
-    // Claimed: the call cannot change until this chunk is done, so its parameters are stable now.
-    // (Only if 16384 calls passed between the load and the swap could the claim belong to a later
-    // call, which then is also the call whose parameters are read here.)
-    const fn = fns[ctrl[INST]];
-    const args = new Array(ctrl[NARGS]);
-    for (let i = 0; i < args.length; i++) args[i] = ctrl[ARGS + i];
-    const la = ctrl[LOARG];
-    args[la] = ctrl[BOUNDS + k];
-    args[la + 1] = ctrl[BOUNDS + k + 1];
-    if (ctrl[SARG] >= 0) args[ctrl[SARG]] += thread * ctrl[SSTRIDE];
-    try {
-      if (fn === undefined) throw new Error("a worker thread lacks the kernel of the chunk it claimed");
-      fn(...args);
-    } catch (e) {
-      Atomics.store(ctrl, FAILED, 1);
-      if (onError) onError(e);
-    }
-    ran++;
-    Atomics.add(ctrl, STATS + thread, 1);
-    finish(ctrl, n);
-  }
-}
-
-function finish(ctrl, n) {
-  if (Atomics.add(ctrl, DONE, 1) + 1 === n) Atomics.notify(ctrl, DONE);
-}
-
 /** Rewrite a module's memory import (as pyjax's encoder writes it) to `shared` with a maximum. */
-export function shareMemoryImport(bytes, maxPages) {
+function shareMemoryImport(bytes, maxPages) {
   const leb = (v) => {
     const out = [];
     do {
@@ -170,7 +116,7 @@ export function shareMemoryImport(bytes, maxPages) {
   return bytes;
 }
 
-export class WasmManager {
+class WasmManager {
   /** Thread count for managers created without one (loadPyjax({wasmThreads}) sets it). */
   static defaultThreads = null;
 
@@ -285,6 +231,20 @@ export class WasmManager {
     return this.jobs.length - 1;
   }
 
+  /**
+   * Start the worker pool (threads > 1) and resolve to the number of workers running once all
+   * are (or `timeoutMs` passed: late workers just claim no chunks). Workers only start while
+   * the creating thread is back in its event loop, which awaiting this gives them.
+   */
+  async ready(timeoutMs = 10000) {
+    if (this.threads <= 1) return 0;
+    this.startPool();
+    const until = performance.now() + timeoutMs;
+    while (Atomics.load(this.ctrl, UP) < this.workers.length && performance.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    return Atomics.load(this.ctrl, UP);
+  }
+
   startPool() {
     if (this.workers) return;
     this.ctrl = new Int32Array(new SharedArrayBuffer(CTRL_INTS * 4));
@@ -359,7 +319,7 @@ export class WasmManager {
   }
 
   /**
-   * Thread count, whether the memory is shared, workers started, chunks run per thread so far
+   * Thread count, whether the memory is shared, workers created and running (up), chunks run per thread so far
    * (the caller first), modules each worker has instantiated and modules posted to them.
    */
   threadStats() {
@@ -370,7 +330,8 @@ export class WasmManager {
       if (t > 0) modules.push(this.ctrl ? Atomics.load(this.ctrl, RECEIVED + t) : 0);
     }
     const workers = this.workers ? this.workers.length : 0;
-    return { threads: this.threads, shared: this.shared, workers, chunks, modules, posted: this.broadcast.size };
+    const up = this.ctrl ? Atomics.load(this.ctrl, UP) : 0;
+    return { threads: this.threads, shared: this.shared, workers, up, chunks, modules, posted: this.broadcast.size };
   }
 
   /** Stop the worker pool (the manager keeps running single-threaded). */

@@ -1,9 +1,10 @@
-// A thread of WasmManager's pool (shims/wasm.mjs): instantiates the kernels it is sent against
-// the shared memory, then sleeps on the control block (Atomics.wait) and runs chunks of the
-// calls the caller publishes there. It returns to its event loop only to receive modules: the
-// caller counts its broadcasts in MSGS, and the worker leaves its loop while it has not yet
-// received them all (the message handler re-enters the loop once it has).
-import { MSGS, RECEIVED, WAKE, runChunks } from "./wasm.mjs";
+// A thread of WasmManager's pool (wasm.js): instantiates the kernels it is sent against the
+// shared memory, then sleeps on the control block (Atomics.wait) and runs chunks of the calls
+// the caller publishes there. It returns to its event loop only to receive modules: the caller
+// counts its broadcasts in MSGS, and the worker leaves its loop while it has not yet received
+// them all (the message handler re-enters the loop once it has).
+// A classic worker script: wasm.js runs it from a Blob of wasm-threads.js (runChunks, the
+// control block's layout) followed by this file.
 
 let ctrl = null;
 let memory = null;
@@ -24,6 +25,7 @@ self.onmessage = (ev) => {
   const m = ev.data;
   if (m.kind === "init") {
     ({ ctrl, memory, thread } = m);
+    Atomics.add(ctrl, UP, 1);
   } else if (m.kind === "instance") {
     try {
       fns[m.index] = new WebAssembly.Instance(m.module, { env: { memory } }).exports.run;

@@ -1,6 +1,7 @@
 // WebGPU manager for pyjax's browser host: buffers and pipelines by integer handle, a whole
 // list of kernel dispatches per call (one command encoder), async readback.
 // Python crosses the FFI once per dispatch batch; data moves as typed-array copies.
+// A plain script: pyjax/hosts/browser.py evaluates it with the wasm shims in one scope.
 
 const SPEC_DEFAULT_LIMITS = {
   maxStorageBufferBindingSize: 134217728,
@@ -19,7 +20,7 @@ const USAGE_STORAGE = 0x80 | 0x04 | 0x08 | 0x100; // STORAGE | COPY_SRC | COPY_D
 const USAGE_UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
 const USAGE_STAGING = 0x01 | 0x08; // MAP_READ | COPY_DST
 
-export class WebGPUManager {
+class WebGPUManager {
   constructor() {
     this.device = null;
     this.buffers = new Map(); // handle -> {gpu, nbytes}
@@ -198,18 +199,34 @@ export class WebGPUManager {
     this._check();
     const key = entry + "\u0000" + wgsl;
     if (this.pipelineIds.has(key)) return this.pipelineIds.get(key);
-    writable = Array.from(writable, (w) => !!w);
     const module = this.device.createShaderModule({ code: wgsl });
     const info = await module.getCompilationInfo();
     const errors = info.messages.filter((m) => m.type === "error");
     if (errors.length) {
       throw new Error("WGSLCompileError: " + errors.map((m) => `line ${m.lineNum}:${m.linePos}: ${m.message}`).join("\n"));
     }
-    const l = this._layout(writable, hasUniform);
     this.device.pushErrorScope("validation");
-    const gpu = this.device.createComputePipeline({ layout: l.layout, compute: { module, entryPoint: entry } });
+    const h = this._addPipeline(key, module, entry, writable, hasUniform);
     const err = await this.device.popErrorScope();
     if (err) throw new Error("WGSLCompileError: " + err.message);
+    return h;
+  }
+
+  /**
+   * `pipeline` without waiting, for callers that cannot await (Pyodide code run without JSPI):
+   * WGSL errors then surface as a WebGPU error from a later call (the next read at the latest).
+   */
+  pipelineNow(wgsl, entry, writable, hasUniform) {
+    this._check();
+    const key = entry + "\u0000" + wgsl;
+    if (this.pipelineIds.has(key)) return this.pipelineIds.get(key);
+    return this._addPipeline(key, this.device.createShaderModule({ code: wgsl }), entry, writable, hasUniform);
+  }
+
+  _addPipeline(key, module, entry, writable, hasUniform) {
+    writable = Array.from(writable, (w) => !!w);
+    const l = this._layout(writable, hasUniform);
+    const gpu = this.device.createComputePipeline({ layout: l.layout, compute: { module, entryPoint: entry } });
     const h = this.pipelines.length;
     this.pipelines.push({ gpu, writable, hasUniform, group: l.group });
     this.pipelineIds.set(key, h);
