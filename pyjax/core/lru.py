@@ -20,7 +20,17 @@ class LRUCache(OrderedDict):
 
     def __init__(self, maxsize: int):
         super().__init__()
-        self.maxsize = max(1, maxsize)
+        self._maxsize = max(1, maxsize)
+
+    @property
+    def maxsize(self) -> int:
+        return self._maxsize
+
+    @maxsize.setter
+    def maxsize(self, n: int) -> None:  # shrinking forgets the oldest entries at once
+        self._maxsize = max(1, n)
+        while len(self) > self._maxsize:
+            self.popitem(last=False)
 
     def get(self, key, default=None):
         value = OrderedDict.get(self, key, _MISSING)
@@ -32,5 +42,5 @@ class LRUCache(OrderedDict):
     def __setitem__(self, key, value):
         OrderedDict.__setitem__(self, key, value)
         self.move_to_end(key)
-        while len(self) > self.maxsize:
+        while len(self) > self._maxsize:
             self.popitem(last=False)
