@@ -65,7 +65,7 @@ def test_long_jit_loop_is_flat(pyjax_page, backend):
 
 
 NO_WEBGPU = {
-    "no navigator.gpu": ("delete Navigator.prototype.gpu;", "navigator.gpu missing"),
+    "no navigator.gpu": ("delete Navigator.prototype.gpu;", "navigator.gpu is missing"),
     "no adapter": ("GPU.prototype.requestAdapter = async () => null;", "no adapter"),
 }
 
