@@ -35,7 +35,9 @@ RUN_ALL = """async (timeoutMs) => {
     const text = JSON.stringify(cells.map((c) => c.outputs));
     if (first === null && text.includes(" loss ")) first = performance.now();
     late(`the cells (kernel ${status()}, counts ${cells.map((c) => c.execution_count)}): ${text.slice(0, 2000)}`);
-    const done = cells.every((c) => c.execution_count);
+    // Run All executes in order, so the last cell's count means all ran; an earlier cell's count is
+    // sometimes never written back to the model (seen: counts 1,,3,4 with cell 2's definitions used).
+    const done = cells[cells.length - 1].execution_count && status() === "idle";
     if (done || text.includes('"output_type":"error"')) return JSON.stringify({ cells, ready, first });
   }
 }"""
