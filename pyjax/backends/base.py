@@ -19,6 +19,22 @@ class Backend:
     max_buffer_bytes: int | None = None  # largest buffer the device holds (None: no limit)
     limit_reason = ""  # why, for the error message (see pyjax.backends.limits)
 
+    @classmethod
+    async def prepare_async(cls) -> None:
+        """Asynchronous platform setup before the backend is created (the browser can request
+        its GPU device only asynchronously); raises when the platform is unavailable."""
+
+    async def start_async(self) -> None:
+        """Await the host's own start (the browser's wasm host starts its thread pool)."""
+        start = getattr(getattr(self, "host", None), "start_async", None)
+        if start is not None:
+            await start()
+
+    @property
+    def lost(self) -> bool:
+        """Has the device gone away (a lost GPU device)? Its buffers are gone with it."""
+        return bool(getattr(getattr(self, "host", None), "lost", False))
+
     def __init__(self):
         self._kernel_cache = LRUCache(cache_size("kernel", 1024))
         self._routine_cache = LRUCache(cache_size("routine", 256))

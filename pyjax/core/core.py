@@ -584,16 +584,3 @@ def pp_jaxpr(jaxpr: Jaxpr, n_consts: int = 0, indent: int = 0) -> str:
     outs = ", ".join(name(v) for v in jaxpr.outs)
     lines.append(" " * (indent + 2) + f"in ({outs}{',' if len(jaxpr.outs) == 1 else ''}) }}")
     return "\n".join(lines)
-
-
-# --- hooks installed by the runtime (core cannot import it) -------------------------------------
-
-
-def executor(prim: Primitive, args, params):
-    """Eagerly run a primitive on concrete values. Replaced by pyjax.runtime at import."""
-    raise RuntimeError("pyjax runtime not initialized")
-
-
-def make_scalar(value, dtype, weak: bool):
-    """A concrete scalar array of dtype. Replaced by pyjax.runtime at import."""
-    raise RuntimeError("pyjax runtime not initialized")

@@ -11,6 +11,7 @@ import builtins
 import sys
 from functools import cache, lru_cache
 
+from pyjax.core import hooks
 from pyjax.core.config import config
 
 
@@ -136,9 +137,7 @@ class _ScalarMeta(type):
     def __call__(cls, x=0):
         if cls._dtype is None:
             raise TypeError(f"abstract scalar type {cls.__name__} cannot be instantiated")
-        from pyjax.numpy import asarray  # the constructor is library-level; import lazily
-
-        return asarray(x, dtype=cls._dtype)
+        return hooks.op("asarray")(x, dtype=cls._dtype)  # the constructor is the library's
 
     def __repr__(cls):
         return f"<class 'pyjax.numpy.{cls.__name__}'>"

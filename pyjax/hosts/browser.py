@@ -268,7 +268,7 @@ def _device_lost(e: Exception, what: str) -> Exception | None:
     msg = str(e)
     if "DeviceLost: " not in msg:
         return None
-    from pyjax.hosts.wgpu_host import DeviceLostError
+    from pyjax.hosts.webgpu_contract import DeviceLostError
 
     return DeviceLostError(
         f"{what}: the GPU device was lost ({msg.split('DeviceLost: ', 1)[1]}); its arrays are gone. "
@@ -394,10 +394,10 @@ class BrowserWebGPUHost:
     ) -> int:
         from pyodide.ffi import JsException, can_run_sync, run_sync, to_js
 
-        from pyjax.hosts.wgpu_host import _parse_bindings
+        from pyjax.hosts.webgpu_contract import parse_bindings
 
         if writable is None:
-            parsed = _parse_bindings(wgsl)
+            parsed = parse_bindings(wgsl)
             if parsed is None:
                 raise ValueError("WGSL outside the binding convention needs explicit flags (writable=...)")
             writable, has_uniform = parsed
@@ -408,7 +408,7 @@ class BrowserWebGPUHost:
             else:  # cannot wait: errors surface from a later call (the next read at the latest)
                 h = int(self.mgr.pipelineNow(wgsl, entry, flags, bool(has_uniform)))
         except JsException as e:
-            from pyjax.hosts.wgpu_host import WGSLCompileError
+            from pyjax.hosts.webgpu_contract import WGSLCompileError
 
             raise (_device_lost(e, "pipeline") or WGSLCompileError(str(e), wgsl, entry)) from None
         self._pipeline_bindings[h] = (tuple(bool(w) for w in writable), bool(has_uniform))
@@ -425,7 +425,7 @@ class BrowserWebGPUHost:
         """steps: (pipeline, buffers, uniforms bytes or None, grid) each; one encoder, one submit."""
         from pyodide.ffi import to_js
 
-        from pyjax.hosts.wgpu_host import grid_2d
+        from pyjax.hosts.webgpu_contract import grid_2d
 
         ints: list[int] = []
         blob = bytearray()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pyjax.core import hooks
 from pyjax.core.core import Trace, Tracer, bind, get_aval, new_main
 
 batch_rules: dict = {}
@@ -117,26 +118,22 @@ class BatchTrace(Trace):
 
 
 def moveaxis(x, src: int, dst: int):
-    from pyjax.lax import lax
-
     if src == dst:
         return x
     nd = get_aval(x).ndim
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return lax.transpose(x, perm)
+    return hooks.op("transpose")(x, perm)
 
 
 def move_to(x, bdim, dst: int, axis_size: int):
     """Put the batch axis of x at dst, broadcasting an unbatched x."""
-    from pyjax.lax import lax
-
     if bdim is None:
         aval = get_aval(x)
         shape = list(aval.shape)
         shape.insert(dst, axis_size)
         dims = [i for i in range(len(shape)) if i != dst]
-        return lax.broadcast_in_dim(x, tuple(shape), tuple(dims))
+        return hooks.op("broadcast_in_dim")(x, tuple(shape), tuple(dims))
     return moveaxis(x, bdim, dst)
 
 

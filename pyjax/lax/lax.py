@@ -12,9 +12,11 @@ import math
 
 from pyjax._prng import PRNGKeyArray
 from pyjax.core import core, dtypes
+from pyjax.core import hooks as _hooks
 from pyjax.core.core import Primitive, ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
+from pyjax.runtime import execute as _execute
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -35,7 +37,7 @@ def _prim(name: str, multi: bool = False) -> Primitive:
 
 def _generic_impl(p):
     def impl(*args, **params):
-        return core.executor(p, args, params)
+        return _execute.execute(p, args, params)
 
     return impl
 
@@ -47,7 +49,7 @@ def _as_array(x, dtype=None, weak=None):
     """Python scalars -> typed scalar constants; arrays pass through."""
     if isinstance(x, _PY_SCALARS):
         d = dtypes.python_scalar_dtype(x) if dtype is None else dtype
-        return core.make_scalar(x, d, type(x) is not builtins.bool if weak is None else weak)
+        return _execute.make_scalar(x, d, type(x) is not builtins.bool if weak is None else weak)
     return x
 
 
@@ -60,7 +62,7 @@ def _promote_scalars(*args):
     out = []
     for a in args:
         if isinstance(a, _PY_SCALARS):
-            a = core.make_scalar(a, aval.dtype, True)
+            a = _execute.make_scalar(a, aval.dtype, True)
             if aval.shape:
                 a = broadcast_in_dim(a, aval.shape, ())
         out.append(a)
@@ -644,7 +646,7 @@ def convert_element_type(x, new_dtype):
 
 def _convert(x, new_dtype, weak_type):
     if isinstance(x, _PY_SCALARS):
-        return core.make_scalar(x, new_dtype, weak_type)
+        return _execute.make_scalar(x, new_dtype, weak_type)
     a = _aval(x)
     if a.dtype is new_dtype and a.weak_type == weak_type:
         return x
@@ -726,7 +728,7 @@ def full(shape, fill_value, dtype=None):
             d, weak = dtypes.python_scalar_dtype(fill_value), type(fill_value) is not builtins.bool
         else:
             d, weak = dtypes.canonicalize(dtype), False
-        x = core.make_scalar(fill_value, d, weak)
+        x = _execute.make_scalar(fill_value, d, weak)
     else:
         x = fill_value
         a = _aval(x)
@@ -974,7 +976,7 @@ def _slice_transpose(ct, xa, start_indices, limit_indices, strides):
 
 
 def _zero_scalar(d):
-    return core.make_scalar(0, d, False)
+    return _execute.make_scalar(0, d, False)
 
 
 _linear_unary(slice_p, _slice_transpose)
@@ -1035,7 +1037,7 @@ def pad(x, padding_value, padding_config):
     padding_value = (
         _promote_scalars(padding_value, x)[0]
         if not isinstance(padding_value, (builtins.int, builtins.float, builtins.bool))
-        else core.make_scalar(padding_value, xa.dtype, xa.weak_type)
+        else _execute.make_scalar(padding_value, xa.dtype, xa.weak_type)
     )
     if _aval(padding_value).shape:
         padding_value = reshape(padding_value, ())
@@ -1091,7 +1093,7 @@ def _pad_batch(size, vals, dims, padding_config):
         mask = bind(
             pad_p,
             full(_aval(x).shape[1:], True, dtypes.bool_),
-            core.make_scalar(False, dtypes.bool_, False),
+            _execute.make_scalar(False, dtypes.bool_, False),
             padding_config=padding_config,
         )
         za = _aval(z)
@@ -1747,5 +1749,8 @@ def threefry2x32(k0, k1, x0, x1):
     k1 = broadcast_in_dim(k1, shape, ()) if _aval(k1).shape != shape else k1
     return threefry2x32_p.bind(k0, k1, x0, x1)
 
+
+# The array ops that vmap's batch-axis moves and the runtime's stacking need (core/hooks.py).
+_hooks.register(transpose=transpose, broadcast_in_dim=broadcast_in_dim, reshape=reshape, concatenate=concatenate)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -27,6 +27,7 @@ from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
 from pyjax.lax.lax import _aval, _prim, _shape_str
+from pyjax.runtime import execute as _execute
 
 __all__ = [
     "dynamic_slice",
@@ -63,7 +64,7 @@ def _rest_axes(nd: int, axes) -> tuple:
 
 
 def _scalar(v, dtype):
-    return core.make_scalar(v, dtype, False)
+    return _execute.make_scalar(v, dtype, False)
 
 
 # --- gather ---------------------------------------------------------------------------------

@@ -19,13 +19,14 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 
-from pyjax.core import core, dtypes
+from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, Tracer, bind
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
 from pyjax.lax.convolution import padtype_to_pads
 from pyjax.lax.lax import _as_array, _aval, _prim
+from pyjax.runtime import execute as _execute
 
 __all__ = [
     "reduce_window",
@@ -384,7 +385,7 @@ def reduce_window(
     # contribute nothing (what JAX computes).
     iv = init_value
     if isinstance(iv, (builtins.bool, builtins.int, builtins.float)):
-        iv = core.make_scalar(iv, xa.dtype, False)
+        iv = _execute.make_scalar(iv, xa.dtype, False)
     iv = _as_array(iv)
     if _aval(iv).shape:
         raise TypeError(f"reduce_window init_value must be a scalar, got shape {_aval(iv).shape}.")

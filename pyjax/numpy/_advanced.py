@@ -16,12 +16,13 @@ import builtins
 import math
 import operator
 
-from pyjax.core import core, dtypes
+from pyjax.core import dtypes
 from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from pyjax.lax import lax, slicing
 from pyjax.numpy import _core as jnp
 from pyjax.numpy import _keys
+from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
 __all__ = [
@@ -243,7 +244,7 @@ def _stack_dtype(values) -> dtypes.DType:
 
 def _as_typed(v, d):
     if isinstance(v, builtins.int):
-        return core.make_scalar(v, d, False)
+        return _execute.make_scalar(v, d, False)
     return lax.convert_element_type(v, d) if jnp._aval(v).dtype is not d else v
 
 

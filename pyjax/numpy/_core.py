@@ -8,10 +8,12 @@ import math
 import operator
 
 from pyjax.core import core, dtypes
+from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
 from pyjax.numpy import _keys
+from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
 try:
@@ -65,8 +67,6 @@ def _infer_dtype_from_nested(obj):
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
     """Convert to a pyjax array (no copy for pyjax arrays of the right dtype)."""
-    from pyjax.runtime import execute
-
     if dtype is not None:
         dtype = dtypes.canonicalize(dtype)
     if isinstance(a, Tracer):
@@ -81,11 +81,11 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         return a
     if isinstance(a, _SCALARS):
         d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
-        return execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
+        return _execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
         if a.dtype.kind in "OUSV" and a.dtype.name != "bfloat16":  # ml_dtypes' bfloat16 is kind V
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
-        return execute.from_numpy(_np.asarray(a), device, dtype)
+        return _execute.from_numpy(_np.asarray(a), device, dtype)
     if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
         return a  # typed keys pass through, as in JAX (numeric functions reject them themselves)
     if hasattr(a, "__jax_array__"):
@@ -100,18 +100,21 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         target = dtype or d
         if _np is not None:
             arr = _np.array(flat, dtype=_np.dtype(target.name) if target.name != "bfloat16" else None)
-            out = execute.from_numpy(arr.reshape(shape), device, target, False)
+            out = _execute.from_numpy(arr.reshape(shape), device, target, False)
         else:
             from pyjax.runtime.array import _pack_scalar
 
             raw = b"".join(_pack_scalar(v, target) for v in flat)
             from pyjax.core.core import ShapedArray
 
-            out = execute.from_bytes(raw, ShapedArray(shape, target, False), device)
+            out = _execute.from_bytes(raw, ShapedArray(shape, target, False), device)
         return out
     if hasattr(a, "__array__") and _np is not None:
         return asarray(_np.asarray(a), dtype)
     raise TypeError(f"Value {a!r} with type {type(a)} is not a valid JAX array type.")
+
+
+_hooks.register(asarray=asarray)  # scalar types called as constructors, unpickling (core/hooks.py)
 
 
 def _flatten_nested(a):
@@ -408,7 +411,7 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     out = []
     for a in args:
         if isinstance(a, _SCALARS):
-            out.append(core.make_scalar(a, d, weak))
+            out.append(_execute.make_scalar(a, d, weak))
         else:
             if not _is_array(a):
                 a = asarray(a)
@@ -1811,7 +1814,7 @@ def _reflect(i, n, symmetric):
 
 
 def _scalar_like(v, a):
-    return core.make_scalar(v, _aval(a).dtype, False)
+    return _execute.make_scalar(v, _aval(a).dtype, False)
 
 
 def _pad_widths(pw, nd):

@@ -24,6 +24,7 @@ from pyjax.interpreters import batching
 from pyjax.lax import lax
 from pyjax.lax.convolution import conv_general_dilated
 from pyjax.numpy import _core as jnp
+from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
 __all__ = [
@@ -94,7 +95,7 @@ def _result(fn: str, *args, to_float: bool = False):
     out = []
     for a in args:
         if isinstance(a, _SCALARS):
-            out.append(core.make_scalar(a, d, weak))
+            out.append(_execute.make_scalar(a, d, weak))
         else:
             av = _aval(a)
             out.append(a if av.dtype is d and av.weak_type == weak else lax._convert(a, d, weak))

@@ -11,7 +11,7 @@ import math
 import struct
 
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import core, dtypes
+from pyjax.core import core, dtypes, hooks
 from pyjax.core.core import ShapedArray
 from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
@@ -224,9 +224,7 @@ class Array:
         raise TypeError("unhashable type: 'Array'")
 
     def __reduce__(self):
-        from pyjax.numpy import asarray
-
-        return (asarray, (self.tolist(), self.dtype.name))
+        return (hooks.op("asarray"), (self.tolist(), self.dtype.name))
 
     def __iter__(self):
         if not self.aval.shape:

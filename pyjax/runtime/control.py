@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from pyjax.compiler.views import ShapeTracker
+from pyjax.core import hooks
 from pyjax.core.core import ShapedArray
 from pyjax.runtime import execute
 from pyjax.runtime.array import Array, Buffer
@@ -157,12 +158,11 @@ class _Stacker:
 
 def _stack_fallback(pieces: list, aval: ShapedArray) -> Array:
     """Stack rows with a balanced tree of concatenates (O(n log n), only without device copies)."""
-    from pyjax.lax import lax
-
-    rows = [lax.reshape(p, (1,) + p.aval.shape) for p in pieces]
+    reshape, concatenate = hooks.op("reshape"), hooks.op("concatenate")
+    rows = [reshape(p, (1,) + p.aval.shape) for p in pieces]
     while len(rows) > 1:
         rows = [
-            lax.concatenate(rows[k : k + 8], 0) if len(rows[k : k + 8]) > 1 else rows[k] for k in range(0, len(rows), 8)
+            concatenate(rows[k : k + 8], 0) if len(rows[k : k + 8]) > 1 else rows[k] for k in range(0, len(rows), 8)
         ]
     return _with_aval(rows[0], aval)
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import warnings
 
+from pyjax import backends
 from pyjax.core.config import config
 from pyjax.runtime.buffers import LOCK
 
-KNOWN_PLATFORMS = ("webgpu", "wasm", "cpu")
+KNOWN_PLATFORMS = tuple(backends.REGISTRY)
 
 
 class Device:
@@ -28,14 +28,14 @@ class Device:
         if self._backend is None:
             with LOCK:  # two threads asking at once get one backend
                 if self._backend is None:
-                    self._backend = _create_backend(self.platform)
+                    self._backend = backends.create(self.platform)
         return self._backend
 
     device_kind = property(lambda self: self.platform)
     process_index = 0
 
     def __repr__(self):
-        return {"cpu": "CpuDevice", "wasm": "WasmDevice", "webgpu": "WebGPUDevice"}[self.platform] + "(id=0)"
+        return backends.device_repr(self.platform) + "(id=0)"
 
     def __str__(self):
         return f"{self.platform}:0"
@@ -125,22 +125,6 @@ class _DefaultStack(threading.local):
 
 _default = _DefaultStack()
 _chosen: list[Device] = []  # set by init_async; cleared when jax_platforms changes
-
-
-def _create_backend(platform: str):
-    if platform == "cpu":
-        from pyjax.backends.cpu import CpuBackend
-
-        return CpuBackend()
-    if platform == "wasm":
-        from pyjax.backends.wasm import WasmBackend  # noqa: F401  (added by the wasm backend)
-
-        return WasmBackend()
-    if platform == "webgpu":
-        from pyjax.backends.webgpu import WebGPUBackend  # noqa: F401
-
-        return WebGPUBackend()
-    raise RuntimeError(f"Unknown backend {platform!r}; known platforms: {', '.join(KNOWN_PLATFORMS)}")
 
 
 def _available(platform: str) -> bool:
@@ -238,49 +222,40 @@ async def init_async(platform: str = "webgpu") -> Device:
     clear error. `await pyjax.init_async("wasm")` also waits until the wasm thread pool's
     workers run (where the page is cross-origin isolated).
     """
-    global _webgpu_warned
-    from pyjax import hosts
-
-    if platform == "webgpu" and "webgpu" in _devices:
-        if hosts.IN_BROWSER and getattr(hosts._webgpu_host, "lost", False):
-            del _devices["webgpu"]  # the GPU device was lost: its arrays are gone, start a new one
-            hosts.set_webgpu_host(None)
-    if platform == "webgpu" and "webgpu" not in _devices and hosts.IN_BROWSER and hosts._webgpu_host is None:
-        from pyjax.hosts.browser import BrowserWebGPUHost
-
+    global _fallback_warned
+    dev = _devices.get(platform)
+    if dev is not None and dev._backend is not None and dev._backend.lost:
+        del _devices[platform]  # the device was lost: its arrays are gone, start a new one
+    if platform not in _devices:
         try:
-            hosts.set_webgpu_host(await BrowserWebGPUHost.create())
-            _unavailable.pop("webgpu", None)  # an earlier sync attempt may have failed (no JSPI)
-        except Exception as e:  # no navigator.gpu / no adapter: fall back to wasm
-            _unavailable["webgpu"] = f"{type(e).__name__}: {e}"
-            if not _webgpu_warned:
-                warnings.warn(f"pyjax: WebGPU is unavailable ({e}); using wasm instead.", stacklevel=2)
-            _webgpu_warned = True
-            platform = "wasm"
+            await backends.backend_class(platform).prepare_async()
+            _unavailable.pop(platform, None)  # an earlier sync attempt may have failed (no JSPI)
+            _async_failed.discard(platform)
+        except Exception as e:  # no navigator.gpu / no adapter: fall back to the first default
+            _unavailable[platform] = f"{type(e).__name__}: {e}"
+            _async_failed.add(platform)
+            fallback = DEFAULT_PLATFORMS[0]
+            if not _fallback_warned:
+                name = {"webgpu": "WebGPU"}.get(platform, platform)
+                warnings.warn(f"pyjax: {name} is unavailable ({e}); using {fallback} instead.", stacklevel=2)
+            _fallback_warned = True
+            platform = fallback
     dev = get_device(platform)
-    start = getattr(getattr(dev.backend, "host", None), "start_async", None)
-    if start is not None:  # the browser's wasm host: its thread pool starts while we wait
-        await start()
+    await dev.backend.start_async()  # the browser's wasm host: its thread pool starts while we wait
     _chosen[:] = [dev]
     return dev
 
 
-_webgpu_warned = False  # the fallback to wasm warns once
+_fallback_warned = False  # the fallback warns once
+_async_failed: set[str] = set()  # platforms whose asynchronous setup failed: a config change keeps that
 
 
 def _on_config(name, value):
     if name == "jax_platforms":
         _chosen.clear()
         for k in list(_unavailable):
-            if k != "webgpu" or not _webgpu_failed_in_browser():
+            if k not in _async_failed:
                 del _unavailable[k]
 
 
-def _webgpu_failed_in_browser() -> bool:
-    from pyjax import hosts
-
-    return hosts.IN_BROWSER
-
-
 config.on_update(_on_config)
-sys = sys

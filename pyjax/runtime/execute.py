@@ -27,7 +27,7 @@ from pyjax.compiler.partition import (
     compile_jaxpr,
 )
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import core, dtypes
+from pyjax.core import dtypes
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
@@ -94,7 +94,7 @@ def _on_device(a: Array, device) -> Array:
 
 
 def execute(prim, args, params):
-    """Eager impl of every lax primitive (installed as core.executor)."""
+    """Eager impl of every lax primitive (the library calls it for every primitive)."""
     with LOCK:
         device = _device_of(args)
         if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
@@ -432,6 +432,4 @@ def transfer(a: Array, device) -> Array:
     return from_bytes(a._contiguous_bytes(), a.aval, device)
 
 
-core.executor = execute
-core.make_scalar = make_scalar
 math = math

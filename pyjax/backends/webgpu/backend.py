@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import struct
 
+from pyjax import backends
 from pyjax.backends import limits
 from pyjax.backends.base import Backend
 from pyjax.backends.webgpu import routines as _routines
@@ -74,6 +75,13 @@ class WebGPUBackend(Backend):
     in the browser)."""
 
     name = "webgpu"
+
+    @classmethod
+    async def prepare_async(cls) -> None:
+        """The browser requests its GPU device asynchronously: open the host before creating."""
+        from pyjax import hosts
+
+        await hosts.webgpu_host_async()
 
     def __init__(self, host=None):
         super().__init__()
@@ -308,10 +316,8 @@ class WebGPUBackend(Backend):
 
     def _host_run(self, ir_obj, in_slots: list, out_slots: list) -> None:
         """Run a Kernel/Routine with the cpu reference evaluator (inputs read back, outputs written)."""
-        from pyjax.backends.cpu import CpuBackend
-
         if self._cpu is None:
-            self._cpu = CpuBackend()
+            self._cpu = backends.create("cpu")
         cpu = self._cpu
         self.stats["host_fallbacks"] += 1
         self.flush()

@@ -1,0 +1,28 @@
+"""The few library functions that lower layers call, registered by the library at import.
+
+core, interpreters and runtime must not import pyjax.lax or pyjax.numpy (imports point down,
+tests/test_layers.py), yet a few corners need an array op: a scalar type called as a
+constructor (`jnp.float32(1)`), vmap moving a batch axis, the runtime stacking rows without a
+device copy. pyjax.lax and pyjax.numpy fill this table when they are imported, so the
+dependency points down and nothing is patched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate (lax)
+array_ops: dict[str, Callable] = {}
+
+
+def register(**fns: Callable) -> None:
+    """Lend functions of an upper layer to the lower ones (called once at the library's import)."""
+    array_ops.update(fns)
+
+
+def op(name: str) -> Callable:
+    """The registered function `name`; a clear error when the library was never imported."""
+    try:
+        return array_ops[name]
+    except KeyError:
+        raise RuntimeError(f"pyjax: {name!r} is not registered yet: import pyjax first") from None

@@ -1,0 +1,173 @@
+"""Imports point down the layers only, also inside functions (DESIGN.md, issue 17).
+
+Every module of pyjax/ is parsed with `ast` (nothing is imported, so this takes well under a
+second); each `import`/`from ... import` anywhere in it, relative or absolute, and each
+`importlib.import_module("pyjax...")` with a literal name, must point to its own layer or to one
+that LAYERS lets it use. Inside backends/ and hosts/ each backend or host is its own unit:
+units may use the layer's shared modules, never each other (no sideways imports).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+import pytest
+
+PKG = pathlib.Path(__file__).resolve().parent.parent / "pyjax"
+
+# The layers, top to bottom, and the layers each may import besides itself. The library is
+# the public API with numpy/, lax/, nn/, scipy/, random, ... (every module not in a folder
+# below). A layer needs something from above? Move the piece down, or let the upper layer fill
+# a table of the lower one at import (core/hooks.py, the backend and host registries).
+LAYERS: dict[str, set[str]] = {
+    "library": {"interpreters", "runtime", "compiler", "core"},
+    "interpreters": {"core"},
+    "runtime": {"compiler", "backends", "core"},
+    "backends": {"compiler", "hosts", "core"},
+    "compiler": {"core"},
+    "hosts": {"core"},
+    "core": set(),
+}
+
+# Layers whose sub-packages/modules are separate units that must not import each other; the
+# modules named here are the layer's shared part, which every unit may use.
+UNITS: dict[str, set[str]] = {
+    "backends": {"__init__", "base", "limits"},
+    "hosts": {"__init__", "webgpu_contract"},
+}
+
+# Known violations waiting for their owner, each with the reason. The "ad" helper is removing
+# interpreters/ad.py's imports of lax (issue 17, "reverse mode from linearity"); once that
+# lands this list must be empty.
+ALLOWED: set[tuple[str, str]] = {
+    ("pyjax.interpreters.ad", "pyjax.lax.lax"),  # ad: zeros/add of tangents (lands with the ad rework)
+}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "library"
+
+
+def unit_of(module: str) -> str | None:
+    """backends.wasm.codegen -> 'wasm'; backends.base -> None (shared)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] not in UNITS or parts[2] in UNITS[parts[1]]:
+        return None
+    return parts[2]
+
+
+def _is_module(name: str) -> bool:
+    path = PKG.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+# Where an import statement starts (module or function level). Only these statements are
+# parsed with `ast`: parsing all of pyjax/ takes seconds, the statements milliseconds.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t]+\w)", re.M)
+_IMPORT_MODULE = re.compile(r"import_module\(\s*[\"']([\w.]+)")  # importlib with a literal name
+
+
+def _statement(lines: list[str], i: int) -> ast.stmt:
+    """The import statement starting at lines[i] (it may continue over the next lines)."""
+    for j in range(i + 1, len(lines) + 1):
+        try:
+            return ast.parse("".join(lines[i:j]).strip()).body[0]
+        except SyntaxError:
+            continue
+    raise SyntaxError(f"unterminated import at line {i + 1}")
+
+
+def imports(path: pathlib.Path, module: str) -> list[tuple[str, int]]:
+    """(imported pyjax module, line) for every import in the file, at any depth."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    found = []
+    for m in _IMPORT.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        node = _statement(lines, line - 1)
+        if isinstance(node, ast.Import):
+            found += [(a.name, line) for a in node.names]
+            continue
+        base = node.module or ""
+        if node.level:
+            up = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join(up + ([node.module] if node.module else []))
+        for a in node.names:  # `from pkg import mod` imports pkg.mod
+            full = f"{base}.{a.name}"
+            found.append((full if _is_module(full) else base, line))
+    for m in _IMPORT_MODULE.finditer(text):
+        found.append((m.group(1), text.count("\n", 0, m.start()) + 1))
+    return [(name, line) for name, line in found if name == "pyjax" or name.startswith("pyjax.")]
+
+
+def modules() -> list[tuple[pathlib.Path, str]]:
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        parts = path.relative_to(PKG.parent).with_suffix("").parts
+        out.append((path, ".".join(parts[:-1] if parts[-1] == "__init__" else parts)))
+    return out
+
+
+def violations(files=None) -> list[str]:
+    bad = []
+    for path, module in files or modules():
+        here, unit = layer_of(module), unit_of(module)
+        for target, line in imports(path, module):
+            there = layer_of(target)
+            if target == "pyjax":  # `from pyjax import x` of a non-module: the public API
+                there = "library"
+            if there == here:
+                other = unit_of(target)
+                ok = other is None or other == unit
+            else:
+                ok = there in LAYERS[here]
+            if not ok and (module, target) not in ALLOWED:
+                bad.append(f"{module}:{line} imports {target} ({here} -> {there})")
+    return bad
+
+
+def test_layer_table_is_acyclic():
+    seen: dict[str, set[str]] = {}
+
+    def below(layer: str) -> set[str]:
+        if layer not in seen:
+            seen[layer] = set()
+            for lower in LAYERS[layer]:
+                seen[layer] |= {lower} | below(lower)
+        return seen[layer]
+
+    for layer in LAYERS:
+        assert layer not in below(layer), f"layer {layer} can reach itself"
+
+
+def test_imports_point_down():
+    bad = violations()
+    assert not bad, "imports against the layers (see LAYERS in tests/test_layers.py):\n" + "\n".join(bad)
+
+
+def test_allow_list_is_current():
+    """An entry of ALLOWED that no longer occurs must go."""
+    live = {(m, t) for path, m in modules() for t, _ in imports(path, m)}
+    assert not ALLOWED - live, f"stale ALLOWED entries: {sorted(ALLOWED - live)}"
+
+
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("pyjax.core.dtypes", "def f():\n    from pyjax.numpy import asarray\n"),
+        ("pyjax.interpreters.batching", "def f():\n    from ..lax import lax\n"),
+        ("pyjax.runtime.device", "import pyjax.hosts.browser\n"),
+        ("pyjax.backends.wasm.codegen", "from pyjax.backends.webgpu import wgsl\n"),
+        ("pyjax.hosts.browser", "from . import wgpu_host\n"),
+        ("pyjax.compiler.ir", "import importlib\nimportlib.import_module('pyjax.runtime.array')\n"),
+    ],
+)
+def test_an_upward_import_fails(tmp_path, module, source):
+    """The checker itself: an added upward or sideways import is reported."""
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    assert len(violations([(path, module)])) == 1
