@@ -420,6 +420,8 @@ class KernelExe:
 def _reduce(op, body, axes, shape):
     full = np.broadcast_to(body, shape)
     if op == "sum":
+        if full.dtype == np.float32:  # numpy adds rows one by one along strided axes: 100x JAX's error
+            return np.sum(full, axis=axes, keepdims=True, dtype=np.float64).astype(np.float32)
         return np.sum(full, axis=axes, keepdims=True, dtype=full.dtype)
     if op == "prod":
         return np.prod(full, axis=axes, keepdims=True, dtype=full.dtype)

@@ -40,6 +40,7 @@ __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", 
 
 LANES = 4
 SUM_BLOCK = 1024  # main-loop iterations a float32 sum's accumulators run before joining the total
+ROW_BLOCK = 128  # rows a strided float32 sum's per-column accumulators add before joining theirs
 HALF = ("float16", "bfloat16")
 VEC_DTYPES = ("float32", "int32", "uint32", "bool")
 
@@ -300,8 +301,8 @@ class KernelCodegen:
         self._analyze()
         plan = matmul.match(self) if self.simd else None
         self.scratch_bytes = plan.scratch if plan is not None else 0
-        if self.mode == "R":
-            self.scratch_bytes = 4 * self.k.shape[self.V]
+        if self.mode == "R":  # float32 accumulators, then float64 totals for a float32 sum
+            self.scratch_bytes = (12 if self._wide_sum() else 4) * self.k.shape[self.V]
         n_params = self.n_in + 3 + len(self.gathers) + (1 if self.scratch_bytes else 0)
         f = self.m.function("run", [I32] * n_params, [], export=True)
         self.f = f
@@ -444,16 +445,29 @@ class KernelCodegen:
         def acc_addr():
             f.local_get(sp).local_get(self.env[(ir.idx(V), "s")]).i32_const(2).i32_shl().i32_add()
 
-        # accumulators = identity
+        wide = self._wide_sum()
+
+        def total_addr():  # float64 total of column j: after the accumulators
+            f.local_get(sp).local_get(self.env[(ir.idx(V), "s")]).i32_const(3).i32_shl().i32_add()
+            f.i32_const(4 * k.shape[V]).i32_add()
+
+        # accumulators = identity (totals = 0)
         def init_v():
             acc_addr()
             self._vconst(self._identity(op, d), d)
             f.v128_store(align=2)
+            if wide:
+                for half in (0, 16):
+                    total_addr()
+                    f.v128_const(bytes(16)).v128_store(offset=half, align=2)
 
         def init_s():
             acc_addr()
             self._const(self._identity(op, d), d)
             f.op(fam_store, align=2)
+            if wide:
+                total_addr()
+                f.f64_const(0.0).op("f64.store", align=2)
 
         j_loops(init_v, init_s)
 
@@ -482,19 +496,55 @@ class KernelCodegen:
 
             j_loops(upd_v, upd_s)
 
-        self._loop(r_axis, 1, r_body)
+        if wide:  # every ROW_BLOCK rows the accumulators join the float64 totals and restart at 0
+
+            def flush_v():
+                acc = f.local(V128)
+                acc_addr()
+                f.v128_load(align=2).local_set(acc)
+                for half, part in ((0, acc), (16, self._high_half(acc))):
+                    total_addr()
+                    total_addr()
+                    f.v128_load(offset=half, align=2).local_get(part).op("f64x2.promote_low_f32x4")
+                    f.op("f64x2.add").v128_store(offset=half, align=2)
+                acc_addr()
+                f.v128_const(bytes(16)).v128_store(align=2)
+
+            def flush_s():
+                total_addr()
+                total_addr()
+                f.op("f64.load", align=2)
+                acc_addr()
+                f.op("f32.load", align=2).op("f64.promote_f32").op("f64.add").op("f64.store", align=2)
+                acc_addr()
+                f.f32_const(0.0).op("f32.store", align=2)
+
+            self._blocks(r_axis, 1, r_body, lambda: j_loops(flush_v, flush_s), ROW_BLOCK)
+        else:
+            self._loop(r_axis, 1, r_body)
 
         def epi_v():
             loc = f.local(V128)
-            acc_addr()
-            f.v128_load(align=2).local_set(loc)
+            if wide:
+                lo, hi = f.local(V128), f.local(V128)
+                for half, part in ((0, lo), (16, hi)):
+                    total_addr()
+                    f.v128_load(offset=half, align=2).local_set(part)
+                self._f64x2_pair_to_f32x4(lo, hi, loc)
+            else:
+                acc_addr()
+                f.v128_load(align=2).local_set(loc)
             self.env[(acc_node, "v")] = loc
             self._store_vector(self.vget(k.epilogue), k.epilogue.dtype)
 
         def epi_s():
             loc = f.local(t)
-            acc_addr()
-            f.op(fam_load, align=2).local_set(loc)
+            if wide:
+                total_addr()
+                f.op("f64.load", align=2).op("f32.demote_f64").local_set(loc)
+            else:
+                acc_addr()
+                f.op(fam_load, align=2).local_set(loc)
             self.env[(acc_node, "s")] = loc
             self._store(self.get(k.epilogue), k.epilogue.dtype)
 
@@ -595,6 +645,7 @@ class KernelCodegen:
             self._emit_red_loops(self.nk)
             self.env[(ir.acc(dtypes.int32), "s")] = bidx
             return
+        wide = self._wide_sum()
         if vec_acc:
             accs = []
             for _ in range(self.unroll):
@@ -604,14 +655,26 @@ class KernelCodegen:
                 accs.append(acc)
             self._red_state = accs[0]
             self._red_state_u = accs
+            if wide:  # an (lo, hi) pair of f64x2 totals per accumulator
+                self._totals = [(f.local(V128), f.local(V128)) for _ in accs]
+                for pair in self._totals:
+                    for t in pair:
+                        f.v128_const(bytes(16)).local_set(t)
             self._emit_red_loops(self.nk)
+            if wide:
+                for acc, (lo, hi) in zip(accs, self._totals):
+                    self._f64x2_pair_to_f32x4(lo, hi, acc)
             self.env[(acc_node, "v")] = accs[0]
         else:
-            acc = f.local(valtype(d))
-            self._const(self._identity(op, d), d)
+            acc = f.local(F64 if wide else valtype(d))  # a float32 sum adds up in float64
+            self._const(self._identity(op, d), dtypes.float64 if wide else d)
             f.local_set(acc)
             self._red_state = acc
             self._emit_red_loops(self.nk)
+            if wide:
+                acc32 = f.local(F32)
+                f.local_get(acc).f32_demote_f64().local_set(acc32)
+                acc = acc32
             self.env[(acc_node, "s")] = acc
 
     def _emit_red_loops(self, a: int) -> None:
@@ -623,7 +686,14 @@ class KernelCodegen:
             self._pre_emit(a)
             self._emit_red_loops(a + 1)
 
-        if a == self.V and self.mode == "B":
+        if a == self.n - 1 and self.vec and self.mode == "C" and self._wide_sum():
+            # the vector accumulators (one per output lane) restart every ROW_BLOCK rows
+            def flush():
+                for acc, (lo, hi) in zip(self._red_state_u, self._totals):
+                    self._flush_vec(acc, lo, hi)
+
+            self._blocks(a, 1, inner, flush, ROW_BLOCK)
+        elif a == self.V and self.mode == "B":
             f = self.f
             k = self.k
             op, d = k.reduce_op, k.body.dtype
@@ -648,11 +718,10 @@ class KernelCodegen:
 
                 return body
 
-            blocked = op == "sum" and d.name == "float32"
-            total = None
+            wide = self._wide_sum()  # then scalar_acc is the float64 total
             if unroll > 1:  # independent accumulators hide the add latency
-                if blocked:
-                    total = self._blocked_sum_loop(a, LANES * unroll, main(unroll), vaccs)
+                if wide:
+                    self._blocks(a, LANES * unroll, main(unroll), lambda: self._flush_lanes(vaccs, scalar_acc))
                 else:
                     self._loop(a, LANES * unroll, main(unroll))
                 self._loop(a, LANES, main(1), start=False)
@@ -662,57 +731,82 @@ class KernelCodegen:
                     f.local_set(vacc)
             else:
                 self._loop(a, LANES, main(1))
-            if total is not None:  # the last partial block joins the float64 total, then the result
-                self._add_lanes_f64(vacc, total)
-                self._vconst(0.0, d)
-                f.local_set(vacc)
-                f.local_get(scalar_acc).local_get(total).op("f32.demote_f64").op("f32.add").local_set(scalar_acc)
-            # fold the lanes into the scalar accumulator
-            for lane in range(LANES):
-                tmp = f.local(valtype(d))
-                f.local_get(vacc)
-                self._extract(lane, d)
-                f.local_set(tmp)
-                self._combine_into(scalar_acc, tmp, op, d)
+            if wide:
+                self._add_lanes_f64(vacc, scalar_acc)
+            else:  # fold the lanes into the scalar accumulator
+                for lane in range(LANES):
+                    tmp = f.local(valtype(d))
+                    f.local_get(vacc)
+                    self._extract(lane, d)
+                    f.local_set(tmp)
+                    self._combine_into(scalar_acc, tmp, op, d)
             self._loop(a, 1, inner, start=False)
         else:
             self._loop(a, 1, inner)
 
-    def _blocked_sum_loop(self, a: int, step: int, body, vaccs: list) -> int:
-        """The main loop of a float32 sum, in blocks of SUM_BLOCK iterations: after each block
-        the accumulators are added to a float64 total and restart from 0, so no float32
-        accumulator sums more than SUM_BLOCK values (one accumulator per lane over 2^29 ones
-        stalled at 2^24, and random data lost 10-100x JAX's accuracy). Returns the total's local."""
+    def _wide_sum(self) -> bool:
+        """A float32 sum keeps float64 totals: its float32 accumulators restart every SUM_BLOCK
+        values (16 float32 accumulators over 2^29 ones stalled at 2^24, and long row, column or
+        strided sums lost 10-200x JAX's accuracy; issue 15.5)."""
+        return self.k.reduce_op == "sum" and self.k.body.dtype.name == "float32"
+
+    def _blocks(self, a: int, step: int, body, flush, block: int = SUM_BLOCK) -> None:
+        """for idx(a) step `step` as blocks of `block` iterations, flush() after each block
+        (the accumulators join the float64 totals and restart at 0)."""
         f = self.f
         var = self.idx_local.get((a, "var"))
         if var is None:
             var = self.idx_local[(a, "var")] = f.local(I32)
-        total, lim, bend = f.local(F64), f.local(I32), f.local(I32)
+        lim, bend = f.local(I32), f.local(I32)
         end = self._axis_end(a)
-        f.f64_const(0.0).local_set(total)
         self._axis_start(a)()
         f.local_set(var)
         end()
         f.i32_const(step - 1).i32_sub().local_set(lim)
         with f.block(), f.loop():
             f.local_get(var).local_get(lim).i32_ge_s().br_if(1)
-            # this block ends SUM_BLOCK steps on, or at the axis end
-            f.local_get(var).i32_const(SUM_BLOCK * step).i32_add().local_set(bend)
+            # this block ends `block` steps on, or at the axis end
+            f.local_get(var).i32_const(block * step).i32_add().local_set(bend)
             end()
             f.local_get(bend)
             end()
             f.local_get(bend).op("i32.lt_s")
             f.select().local_set(bend)
             self._loop(a, step, body, start=False, end=lambda: f.local_get(bend))
-            first = vaccs[0]
-            for acc in vaccs[1:]:
-                f.local_get(first).local_get(acc).op("f32x4.add").local_set(first)
-            self._add_lanes_f64(first, total)
-            for acc in vaccs:
-                self._vconst(0.0, dtypes.float32)
-                f.local_set(acc)
+            flush()
             f.br(0)
-        return total
+
+    def _flush_lanes(self, vaccs: list, total: int) -> None:
+        """total (f64) += the lanes of the float32 vector accumulators, which restart at 0."""
+        f = self.f
+        first = vaccs[0]
+        for acc in vaccs[1:]:
+            f.local_get(first).local_get(acc).op("f32x4.add").local_set(first)
+        self._add_lanes_f64(first, total)
+        for acc in vaccs:
+            self._vconst(0.0, dtypes.float32)
+            f.local_set(acc)
+
+    def _high_half(self, vec: int) -> int:
+        """A local holding lanes 2, 3 of the f32x4 vec in lanes 0, 1."""
+        f = self.f
+        out = f.local(V128)
+        f.local_get(vec).local_get(vec).i8x16_shuffle(list(range(8, 16)) * 2).local_set(out)
+        return out
+
+    def _flush_vec(self, acc: int, lo: int, hi: int) -> None:
+        """(lo, hi) f64x2 totals += the four float32 lanes of acc, which restarts at 0."""
+        f = self.f
+        for total, part in ((lo, acc), (hi, self._high_half(acc))):
+            f.local_get(total).local_get(part).op("f64x2.promote_low_f32x4").op("f64x2.add").local_set(total)
+        self._vconst(0.0, dtypes.float32)
+        f.local_set(acc)
+
+    def _f64x2_pair_to_f32x4(self, lo: int, hi: int, out: int) -> None:
+        """out = the f32x4 (lo[0], lo[1], hi[0], hi[1]), each rounded once."""
+        f = self.f
+        f.local_get(lo).op("f32x4.demote_f64x2_zero").local_get(hi).op("f32x4.demote_f64x2_zero")
+        f.i8x16_shuffle(list(range(8)) + list(range(16, 24))).local_set(out)
 
     def _add_lanes_f64(self, vec: int, total: int) -> None:
         """total (f64) += the four float32 lanes of vec."""
@@ -756,6 +850,9 @@ class KernelCodegen:
             f.local_get(acc).local_get(v)
             self._vcombine(op, d)
             f.local_set(acc)
+        elif self._wide_sum():  # the float64 total of a float32 sum
+            v = self.get(k.body)
+            f.local_get(acc).local_get(v).f64_promote_f32().f64_add().local_set(acc)
         else:
             v = self.get(k.body)
             self._combine_into(acc, v, op, d)
