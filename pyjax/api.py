@@ -21,6 +21,7 @@ from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax, parallel
 from pyjax.runtime import control, execute
+from pyjax.runtime import device as device_mod
 from pyjax.runtime.array import Array
 from pyjax.runtime.execute import run_jaxpr
 
@@ -832,6 +833,34 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
     return batched
 
 
+def _check_axis_spec(spec, what: str) -> None:
+    """in_axes / out_axes: ints and None, in (nested) tuples, lists and dicts (JAX's TypeError otherwise)."""
+    if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
+        return
+    if isinstance(spec, (tuple, list, dict)):
+        for v in spec.values() if isinstance(spec, dict) else spec:
+            _check_axis_spec(v, what)
+        return
+    raise TypeError(
+        f"pmap {what} must be an int, None, or (nested) container with those types as leaves, but got {spec}."
+    )
+
+
+def _index_tuple(nums) -> tuple:
+    return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+def _replace_none(spec):
+    """The axis spec with None leaves mapped to 0 (pmap's out_axes=None: take device 0's copy afterwards)."""
+    if spec is None:
+        return 0
+    if isinstance(spec, dict):
+        return {k: _replace_none(v) for k, v in spec.items()}
+    if isinstance(spec, (tuple, list)):
+        return type(spec)(_replace_none(v) for v in spec)
+    return spec
+
+
 def pmap(
     fun: Callable,
     axis_name=None,
@@ -844,54 +873,93 @@ def pmap(
     axis_size=None,
     donate_argnums=(),
 ) -> Callable:
-    """Map fun over the leading axis across devices, jit-compiled. pyjax has one device, so this is
-    jit(vmap(fun, axis_name=...)) over a mapped axis of size at most local_device_count() (1); larger
-    sizes raise JAX's ValueError about the devices available."""
+    """Map fun over a leading (in_axes) axis across devices, jit-compiled: jit(vmap(fun, axis_name=...)).
+
+    As JAX's pmap: in_axes covers the positional arguments (a tuple as long as them), keyword arguments
+    are mapped over axis 0, static_broadcasted_argnums are passed unmapped and must be hashable,
+    out_axes=None returns one device's copy. pyjax has one device per platform, so the mapped size is at
+    most len(devices) (default: the devices of `backend`, else the default platform's); the computation
+    runs on devices[0] or on `backend`'s device. donate_argnums is accepted as jit's (a hint)."""
     _check_callable(fun, "pmap")
-    static = (
-        (static_broadcasted_argnums,)
-        if isinstance(static_broadcasted_argnums, int)
-        else tuple(static_broadcasted_argnums)
-    )
-    if isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
+    static = _index_tuple(static_broadcasted_argnums)
+    if any(i < 0 for i in static):
+        raise ValueError(f"pmap: static_broadcasted_argnums must be non-negative, got {static}")
+    _check_axis_spec(in_axes, "in_axes")
+    _check_axis_spec(out_axes, "out_axes")
+    if devices is not None and not len(devices):
+        raise ValueError("'devices' argument to pmap must be non-empty, or None.")
+    target = devices[0] if devices is not None else (device_mod.devices(backend)[0] if backend else None)
+    n_dev = len(devices) if devices is not None else device_mod.device_count(backend)
+    out_spec = _replace_none(out_axes)
+    donate = _index_tuple(donate_argnums)
+
+    def call_mapped(dyn_idx, args, axes, *dyn_and_kw):
+        *dyn, kwargs = dyn_and_kw
+
+        def call(*d, **kw):
+            full = list(args)
+            for i, v in zip(dyn_idx, d):
+                full[i] = v
+            return fun(*full, **kw)
+
+        out = vmap(lambda *xs: call(*xs[:-1], **xs[-1]), in_axes=(*axes, 0), out_axes=out_spec, axis_name=axis_name)(
+            *dyn, kwargs
+        )
+        if out_spec == out_axes:
+            return out
+        specs = _broadcast_prefix(out_axes, out, "out_axes")
+        leaves, tree = tree_flatten(out)
+        return tree_unflatten(tree, [x[0] if a is None else x for x, a in zip(leaves, specs)])
 
     @functools.wraps(fun)
     def pmapped(*args, **kwargs):
-        if kwargs:
-            raise NotImplementedError("pmap does not support keyword arguments")  # as JAX's pmap
         n = len(args)
-        nums = {i % n for i in static} if n else set()
-        dyn_idx = [i for i in range(n) if i not in nums]
+        if static and max(static) >= n:
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={static} but was called with only {n} "
+                "positional argument(s). All static broadcasted arguments must be passed positionally."
+            )
+        if isinstance(in_axes, tuple) and len(in_axes) != n:
+            raise ValueError(
+                f"pmap in_axes specification must be a tree prefix of the corresponding value, got "
+                f"specification {in_axes} for value tree {tree_structure(args)}."
+            )
+        if isinstance(in_axes, (list, dict)):
+            raise ValueError(
+                f"pmap in_axes must be a tuple over the positional arguments (or an int or None), got "
+                f"{type(in_axes).__name__} {in_axes} (JAX raises a pytree structure error)"
+            )
+        dyn_idx = [i for i in range(n) if i not in static]
         dyn = [args[i] for i in dyn_idx]
-        axes = tuple(in_axes[i] for i in dyn_idx) if isinstance(in_axes, tuple) else in_axes
-        leaves = tree_leaves(dyn)
-        ax_leaves = _broadcast_prefix(axes if isinstance(axes, tuple) else (axes,) * len(dyn), tuple(dyn), "in_axes")
-        size = axis_size
-        for x, ax in zip(leaves, ax_leaves):
-            if ax is not None:
-                shape = get_aval(_to_jax(x)).shape
-                size = shape[ax] if -len(shape) <= ax < len(shape) else size
-                break
-        n_dev = len(devices) if devices is not None else local_device_count()
+        axes = tuple(in_axes[i] for i in dyn_idx) if isinstance(in_axes, tuple) else (in_axes,) * len(dyn)
+        specs = _broadcast_prefix(axes, tuple(dyn), "in_axes") + [0] * len(tree_leaves(kwargs))
+        sizes = [
+            get_aval(_to_jax(x)).shape[a] if -get_aval(_to_jax(x)).ndim <= a < get_aval(_to_jax(x)).ndim else None
+            for x, a in zip(tree_leaves(dyn) + tree_leaves(kwargs), specs)
+            if a is not None
+        ]
+        if not sizes:
+            raise ValueError("pmap requires at least one argument with a mapped axis.")
+        size = sizes[0]
+        if axis_size is not None and size is not None and axis_size != size:
+            raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size {size}.")
         if size is not None and size > n_dev:
             raise ValueError(
                 f"compiling computation that requires {size} logical devices, but only {n_dev} XLA "
                 f"devices are available (num_replicas={size})"
             )
-
-        def call(*dyn_args):
-            full = list(args)
-            for i, v in zip(dyn_idx, dyn_args):
-                full[i] = v
-            return fun(*full)
-
-        mapped = vmap(call, in_axes=axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
-        key = (tuple((i, _hashable_static(args[i], i)) for i in sorted(nums)), tree_structure(dyn))
+        statics = tuple((i, _hashable_static(args[i], i)) for i in sorted({i for i in static}))
+        key = (statics, tuple(dyn_idx), tree_structure((dyn, kwargs)))
         jitted = cache.get(key)
         if jitted is None:
-            jitted = cache[key] = jit(mapped)
-        return jitted(*dyn)
+            donated = tuple(k for k, i in enumerate(dyn_idx) if i in donate)
+            jitted = cache[key] = jit(
+                functools.partial(call_mapped, tuple(dyn_idx), args, axes), donate_argnums=donated
+            )
+        if target is None:
+            return jitted(*dyn, kwargs)
+        with device_mod.default_device_ctx(target):
+            return jitted(*dyn, kwargs)
 
     cache: dict = {}
     return pmapped

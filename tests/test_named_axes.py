@@ -243,12 +243,46 @@ PMAP_CASES = {
     "size1_grad": lambda jx, jnp, x: jx.pmap(jx.grad(lambda y: jx.lax.pmean(jnp.sin(y), "d")), axis_name="d")(x[:1]),
     "too_many": lambda jx, jnp, x: jx.pmap(lambda y: y * 2)(x),
     "too_many_named": lambda jx, jnp, x: jx.pmap(lambda y: jx.lax.psum(y, "d"), axis_name="d")(x),
+    # the keyword arguments, as JAX has them on one device
+    "kwargs_mapped": lambda jx, jnp, x: jx.pmap(lambda a, b: a * b)(x[None], b=x[None] + 1),
+    "kwargs_scalar": lambda jx, jnp, x: jx.pmap(lambda a, b=1: a * b)(x[None], b=3.0),
+    "in_axes_1": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, in_axes=1)(x[:, None]),
+    "in_axes_neg": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, in_axes=-1)(x[:, None]),
+    "in_axes_tree": lambda jx, jnp, x: jx.pmap(lambda d: d["a"] + d["b"], in_axes=({"a": 0, "b": None},))(
+        {"a": x[None], "b": x}
+    ),
+    "in_axes_list": lambda jx, jnp, x: jx.pmap(lambda a, b: a * b, in_axes=[0, None])(x[None], 2.0),
+    "in_axes_length": lambda jx, jnp, x: jx.pmap(lambda a, b: a + b, in_axes=(0,))(x[None], x[None]),
+    "in_axes_float": lambda jx, jnp, x: jx.pmap(lambda a: a, in_axes=0.5)(x[None]),
+    "out_axes_1": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, out_axes=1)(x[None]),
+    "out_axes_none_psum": lambda jx, jnp, x: jx.pmap(lambda a: jx.lax.psum(a, "i"), "i", out_axes=None)(x[None]),
+    "out_axes_none": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, out_axes=None)(x[None]),
+    "out_axes_tuple": lambda jx, jnp, x: jx.pmap(lambda a: (a, a * 2), out_axes=(0, 1))(x[None]),
+    "static_out_of_range": lambda jx, jnp, x: jx.pmap(lambda a, n: a * n, static_broadcasted_argnums=5)(x[None], 3),
+    "static_unhashable": lambda jx, jnp, x: jx.pmap(lambda a, n: a * n[0], static_broadcasted_argnums=1)(x[None], [3]),
+    "devices": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, devices=jx.devices()[:1])(x[None]),
+    "devices_empty": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, devices=[])(x[None]),
+    "backend_cpu": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, backend="cpu")(x[None]),
+    "backend_unknown": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, backend="bogus")(x[None]),
+    "axis_size_unmapped": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, in_axes=None, axis_size=1)(x),
+    "axis_size_mismatch": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, axis_size=2)(x[None]),
+    "no_mapped_argument": lambda jx, jnp, x: jx.pmap(lambda: 1.0)(),
+    "donate": lambda jx, jnp, x: jx.pmap(lambda a: a * 2, donate_argnums=0)(x[None] + 0),
+    "mismatched_sizes": lambda jx, jnp, x: jx.pmap(lambda a, b: a + b)(x[None], x[:2, None]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(PMAP_CASES))
 def test_pmap(backend, name):
     check(PMAP_CASES[name], X4)
+
+
+def test_pmap_runs_on_the_given_device():
+    x = pjnp.ones((1, 3))
+    for name in ("cpu", "wasm"):
+        dev = pyjax.devices(name)[0]
+        assert pyjax.pmap(lambda a: a * 2, backend=name)(x).devices() == {dev}
+        assert pyjax.pmap(lambda a: a * 2, devices=[dev])(x).devices() == {dev}
 
 
 def test_pmap_too_many_raises_value_error():
