@@ -754,3 +754,15 @@ def test_struct_helpers():
     assert wgsl.flit(float("inf")) == "pj_inf()"
     assert wgsl.round_to(70000.0, dtypes.float16) == math.inf
     assert struct.pack("<f", wgsl.round_to(0.1, dtypes.float32)) == struct.pack("<f", 0.1)
+
+
+def test_one_pipeline_for_many_lengths(on_gpu):
+    """Flat elementwise kernels and full reductions read their sizes from a uniform, so 40
+    lengths of one jitted function share a few pipelines (was two new pipelines per length)."""
+    f = pyjax.jit(lambda x, s: jnp.sin(x) * s + x.sum())
+    before = len(on_gpu._pipes)
+    for n in range(1, 41):
+        x = np.linspace(-3, 3, 7 * n, dtype=np.float32)
+        got = np.asarray(f(jnp.asarray(x), np.float32(2.0)))
+        np.testing.assert_allclose(got, np.sin(x) * 2 + x.sum(dtype=np.float64), rtol=1e-5, atol=1e-5)
+    assert len(on_gpu._pipes) - before <= 8

@@ -285,8 +285,9 @@ class WebGPUBackend(Backend):
                 grid = ("indirect", temps[grid[1]])
             mrg = None
             uniforms = launch.uniforms
-            if launch.merged:
-                mrg, uniforms = self._merge([in_slots[i] for i in launch.merged])
+            if launch.merged:  # the merged inputs' bases come first in the uniform struct
+                mrg, bases = self._merge([in_slots[i] for i in launch.merged])
+                uniforms = bases + (uniforms or b"")
             bufs = []
             for role in launch.roles:
                 kind = role[0]

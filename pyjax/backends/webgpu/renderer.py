@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 
 from pyjax.backends.webgpu import wgsl
 from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG, Emitter, Input, Scope, ctype, decompose, lit
 from pyjax.backends.webgpu.wgsl_special import helpers as helper_code
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel
+from pyjax.compiler.views import ShapeTracker, View
 from pyjax.core import dtypes
 
 DEBUG = os.environ.get("PYJAX_DEBUG", "") not in ("", "0")
@@ -110,8 +112,11 @@ def _used_inputs(roots) -> set:
 class _Bindings:
     """Kernel inputs -> WGSL bindings, merging inputs past the storage-buffer limit."""
 
-    def __init__(self, k: Kernel, caps: Caps, used: set, extra: list, vec_inputs: set = frozenset()):
-        """extra: [(name, elem type, writable, role)] bound after the inputs (outputs, temps)."""
+    def __init__(
+        self, k: Kernel, caps: Caps, used: set, extra: list, vec_inputs: set = frozenset(), sizes: bool = False
+    ):
+        """extra: [(name, elem type, writable, role)] bound after the inputs (outputs, temps);
+        sizes: declare the `u.n` uniform (after the merged bases, see `_sizes`)."""
         self.inputs: dict = {}
         self.decls: list = []
         self.roles: list = []
@@ -137,6 +142,8 @@ class _Bindings:
             for j, i in enumerate(merged):
                 self.inputs[i] = Input("mrg", k.in_dtypes[i], base=f"u.b[{j // 4}][{j % 4}]")
             self.uniform = f"b: array<vec4<u32>, {max(1, -(-len(merged) // 4))}>,"
+        if sizes:
+            self.uniform = (self.uniform or "") + SIZES_FIELD
         for name, ty, w, role in extra:
             self.decls.append((name, ty, w))
             self.roles.append(role)
@@ -148,6 +155,68 @@ class _Bindings:
 def _finish(em: Emitter, head: str, body: str, shared: str = "") -> str:
     helpers = helper_code(em.helpers) if em.helpers else ""
     return head + shared + helpers + body
+
+
+# ---- one pipeline for many shapes ---------------------------------------------------------------
+#
+# A kernel whose loads all walk memory in output order (or read one broadcast element) does not
+# depend on its shape beyond the element count. Such kernels are flattened to one axis and their
+# sizes go to a uniform (`u.n`), so the WGSL text, and with it the pipeline, is shared by every
+# shape: 300 lengths of `sin(x) * 2 + x.sum()` compiled 600 pipelines, now 4 (issue 15, item 4).
+
+
+def _flat_tracker(tr: ShapeTracker, shape: tuple, n: int) -> ShapeTracker | None:
+    """The 1-axis tracker of n elements reading what tr reads over shape, if it is that simple."""
+    if len(tr.views) != 1 or tr.shape != shape:
+        return None
+    v = tr.views[0]
+    if v.contiguous:
+        return ShapeTracker.contiguous((n,))
+    if v.mask is None and not any(v.strides):
+        return ShapeTracker((View((n,), (0,), v.offset),))
+    return None
+
+
+def _flatten(k: Kernel) -> Kernel | None:
+    """k over one axis (elementwise, or a reduction of everything), or None where that changes it."""
+    full = k.reduce_op is not None
+    if full and (len(k.reduce_axes) != len(k.shape) or k.epilogue is None):
+        return None
+    n = math.prod(k.shape)
+    memo: dict = {}
+
+    def flat(x: ir.Node, shape: tuple, m: int):
+        hit = memo.get((x, m))
+        if hit is not None:
+            return hit
+        if x.op in ("idx", "gather"):
+            return None
+        if x.op == "load":
+            tr = _flat_tracker(x.arg[1], shape, m)
+            r = None if tr is None else ir.load(x.arg[0], tr, x.dtype)
+        else:
+            srcs = [flat(s, shape, m) for s in x.srcs]
+            r = None if None in srcs else ir.node(x.op, x.dtype, tuple(srcs), x.arg)
+        if r is not None:
+            memo[(x, m)] = r
+        return r
+
+    if full:
+        body = flat(k.body, k.shape, n)
+        epi = flat(k.epilogue, k.out_shape, 1)
+        if body is None or epi is None:
+            return None
+        return Kernel((n,), k.in_dtypes, epi, k.reduce_op, (0,), body, name=k.name)
+    epi = flat(k.epilogue, k.shape, n)
+    return None if epi is None else Kernel((n,), k.in_dtypes, epi, name=k.name)
+
+
+def _sizes(*vals: int) -> bytes:
+    """The `u.n` uniform (vec4<u32>) after any merged-input bases."""
+    return struct.pack("<4I", *(list(vals) + [0] * (4 - len(vals))))
+
+
+SIZES_FIELD = "n: vec4<u32>,"
 
 
 # ---- elementwise ---------------------------------------------------------------------------------
@@ -165,7 +234,8 @@ def _vec_load_ok(n: ir.Node, shape: tuple) -> bool:
     return all(st % 4 == 0 for st in v.strides[:-1])
 
 
-def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
+def _elementwise(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
+    """generic: k is flat (see `_flatten`) and reads its group count from `u.n.x`."""
     shape = k.shape
     n_out = math.prod(shape)
     d = k.out_dtype
@@ -181,7 +251,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     used = _used_inputs([k.epilogue])
     out_ty = wgsl.storage_type(d)
     out_decl = ("out", f"vec4<{out_ty}>" if vec else out_ty, True, ("out", 0))
-    b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads})
+    b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads}, sizes=generic)
     em = Emitter(b.inputs)
     em.exact_ops = True
     inst_of: dict = {}
@@ -191,6 +261,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
             inp.vec_loads[n] = lambda scope: (0, inst_of[id(scope)])
     wg = caps.wg
     groups = -(-n_out // G)
+    n_groups = "u.n.x" if generic else f"{groups}u"
     thread = Scope()
     base_lines: list = []
     insts = []
@@ -230,7 +301,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
             stores.append(f"out[f0 + {j}i] = {vals[j]};")
     body = (
         f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
-        f"  let g = wgl * {wg}u + lid;\n  if (g >= {groups}u) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
+        f"  let g = wgl * {wg}u + lid;\n  if (g >= {n_groups}) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
         f"  {wgsl.runtime_zero('out')}\n"
         + thread.code()
         + "".join(f"  {x}\n" for x in base_lines)
@@ -240,7 +311,7 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     )
     text = _finish(em, b.header(), body)
     n_wg = -(-groups // wg)
-    exact = Launch(text, b.roles, n_wg, None, b.merged)
+    exact = Launch(text, b.roles, n_wg, _sizes(groups) if generic else None, b.merged)
     if not (caps.cpu_adapter and em.slow_checks) or b.merged or len(b.decls) >= caps.max_storage:
         return GPUKernel(k, [exact])
     # Fast pass, then the exact kernel dispatched indirectly: its workgroup counts are (0, y, 1)
@@ -250,7 +321,9 @@ def _elementwise(k: Kernel, caps: Caps) -> GPUKernel:
     flag = f"  if ({' | '.join(dict.fromkeys(em.slow_checks))}) {{ atomicStore(&pj_ind[0], {x}u); }}\n"
     head = wgsl.header(b.decls + [("pj_ind", "atomic<u32>", True)], b.uniform)
     fast_helpers = helper_code(em.helpers, fast=True)
-    fast = Launch(head + fast_helpers + body[: -len("}\n")] + flag + "}\n", b.roles + [("tmp", 0)], n_wg)
+    fast = Launch(
+        head + fast_helpers + body[: -len("}\n")] + flag + "}\n", b.roles + [("tmp", 0)], n_wg, exact.uniforms
+    )
     exact.grid = ("tmp", 0)
     clear = Launch(_CLEAR_ARGS.format(y=-(-n_wg // x)), [("tmp", 0)], 1)
     return GPUKernel(k, [clear, fast, exact], temps=[16])
@@ -375,24 +448,29 @@ def _reduce_plan(k: Kernel, caps: Caps):
     return max(1, t), split
 
 
-def _reduction(k: Kernel, caps: Caps) -> GPUKernel:
+def _reduction(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
+    """generic: k is flat (see `_flatten`) and reads its sizes from `u.n`."""
     nd = len(k.shape)
     nk = nd - len(k.reduce_axes)
     if k.reduce_axes != tuple(range(nk, nd)):
         raise NotImplementedError("webgpu backend: reduced axes must be trailing")
     T, S = _reduce_plan(k, caps)
     if S == 1:
-        return GPUKernel(k, [_reduce_launch(k, caps, T, "direct", 1)])
+        return GPUKernel(k, [_reduce_launch(k, caps, T, "direct", 1, generic)])
     n_out = math.prod(k.shape[:nk])
     arg = k.reduce_op in ("argmax", "argmin")
     temps = [4 * n_out * S] + ([4 * n_out * S] if arg else [])
     T2 = min(caps.wg // wgsl.per_word(k.out_dtype), _pow2_floor(max(S // 2, 1)))
-    launches = [_reduce_launch(k, caps, T, "partial", S), _reduce_launch(k, caps, max(1, T2), "combine", S)]
+    launches = [
+        _reduce_launch(k, caps, T, "partial", S, generic),
+        _reduce_launch(k, caps, max(1, T2), "combine", S, generic),
+    ]
     return GPUKernel(k, launches, temps=temps)
 
 
-def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
-    """WGSL for one reduction launch. mode: direct | partial (write accs to tmp) | combine."""
+def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bool = False):
+    """WGSL for one reduction launch. mode: direct | partial (write accs to tmp) | combine.
+    generic: the sizes (outputs, chunk, reduced length, split) come from `u.n`, not literals."""
     op = k.reduce_op
     arg = op in ("argmax", "argmin")
     nd = len(k.shape)
@@ -420,12 +498,16 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
         extra.insert(0, ("tv", st, False, ("tmp", 0)))
         if arg:
             extra.insert(1, ("ti", "i32", False, ("tmp", 1)))
-    b = _Bindings(k, caps, _used_inputs(roots), extra)
+    b = _Bindings(k, caps, _used_inputs(roots), extra, sizes=generic)
     em = Emitter(b.inputs)
     em.exact_ops = True
     em.helpers.add("inf")
     n_q = n_out * S if mode == "partial" else n_out
     chunk = -(-rn // S)
+    if generic:
+        NQ, CH, RN, SS = "i32(u.n.x)", "i32(u.n.y)", "i32(u.n.z)", "i32(u.n.w)"
+    else:
+        NQ, CH, RN, SS = f"{n_q}i", f"{chunk}i", f"{rn}i", f"{S}i"
     thread = Scope()
     L: list = []  # function body lines (around the scopes)
 
@@ -446,23 +528,23 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
     # The output (and chunk) this thread works on: q = o * S + s.
     if coop:
         emit(f"let q = i32{q0};")
-        emit(f"let qv = q < {n_q}i;")
+        emit(f"let qv = q < {NQ};")
     out_lines: list = []
     if mode == "partial":
-        out_lines.append(f"let o = q / {S}i;")
-        out_lines.append(f"let rb = (q % {S}i) * {chunk}i;")
-        out_lines.append(f"let re = min(rb + {chunk}i, {rn}i);")
+        out_lines.append(f"let o = q / {SS};")
+        out_lines.append(f"let rb = (q % {SS}) * {CH};")
+        out_lines.append(f"let re = min(rb + {CH}, {RN});")
     elif mode == "combine":
-        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {S}i;"]
+        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {SS};"]
     else:
-        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {rn}i;"]
+        out_lines += ["let o = q;", "let rb = 0i;", f"let re = {RN};"]
     out_idx = decompose("o", out_shape, "o", out_lines)
     out_scope = Scope(thread, out_idx)
 
     # Loop body: the value (and index) at reduced position `rv`, in its own scope.
     def body_at(rv: str, tag: str):
         if mode == "combine":
-            return [], _from_store(f"tv[o * {S}i + {rv}]", vd), (f"ti[o * {S}i + {rv}]" if arg else None)
+            return [], _from_store(f"tv[o * {SS} + {rv}]", vd), (f"ti[o * {SS} + {rv}]" if arg else None)
         lines_: list = []
         ridx = decompose(rv, red_shape, f"r{tag}_", lines_)
         sc = Scope(out_scope, {nk + a: v for a, v in ridx.items()})
@@ -520,13 +602,13 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
     lines: list = []
     if not coop:
         lines.append(f"let g = wgl * {wg}u + lid;")
-        lines.append(f"if (g >= {n_groups}u) {{ return; }}")
+        lines.append(f"if (i32(g) * {P}i >= {NQ}) {{ return; }}")
         lines.append("THREAD")
         if P > 1:
             lines.append("var word = 0u;")
             lines.append(f"for (var p = 0u; p < {P}u; p = p + 1u) {{")
             lines.append(f"let q = i32(g * {P}u + p);")
-            lines.append(f"if (q < {n_q}i) {{")
+            lines.append(f"if (q < {NQ}) {{")
         else:
             lines.append("let q = i32(g);")
             lines.append("{")
@@ -620,7 +702,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int):
     body = f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n{prefix}\n{text_body}\n}}\n"
     n_wg = -(-n_q // opw) if coop else -(-n_groups // wg)
     text = _finish(em, b.header(), body, shared)
-    return Launch(text, b.roles, n_wg, None, b.merged)
+    return Launch(text, b.roles, n_wg, _sizes(n_q, chunk, rn, S) if generic else None, b.merged)
 
 
 # ---- entry point ----------------------------------------------------------------------------------
@@ -644,11 +726,18 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return g
     if math.prod(k.out_shape if k.reduce_op else k.shape) == 0:
         return GPUKernel(k, [])
+    flat = _flatten(k)
     if k.reduce_op is None:
-        return _elementwise(k, caps)
+        gk = _elementwise(k, caps) if flat is None else _elementwise(flat, caps, generic=True)
+        gk.kernel = k
+        return gk
     from pyjax.backends.webgpu import matmul
 
     mm = matmul.try_matmul(k, caps)
     if mm is not None:
         return mm
-    return _reduction(k, caps)
+    if flat is None:
+        return _reduction(k, caps)
+    gk = _reduction(flat, caps, generic=True)
+    gk.kernel = k
+    return gk
