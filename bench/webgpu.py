@@ -1,7 +1,7 @@
 """WebGPU backend benchmark: pyjax on webgpu next to torch (cuBLAS, TF32 off) on the same GPU.
 
 Prints, in one run: f32 matmul 1024/2048/4096 (GFLOP/s), elementwise add of 2^26 floats (GB/s),
-a row reduction (sum over the last axis of a 8192 x 8192 matrix, GB/s), and a sort of 10^7
+row, column and full sums of a 8192 x 8192 matrix (GB/s), and a sort of 10^7
 floats (Melem/s). torch columns are skipped when torch or CUDA is absent. Sizes shrink
 automatically on a CPU adapter (lavapipe) unless --full is given.
 
@@ -173,12 +173,21 @@ def main() -> None:
                 tm = torch.from_numpy(m).cuda()
                 tt = 4 * r * c / time_torch(torch, lambda: tm.sum(1), reps) / 1e9
             row(f"row sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt, f"(max err {err:.1e})")
+            f1 = pyjax.jit(lambda p: jnp.sum(p, axis=0))
+            dt = time_pyjax(f1, (M,), reps)
+            err = np.abs(np.asarray(f1(M)) - m.astype(np.float64).sum(0)).max()
+            tt = None
+            if torch is not None:
+                tt = 4 * r * c / time_torch(torch, lambda: tm.sum(0), reps) / 1e9
+            row(f"column sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt, f"(max err {err:.1e})")
             f2 = pyjax.jit(lambda p: jnp.sum(p))
             dt = time_pyjax(f2, (M,), reps)
             tt = None
             if torch is not None:
                 tt = 4 * r * c / time_torch(torch, lambda: tm.sum(), reps) / 1e9
-            row(f"full sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt)
+            exact = m.astype(np.float64).sum()
+            rel = abs(float(f2(M)) - exact) / abs(exact)
+            row(f"full sum f32 {r}x{c}", "GB/s", 4 * r * c / dt / 1e9, tt, f"(rel err {rel:.1e})")
         if "sort" in only:
             n = 100_000 if small else 10_000_000
             reps = args.reps or (2 if small else 5)

@@ -106,6 +106,7 @@ class WebGPUBackend(Backend):
         self._dead: list = []
         self._recycle: dict = {}  # padded size -> freed handles still used by queued work
         self._temps: list = []
+        self._scratch: dict = {}  # (padded size, j) -> buffer kept for kernels' partial results
         self._pipes = LRUCache(cache_size("wgsl", 2048))  # WGSL text -> host pipeline handle
         self._cpu = None
         self._sentinel = None
@@ -197,6 +198,10 @@ class WebGPUBackend(Backend):
     def clear_caches(self) -> None:
         super().clear_caches()
         self._pipes.clear()
+        self.flush()
+        self._dead.extend(self._scratch.values())
+        self._scratch.clear()
+        self._release()
 
     # --- queue ----------------------------------------------------------------------------
     def pipeline(self, wgsl_text: str) -> int:
@@ -219,6 +224,24 @@ class WebGPUBackend(Backend):
         """A scratch buffer released after the next flush (only queued work may use it)."""
         h = self.host.create_buffer(_round16(max(nbytes, 4)))
         self._temps.append(h)
+        self._busy.add(h)
+        return h
+
+    def scratch(self, nbytes: int, j: int) -> int:
+        """A kernel's j-th scratch buffer (partial sums, indirect counts), kept across calls.
+
+        Queued dispatches run in order, so every kernel can share it; a fresh temp per call
+        cost a buffer and new bind groups each time (a full sum of 2^26 floats spent more time
+        on that than on the GPU). At most 16 are kept; an evicted one is freed after the flush.
+        """
+        key = (_round16(max(nbytes, 4)), j)
+        h = self._scratch.pop(key, None)
+        if h is None:
+            h = self.host.create_buffer(key[0])
+            if len(self._scratch) >= 16:
+                old = next(iter(self._scratch))
+                self._dead.append(self._scratch.pop(old))
+        self._scratch[key] = h  # most recently used last
         self._busy.add(h)
         return h
 
@@ -278,7 +301,7 @@ class WebGPUBackend(Backend):
 
     def run_kernel(self, gk: GPUKernel, in_slots: list, out_slots: list) -> None:
         """Queue the launches of a compiled kernel."""
-        temps = [self.temp(n) for n in gk.temps]
+        temps = [self.scratch(n, j) for j, n in enumerate(gk.temps)]
         for launch in gk.launches:
             grid = launch.grid
             if type(grid) is tuple and grid[0] == "tmp":  # counts an earlier launch wrote there

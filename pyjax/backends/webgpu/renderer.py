@@ -12,6 +12,8 @@ plus the temporary buffers they need. Strategies:
   in workgroup memory (rows whose reduced axis is contiguous, or few outputs).
 - reduction, split: few outputs over very many elements run in two launches (partials, then
   the combine and the epilogue), so a full reduction of 2^26 elements still fills the GPU.
+  Strided (column) reductions split their rows the same way, partials laid out so reads stay
+  coalesced; flat full reductions of n % 4 == 0 elements use vec4 loads (`_full_reduce_vec`).
 - matmul: `sum_k a*b` with a independent of the column axis and b of the row axis goes to
   `matmul.py` (shared-memory tiles, unrolled register tile).
 
@@ -162,7 +164,7 @@ def _finish(em: Emitter, head: str, body: str, shared: str = "") -> str:
 # A kernel whose loads all walk memory in output order (or read one broadcast element) does not
 # depend on its shape beyond the element count. Such kernels are flattened to one axis and their
 # sizes go to a uniform (`u.n`), so the WGSL text, and with it the pipeline, is shared by every
-# shape: 300 lengths of `sin(x) * 2 + x.sum()` compiled 600 pipelines, now 4 (issue 15, item 4).
+# shape: 300 lengths of `sin(x) * 2 + x.sum()` compiled 600 pipelines, now 10 (issue 15, item 4).
 
 
 def _flat_tracker(tr: ShapeTracker, shape: tuple, n: int) -> ShapeTracker | None:
@@ -217,6 +219,9 @@ def _sizes(*vals: int) -> bytes:
 
 
 SIZES_FIELD = "n: vec4<u32>,"
+# Elementwise kernels this large keep their sizes as literals: the uniform cost add f32 2^26
+# about 4% on the H200 (3,486 -> 3,341 GB/s), and few distinct shapes are this large.
+_LITERAL_SIZES_FROM = 1 << 20
 
 
 # ---- elementwise ---------------------------------------------------------------------------------
@@ -428,7 +433,8 @@ def _contiguous_reduce(k: Kernel) -> bool:
 
 
 def _reduce_plan(k: Kernel, caps: Caps):
-    """(mode, T, S): serial (T=1) or cooperative (T threads per output), S-way split."""
+    """(T, S, cols): serial (T=1) or cooperative (T threads per output), S-way split; cols: the
+    partials of neighbouring outputs are neighbours (strided reductions: reads stay coalesced)."""
     nk = len(k.shape) - len(k.reduce_axes)
     n_out = math.prod(k.shape[:nk])
     rn = math.prod(k.shape[nk:])
@@ -440,12 +446,17 @@ def _reduce_plan(k: Kernel, caps: Caps):
         # Enough partials to fill a large GPU (4096 workgroups for a full reduction of 2^24+).
         split = max(1, min(4096 // n_out, rn // 4096))
     per = -(-rn // split)
+    if not contig and split == 1 and n_out >= 2048 and not caps.cpu_adapter:
+        # Column sums: one thread per output had 8192 threads for 8192^2 (2% of the H200's
+        # bandwidth). Split the rows so about 2^17 threads each sum a block of >= 64 rows.
+        s = min(_pow2_floor(max(rn // 64, 1)), _pow2_floor(max(1, (1 << 17) // n_out)))
+        return 1, s, s > 1
     if per < 32 or (not contig and n_out >= 2048 and split == 1) or caps.cpu_adapter:
-        return 1, split
+        return 1, split, False
     t = min(wg // P if split == 1 else wg, _pow2_floor(max(per // 8, 1)))
     if not contig and split == 1:
         t = min(t, max(1, _pow2_floor(max(wg * 64 // max(n_out, 1), 1))))
-    return max(1, t), split
+    return max(1, t), split, False
 
 
 def _reduction(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
@@ -454,23 +465,95 @@ def _reduction(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
     nk = nd - len(k.reduce_axes)
     if k.reduce_axes != tuple(range(nk, nd)):
         raise NotImplementedError("webgpu backend: reduced axes must be trailing")
-    T, S = _reduce_plan(k, caps)
+    T, S, cols = _reduce_plan(k, caps)
     if S == 1:
         return GPUKernel(k, [_reduce_launch(k, caps, T, "direct", 1, generic)])
     n_out = math.prod(k.shape[:nk])
     arg = k.reduce_op in ("argmax", "argmin")
     temps = [4 * n_out * S] + ([4 * n_out * S] if arg else [])
-    T2 = min(caps.wg // wgsl.per_word(k.out_dtype), _pow2_floor(max(S // 2, 1)))
+    T2 = 1 if cols else min(caps.wg // wgsl.per_word(k.out_dtype), _pow2_floor(max(S // 2, 1)))
     launches = [
-        _reduce_launch(k, caps, T, "partial", S, generic),
-        _reduce_launch(k, caps, max(1, T2), "combine", S, generic),
+        _reduce_launch(k, caps, T, "partial", S, generic, cols),
+        _reduce_launch(k, caps, max(1, T2), "combine", S, generic, cols),
     ]
     return GPUKernel(k, launches, temps=temps)
 
 
-def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bool = False):
+def _full_reduce_vec(k: Kernel, caps: Caps) -> GPUKernel | None:
+    """A flat full reduction of 4-byte values over n % 4 == 0 elements: vec4 loads in a
+    grid-stride loop over a fixed number of workgroups (two loads in flight per thread), a
+    workgroup tree, then `_reduce_launch`'s combine. The cooperative plan reached 1.6 TB/s on
+    the H200 (scalar loads, one short chunk per workgroup)."""
+    n = k.shape[0]
+    vd = k.body.dtype
+    loads = [x for x in ir.walk(k.body) if x.op == "load"]
+    if (
+        caps.cpu_adapter
+        or n % 4
+        or n < 1 << 16
+        or k.reduce_op not in ("sum", "prod", "max", "min")
+        or ctype(vd) not in ("f32", "i32", "u32")
+        or any(x.dtype.itemsize != 4 for x in loads)
+        or not any(x.arg[1].is_contiguous for x in loads)
+    ):
+        return None
+    wg = caps.wg
+    S = min(1024, max(1, -(-n // (4 * wg * 8))))  # workgroups (partials)
+    vec_loads = [x for x in loads if x.arg[1].is_contiguous]
+    b = _Bindings(k, caps, _used_inputs([k.body]), [("tv", ctype(vd), True, ("tmp", 0))], {x.arg[0] for x in vec_loads})
+    b.uniform = (b.uniform or "") + SIZES_FIELD
+    em = Emitter(b.inputs)
+    em.exact_ops = True
+    em.helpers.add("inf")
+    lane_of: dict = {}
+    for x in vec_loads:
+        b.inputs[x.arg[0]].vec_loads[x] = lambda scope: lane_of[id(scope)]
+    thread = Scope()
+    op, ident = k.reduce_op, _identity(k.reduce_op, vd)
+    pos_code = []
+    for tag, i in (("a", "i"), ("b", "(i + stride)")):
+        lanes = []
+        for j in range(4):
+            sc = Scope(thread, {0: f"e{tag}{j}"})
+            lane_of[id(sc)] = (tag, j)
+            lanes.append(sc)
+        with ir.shape_context(k.shape):
+            vals = [em.expr(k.body, sc) for sc in lanes]
+        code = [f"let e{tag}{j} = {i} * 4i + {j}i;" for j in range(4)]
+        for sc in lanes:
+            code += sc.lines
+        code += [f"a{j} = {_combine(op, f'a{j}', vals[j], vd, em)};" for j in range(4)]
+        pos_code.append(code)
+    total = _combine(op, _combine(op, "a0", "a1", vd, em), _combine(op, "a2", "a3", vd, em), vd, em)
+    L = [wgsl.runtime_zero("tv"), LINEAR_WG.strip()]
+    L += thread.lines
+    L += ["let n4 = i32(u.n.y);", f"let stride = {S * wg}i;", f"var i = i32(wgl * {wg}u + lid);"]
+    L += [f"var a{j}: {ctype(vd)} = {ident};" for j in range(4)]
+    L += ["for (; i + stride < n4; i = i + 2i * stride) {"] + ["  " + x for x in pos_code[0] + pos_code[1]] + ["}"]
+    L += ["if (i < n4) {"] + ["  " + x for x in pos_code[0]] + ["}"]
+    L += [f"sv[lid] = {total};", "workgroupBarrier();"]
+    h = wg // 2
+    while h >= 1:
+        L += [
+            f"if (lid < {h}u) {{ sv[lid] = {_combine(op, 'sv[lid]', f'sv[lid + {h}u]', vd, em)}; }}",
+            "workgroupBarrier();",
+        ]
+        h //= 2
+    L += ["if (lid == 0u) { tv[wgl] = sv[0]; }"]
+    body = f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n" + "".join(f"  {x}\n" for x in L) + "}\n"
+    shared = f"var<workgroup> sv: array<{ctype(vd)}, {wg}>;\n"
+    sizes = _sizes(1, n // 4, n, S)
+    part = Launch(_finish(em, b.header(), body, shared), b.roles, S, sizes, b.merged)
+    T2 = min(wg // wgsl.per_word(k.out_dtype), _pow2_floor(max(S // 2, 1)))
+    comb = _reduce_launch(k, caps, max(1, T2), "combine", S, generic=True)
+    comb.uniforms = sizes
+    return GPUKernel(k, [part, comb], temps=[4 * S])
+
+
+def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bool = False, cols: bool = False):
     """WGSL for one reduction launch. mode: direct | partial (write accs to tmp) | combine.
-    generic: the sizes (outputs, chunk, reduced length, split) come from `u.n`, not literals."""
+    generic: the sizes (outputs, chunk, reduced length, split) come from `u.n`, not literals.
+    cols: partial s of output o sits at s * n_out + o (else o * S + s)."""
     op = k.reduce_op
     arg = op in ("argmax", "argmin")
     nd = len(k.shape)
@@ -531,8 +614,12 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
         emit(f"let qv = q < {NQ};")
     out_lines: list = []
     if mode == "partial":
-        out_lines.append(f"let o = q / {SS};")
-        out_lines.append(f"let rb = (q % {SS}) * {CH};")
+        if cols:
+            out_lines.append(f"let o = q % {n_out}i;")
+            out_lines.append(f"let rb = (q / {n_out}i) * {CH};")
+        else:
+            out_lines.append(f"let o = q / {SS};")
+            out_lines.append(f"let rb = (q % {SS}) * {CH};")
         out_lines.append(f"let re = min(rb + {CH}, {RN});")
     elif mode == "combine":
         out_lines += ["let o = q;", "let rb = 0i;", f"let re = {SS};"]
@@ -544,7 +631,8 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
     # Loop body: the value (and index) at reduced position `rv`, in its own scope.
     def body_at(rv: str, tag: str):
         if mode == "combine":
-            return [], _from_store(f"tv[o * {SS} + {rv}]", vd), (f"ti[o * {SS} + {rv}]" if arg else None)
+            at = f"{rv} * {n_out}i + o" if cols else f"o * {SS} + {rv}"
+            return [], _from_store(f"tv[{at}]", vd), (f"ti[{at}]" if arg else None)
         lines_: list = []
         ridx = decompose(rv, red_shape, f"r{tag}_", lines_)
         sc = Scope(out_scope, {nk + a: v for a, v in ridx.items()})
@@ -572,7 +660,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
     # Unrolled by U: U independent loads in flight per iteration (reductions are latency-bound),
     # then a remainder loop. Only for small bodies, so the WGSL stays short.
     small_body = mode == "combine" or len(ir.walk(k.body)) <= 24
-    U = 4 if small_body and (rn // max(S, 1)) // step >= 8 else 1
+    U = (8 if cols else 4) if small_body and (rn // max(S, 1)) // step >= 8 else 1
     loop = [f"var r = {start};"]
     if U > 1:
         loop.append(f"for (; r + {(U - 1) * step}i < re; r = r + {U * step}i) {{")
@@ -728,6 +816,8 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return GPUKernel(k, [])
     flat = _flatten(k)
     if k.reduce_op is None:
+        if math.prod(k.shape) >= _LITERAL_SIZES_FROM:
+            flat = None
         gk = _elementwise(k, caps) if flat is None else _elementwise(flat, caps, generic=True)
         gk.kernel = k
         return gk
@@ -738,6 +828,6 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return mm
     if flat is None:
         return _reduction(k, caps)
-    gk = _reduction(flat, caps, generic=True)
+    gk = _full_reduce_vec(flat, caps) or _reduction(flat, caps, generic=True)
     gk.kernel = k
     return gk
