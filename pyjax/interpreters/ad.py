@@ -5,6 +5,13 @@ applied to a value that depends on the inputs, a backward function; `vjp` then w
 records in reverse. Primals are computed eagerly by the next trace down, so Python control
 flow on primal values works under grad exactly as in JAX, and under jit everything is staged.
 Tangents/cotangents may be `Zero` (symbolic zero) to skip work.
+
+Reverse mode comes from linearity, as in JAX: a primitive without a hand-written vjp rule runs
+its jvp rule on symbolic tangents (LinearTracer, one level up); the tangent map is linear, so
+each primitive it applies to tangents is recorded on the tape with that primitive's transpose
+rule as its backward function. Only linear primitives carry transpose rules; vjp_rules holds
+the few that cannot be linearized this way (control flow, custom rules, callbacks) or where a
+hand-written rule is measurably faster.
 """
 
 from __future__ import annotations
@@ -15,7 +22,10 @@ from pyjax.core import core
 from pyjax.core.core import ShapedArray, Trace, Tracer, bind, get_aval, new_main
 
 jvp_rules: dict = {}
-vjp_rules: dict = {}
+vjp_rules: dict = {}  # primitive -> rule(primals, needs, **params) -> (outs, backward(cts) -> in cts)
+transpose_rules: dict = {}  # linear primitive -> rule(ct, *args, **params) -> a cotangent per arg
+# Filled by the library (pyjax.lax), which sits above this layer: how to make a zero array.
+library: dict = {"zeros": None}
 
 
 class Zero:
@@ -30,10 +40,27 @@ class Zero:
         return f"Zero({self.aval})"
 
 
-def zeros_like_aval(aval: ShapedArray):
-    from pyjax.lax import lax
+class UndefinedPrimal:
+    """A transpose rule's linear input: only its aval is known."""
 
-    return lax.full(aval.shape, 0, aval.dtype)
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+core.pytype_aval_mappings[UndefinedPrimal] = lambda u: u.aval
+
+
+def is_undefined_primal(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def zeros_like_aval(aval: ShapedArray):
+    return library["zeros"](aval.shape, aval.dtype)
 
 
 def instantiate(t, aval=None):
@@ -183,7 +210,7 @@ class VJPTrace(Trace):
             return VJPTracer(self, outs, None)
         rule = vjp_rules.get(primitive)
         if rule is None:
-            raise NotImplementedError(f"Reverse-mode differentiation rule for '{primitive.name}' not implemented")
+            return self.linearize(primitive, primals, refs, params)
         needs = [r is not None for r in refs]
         outs, backward = rule(primals, needs, **params)
         multi = primitive.multiple_results
@@ -194,6 +221,89 @@ class VJPTrace(Trace):
         if multi:
             return [VJPTracer(self, o, (n, i)) for i, o in enumerate(out_list)]
         return VJPTracer(self, outs, (n, 0))
+
+    def linearize(self, primitive, primals, refs, params):
+        """Run the jvp rule on symbolic tangents: its tangent ops land on the tape as transposes."""
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(f"Reverse-mode differentiation rule for '{primitive.name}' not implemented")
+        with new_main(LinearTrace, self.main.global_data) as lmain:
+            lin = LinearTrace(lmain)
+            tangents = [
+                Zero(get_aval(p)) if r is None else LinearTracer(lin, get_aval(p), r) for p, r in zip(primals, refs)
+            ]
+            outs, touts = rule(primals, tangents, **params)
+        if not primitive.multiple_results:
+            return VJPTracer(self, _primal_of(outs, lmain, primitive), _ref_of(touts, lmain))
+        return [VJPTracer(self, _primal_of(o, lmain, primitive), _ref_of(t, lmain)) for o, t in zip(outs, touts)]
+
+
+def _primal_of(x, lmain, primitive):
+    if isinstance(x, LinearTracer) and x._trace.main is lmain:
+        raise TypeError(f"the jvp rule of '{primitive.name}' computes its primal output from tangents")
+    return x
+
+
+def _ref_of(t, lmain):
+    """A tangent output's tape position; None when it depends on no input tangent (a zero)."""
+    if isinstance(t, LinearTracer) and t._trace.main is lmain:
+        return t.ref
+    return None
+
+
+class LinearTracer(Tracer):
+    """A symbolic tangent inside a jvp rule run by reverse mode: its aval and its tape position."""
+
+    __slots__ = ("_aval", "ref", "const")
+
+    def __init__(self, trace, aval, ref, const=None):
+        self._trace = trace
+        self._aval = aval
+        self.ref = ref  # (node, output index); None for a constant lifted into this trace
+        self.const = const
+
+    @property
+    def aval(self):
+        return self._aval
+
+
+class LinearTrace(Trace):
+    """Records each primitive applied to tangents on the tape; its backward is the transpose rule."""
+
+    __slots__ = ()
+
+    def pure(self, val):
+        return LinearTracer(self, get_aval(val), None, val)
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        if all(t.ref is None for t in tracers):
+            outs = bind(primitive, *[t.const for t in tracers], **params)
+            if primitive.multiple_results:
+                return [self.pure(o) for o in outs]
+            return self.pure(outs)
+        rule = transpose_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"Reverse-mode differentiation: '{primitive.name}' is applied to tangents in a jvp rule but has "
+                "no transpose rule (it is not linear)"
+            )
+        args = [t.const if t.ref is None else UndefinedPrimal(t.aval) for t in tracers]
+        multi = primitive.multiple_results
+        avals = primitive.abstract_eval(*[t.aval for t in tracers], **params)
+        out_avals = list(avals) if multi else [avals]
+
+        def backward(ct):
+            if multi:
+                ct = [instantiate(c) for c in ct]
+            return rule(ct, *args, **params)
+
+        tape = self.main.global_data
+        tape.count += 1
+        n = _Node(backward, [t.ref for t in tracers], out_avals, tape.count, multi)
+        outs = [LinearTracer(self, a, (n, i)) for i, a in enumerate(out_avals)]
+        return outs if multi else outs[0]
 
 
 def backward_pass(out_refs: list, cts: list, in_refs: list) -> list:
@@ -275,24 +385,8 @@ def _lower_aux(aux, main):
     return tree_map(low, aux)
 
 
-def defjvp_unary(prim, deriv: Callable) -> None:
-    """Register jvp and vjp rules for f(x) with f'(x) = deriv(x, f(x))."""
-
-    def jvp(primals, tangents, **params):
-        (x,), (t,) = primals, tangents
-        y = bind(prim, x, **params)
-        return y, bind(_mul_p(), t, deriv(x, y, **params))
-
-    def vjp(primals, needs, **params):
-        (x,) = primals
-        y = bind(prim, x, **params)
-        return y, lambda ct: [bind(_mul_p(), ct, deriv(x, y, **params))]
-
-    jvp_rules[prim] = jvp
-    vjp_rules[prim] = vjp
+def add_any_transpose(ct, x, y):
+    return [ct, ct]
 
 
-def _mul_p():
-    from pyjax.lax.lax import mul_p
-
-    return mul_p
+transpose_rules[_add_any_p] = add_any_transpose

@@ -184,35 +184,12 @@ def _complex_jvp(primals, tangents):
     return bind(complex_p, x, y), bind(complex_p, tx, ty)
 
 
-def _real_vjp(primals, needs):
-    def backward(ct):
-        return [None] if type(ct) is Zero else [bind(complex_p, ct, _zeros_like(ct))]
-
-    return bind(real_p, primals[0]), backward
-
-
-def _imag_vjp(primals, needs):
-    def backward(ct):
-        return [None] if type(ct) is Zero else [bind(complex_p, _zeros_like(ct), lax.neg(ct))]
-
-    return bind(imag_p, primals[0]), backward
-
-
-def _complex_vjp(primals, needs):
-    def backward(ct):
-        if type(ct) is Zero:
-            return [None, None]
-        return [bind(real_p, ct), lax.neg(bind(imag_p, ct))]
-
-    return bind(complex_p, *primals), backward
-
-
 ad.jvp_rules[real_p] = _part_jvp(real_p)
 ad.jvp_rules[imag_p] = _part_jvp(imag_p)
 ad.jvp_rules[complex_p] = _complex_jvp
-ad.vjp_rules[real_p] = _real_vjp
-ad.vjp_rules[imag_p] = _imag_vjp
-ad.vjp_rules[complex_p] = _complex_vjp
+ad.transpose_rules[real_p] = lambda ct, x: [bind(complex_p, ct, _zeros_like(ct))]
+ad.transpose_rules[imag_p] = lambda ct, x: [bind(complex_p, _zeros_like(ct), lax.neg(ct))]
+ad.transpose_rules[complex_p] = lambda ct, x, y: [bind(real_p, ct), lax.neg(bind(imag_p, ct))]
 batching.batch_rules[real_p] = lambda size, vals, dims: (bind(real_p, vals[0]), dims[0])
 batching.batch_rules[imag_p] = lambda size, vals, dims: (bind(imag_p, vals[0]), dims[0])
 batching.batch_rules[complex_p] = lax._broadcasting_batch_rule(complex_p)

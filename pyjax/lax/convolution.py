@@ -665,9 +665,8 @@ def _rhs_grad(
     return lax.transpose(out, (1, 0) + sp)
 
 
-def _conv_vjp(primals, needs, **params):
-    lhs, rhs = primals
-    z = bind(conv_general_dilated_p, lhs, rhs, **params)
+def _conv_transpose(ct, lhs, rhs, **params):
+    needs = [ad.is_undefined_primal(lhs), ad.is_undefined_primal(rhs)]
     dn = params["dimension_numbers"]
     la, ra = _aval(lhs), _aval(rhs)
     kw = {
@@ -683,22 +682,24 @@ def _conv_vjp(primals, needs, **params):
         )
     }
 
-    def backward(ct):
-        ctc = _canon(ct, dn.out_spec)
-        lc, rc = _canon(lhs, dn.lhs_spec), _canon(rhs, dn.rhs_spec)
-        if _aval(ctc).dtype is not la.dtype:
-            # preferred_element_type: differentiate in the wider dtype, return the operand's
-            lc, rc = lax.convert_element_type(lc, _aval(ctc).dtype), lax.convert_element_type(rc, _aval(ctc).dtype)
-        gl = gr = None
-        if needs[0]:
-            gl = _lhs_grad(ctc, rc, _aval(lc).shape, **kw)
-            gl = lax.convert_element_type(_uncanon(gl, dn.lhs_spec), la.dtype)
-        if needs[1]:
-            gr = _rhs_grad(ctc, lc, _aval(rc).shape, **kw)
-            gr = lax.convert_element_type(_uncanon(gr, dn.rhs_spec), ra.dtype)
-        return [gl, gr]
+    ctc = _canon(ct, dn.out_spec)
+    wide = _aval(ctc).dtype  # preferred_element_type: differentiate in the wider dtype, return the operand's
+    gl = gr = None
+    if needs[0]:
+        rc = _canon(rhs, dn.rhs_spec)
+        rc = rc if ra.dtype is wide else lax.convert_element_type(rc, wide)
+        lshape = _canon_shape(la.shape, dn.lhs_spec)
+        gl = lax.convert_element_type(_uncanon(_lhs_grad(ctc, rc, lshape, **kw), dn.lhs_spec), la.dtype)
+    if needs[1]:
+        lc = _canon(lhs, dn.lhs_spec)
+        lc = lc if la.dtype is wide else lax.convert_element_type(lc, wide)
+        rshape = _canon_shape(ra.shape, dn.rhs_spec)
+        gr = lax.convert_element_type(_uncanon(_rhs_grad(ctc, lc, rshape, **kw), dn.rhs_spec), ra.dtype)
+    return [gl, gr]
 
-    return z, backward
+
+def _canon_shape(shape, spec):
+    return tuple(shape[i] for i in spec)
 
 
 def _conv_jvp(primals, tangents, **params):
@@ -714,7 +715,7 @@ def _conv_jvp(primals, tangents, **params):
 
 
 ad.jvp_rules[conv_general_dilated_p] = _conv_jvp
-ad.vjp_rules[conv_general_dilated_p] = _conv_vjp
+ad.transpose_rules[conv_general_dilated_p] = _conv_transpose
 
 
 # --- vmap -------------------------------------------------------------------------------------

@@ -283,8 +283,20 @@ def _ones(x):
     return full(_aval(x).shape, 1, _aval(x).dtype)
 
 
+def _defderiv(prim, deriv) -> None:
+    """jvp rule of y = prim(x) with f'(x) = deriv(x, y); reverse mode transposes its mul."""
+
+    def jvp(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        y = bind(prim, x, **params)
+        return y, mul(t, deriv(x, y, **params))
+
+    ad.jvp_rules[prim] = jvp
+
+
+ad.library["zeros"] = lambda shape, dtype: full(shape, 0, dtype)
 # Derivatives f'(x) given x and y = f(x).
-_D = ad.defjvp_unary
+_D = _defderiv
 _D(exp_p, lambda x, y: y)
 _D(exp2_p, lambda x, y: mul(y, math.log(2.0)))
 _D(log_p, lambda x, y: div(_ones(x), x))
@@ -311,7 +323,6 @@ _D(erf_p, lambda x, y: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 _D(erfc_p, lambda x, y: mul(-2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 _D(erf_inv_p, lambda x, y: mul(math.sqrt(math.pi) / 2.0, exp(mul(y, y))))
 _D(lgamma_p, lambda x, y: digamma(x))
-_D(neg_p, lambda x, y: full(_aval(x).shape, -1, _aval(x).dtype))
 _D(square_p, lambda x, y: mul(2, x))
 _D(integer_pow_p, lambda x, y, y_: _ipow_deriv(x, y_))
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, population_count_p, clz_p, not_p):
@@ -319,7 +330,6 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, population_count_p, cl
         bind(_p, *primals, **params),
         Zero(_aval(bind(_p, *primals, **params))),
     )
-    ad.vjp_rules[_p] = lambda primals, needs, _p=_p, **params: (bind(_p, *primals, **params), lambda ct: [None])
 
 
 def _trigamma(x):
@@ -368,12 +378,7 @@ def _fix_ipow():
         (x,), (t,) = primals, tangents
         return integer_pow(x, y), mul(t, _ipow_deriv(x, y))
 
-    def vjp(primals, needs, y):
-        (x,) = primals
-        return integer_pow(x, y), lambda ct: [mul(ct, _ipow_deriv(x, y))]
-
     ad.jvp_rules[integer_pow_p] = jvp
-    ad.vjp_rules[integer_pow_p] = vjp
 
 
 _fix_ipow()
@@ -393,17 +398,7 @@ def _binary_ad(p, dx, dy):
             out = ad.add_tangents(out, mul(ty, dy(x, y, z)))
         return z, out
 
-    def vjp(primals, needs):
-        x, y = primals
-        z = bind(p, x, y)
-
-        def backward(ct):
-            return [mul(ct, dx(x, y, z)) if needs[0] else None, mul(ct, dy(x, y, z)) if needs[1] else None]
-
-        return z, backward
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
 
 
 def _linear_binary(p, sx, sy):
@@ -414,12 +409,8 @@ def _linear_binary(p, sx, sy):
         b = Zero(_aval(z)) if type(ty) is Zero else (ty if sy == 1 else neg(ty))
         return z, ad.add_tangents(a, b)
 
-    def vjp(primals, needs):
-        z = bind(p, *primals)
-        return z, lambda ct: [ct if sx == 1 else neg(ct), ct if sy == 1 else neg(ct)]
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
+    ad.transpose_rules[p] = lambda ct, x, y: [ct if sx == 1 else neg(ct), ct if sy == 1 else neg(ct)]
 
 
 _linear_binary(add_p, 1, 1)
@@ -427,6 +418,44 @@ _linear_binary(ad._add_any_p, 1, 1)
 _linear_binary(sub_p, 1, -1)
 _binary_ad(mul_p, lambda x, y, z: y, lambda x, y, z: x)
 _binary_ad(div_p, lambda x, y, z: div(_ones(y), y), lambda x, y, z: neg(div(z, y)))
+
+
+def _mul_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    z = mul(x, y)
+    out = Zero(_aval(z))
+    if type(tx) is not Zero:
+        out = ad.add_tangents(out, mul(tx, y))
+    if type(ty) is not Zero:
+        out = ad.add_tangents(out, mul(x, ty))
+    return z, out
+
+
+def _div_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    z = div(x, y)
+    out = Zero(_aval(z))
+    if type(tx) is not Zero:
+        out = ad.add_tangents(out, div(tx, y))
+    if type(ty) is not Zero:
+        out = ad.add_tangents(out, mul(ty, neg(div(z, y))))
+    return z, out
+
+
+ad.jvp_rules[mul_p] = _mul_jvp
+ad.jvp_rules[div_p] = _div_jvp
+ad.transpose_rules[mul_p] = lambda ct, x, y: [
+    None if not ad.is_undefined_primal(x) else mul(ct, y),
+    None if not ad.is_undefined_primal(y) else mul(x, ct),
+]
+ad.transpose_rules[div_p] = lambda ct, x, y: [div(ct, y), None]
+ad.jvp_rules[neg_p] = lambda primals, tangents: (
+    neg(primals[0]),
+    tangents[0] if type(tangents[0]) is Zero else neg(tangents[0]),
+)
+ad.transpose_rules[neg_p] = lambda ct, x: [neg(ct)]
 _binary_ad(rem_p, lambda x, y, z: _ones(x), lambda x, y, z: neg(_trunc(div(x, y))))
 _binary_ad(
     pow_p,
@@ -466,6 +495,8 @@ def _minmax_ad(p, pick_x):
         return z, out
 
     def vjp(primals, needs):
+        # Hand-written so the weights are computed only when a cotangent arrives: max often feeds a
+        # stop_gradient (softmax, logsumexp), where linearizing would compute them for nothing.
         x, y = primals
         z = bind(p, x, y)
 
@@ -490,11 +521,7 @@ def _nondiff(p):
             return out, [Zero(_aval(o)) for o in out]
         return out, Zero(_aval(out))
 
-    def vjp(primals, needs, **params):
-        return bind(p, *primals, **params), lambda ct: [None] * len(primals)
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
 
 
 for _p in (
@@ -568,24 +595,18 @@ def _select_jvp(primals, tangents):
     return z, bind(select_n_p, which, *tcases)
 
 
-def _select_vjp(primals, needs):
-    which, *cases = primals
-    z = bind(select_n_p, which, *cases)
-
-    def backward(ct):
-        zeros = _zeros(ct)
-        outs = [None]
-        for i in range(len(cases)):
-            picks = [zeros] * len(cases)
-            picks[i] = ct
-            outs.append(bind(select_n_p, which, *picks) if needs[i + 1] else None)
-        return outs
-
-    return z, backward
+def _select_transpose(ct, which, *cases):
+    zeros = _zeros(ct)
+    outs = [None]
+    for i, c in enumerate(cases):
+        picks = [zeros] * len(cases)
+        picks[i] = ct
+        outs.append(bind(select_n_p, which, *picks) if ad.is_undefined_primal(c) else None)
+    return outs
 
 
 ad.jvp_rules[select_n_p] = _select_jvp
-ad.vjp_rules[select_n_p] = _select_vjp
+ad.transpose_rules[select_n_p] = _select_transpose
 
 
 def _select_batch(size, vals, dims):
@@ -661,17 +682,10 @@ def _convert_jvp(primals, tangents, new_dtype, weak_type):
     return z, bind(convert_element_type_p, t, new_dtype=new_dtype, weak_type=weak_type)
 
 
-def _convert_vjp(primals, needs, new_dtype, weak_type):
-    (x,) = primals
-    xa = _aval(x)
-    z = bind(convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
-    if new_dtype.kind != "f" or xa.dtype.kind != "f":
-        return z, lambda ct: [None]
-    return z, lambda ct: [bind(convert_element_type_p, ct, new_dtype=xa.dtype, weak_type=xa.weak_type)]
-
-
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
-ad.vjp_rules[convert_element_type_p] = _convert_vjp
+ad.transpose_rules[convert_element_type_p] = lambda ct, x, new_dtype, weak_type: [
+    bind(convert_element_type_p, ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)
+]
 batching.batch_rules[convert_element_type_p] = lambda size, vals, dims, **p: (
     bind(convert_element_type_p, vals[0], **p),
     dims[0],
@@ -809,12 +823,6 @@ def _bcast_transpose(ct, x_aval, shape, broadcast_dimensions):
     return reshape(out, x_aval.shape) if _aval(out).shape != x_aval.shape else out
 
 
-def _bcast_vjp(primals, needs, **params):
-    (x,) = primals
-    xa = _aval(x)
-    return bind(broadcast_in_dim_p, x, **params), lambda ct: [_bcast_transpose(ct, xa, **params)]
-
-
 def _bcast_batch(size, vals, dims, shape, broadcast_dimensions):
     (x,), (d,) = vals, dims
     x = batching.moveaxis(x, d, 0)
@@ -824,7 +832,7 @@ def _bcast_batch(size, vals, dims, shape, broadcast_dimensions):
 
 
 ad.jvp_rules[broadcast_in_dim_p] = _bcast_jvp
-ad.vjp_rules[broadcast_in_dim_p] = _bcast_vjp
+ad.transpose_rules[broadcast_in_dim_p] = lambda ct, x, **params: [_bcast_transpose(ct, x.aval, **params)]
 batching.batch_rules[broadcast_in_dim_p] = _bcast_batch
 
 reshape_p = _prim("reshape")
@@ -857,12 +865,8 @@ def _linear_unary(p, transpose_fn):
         z = bind(p, x, **params)
         return z, Zero(_aval(z)) if type(t) is Zero else bind(p, t, **params)
 
-    def vjp(primals, needs, **params):
-        xa = _aval(primals[0])
-        return bind(p, primals[0], **params), lambda ct: [transpose_fn(ct, xa, **params)]
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
+    ad.transpose_rules[p] = lambda ct, x, **params: [transpose_fn(ct, x.aval, **params)]
 
 
 _linear_unary(reshape_p, lambda ct, xa, **_: reshape(ct, xa.shape))
@@ -1054,33 +1058,27 @@ def _pad_jvp(primals, tangents, padding_config):
     return z, bind(pad_p, ad.instantiate(tx), ad.instantiate(tp), padding_config=padding_config)
 
 
-def _pad_vjp(primals, needs, padding_config):
-    x, pv = primals
+def _pad_transpose(ct, x, pv, padding_config):
     xa = _aval(x)
-    z = bind(pad_p, x, pv, padding_config=padding_config)
-
-    def backward(ct):
-        # Undo negative padding first by padding the cotangent, then strided-slice out x.
-        ct_x = ct
-        lo_fix = [builtins.max(0, -lo) for lo, _, _ in padding_config]
-        hi_fix = [builtins.max(0, -hi) for _, hi, _ in padding_config]
-        if any(lo_fix) or any(hi_fix):
-            ct_x = pad(ct_x, 0, [(a, b, 0) for a, b in zip(lo_fix, hi_fix)])
-        starts = [builtins.max(lo, 0) for lo, _, _ in padding_config]
-        ca = _aval(ct_x)
-        limits = [s + (n - 1) * (i + 1) + 1 if n else s for s, n, (_, _, i) in zip(starts, xa.shape, padding_config)]
-        limits = [builtins.min(li, c) for li, c in zip(limits, ca.shape)]
-        strides = [i + 1 for _, _, i in padding_config]
-        gx = slice(ct_x, starts, limits, strides)
-        total = reduce_sum(ct, tuple(range(_aval(ct).ndim)))
-        gp = sub(total, reduce_sum(gx, tuple(range(xa.ndim)))) if needs[1] else None
-        return [gx, gp]
-
-    return z, backward
+    # Undo negative padding first by padding the cotangent, then strided-slice out x.
+    ct_x = ct
+    lo_fix = [builtins.max(0, -lo) for lo, _, _ in padding_config]
+    hi_fix = [builtins.max(0, -hi) for _, hi, _ in padding_config]
+    if any(lo_fix) or any(hi_fix):
+        ct_x = pad(ct_x, 0, [(a, b, 0) for a, b in zip(lo_fix, hi_fix)])
+    starts = [builtins.max(lo, 0) for lo, _, _ in padding_config]
+    ca = _aval(ct_x)
+    limits = [s + (n - 1) * (i + 1) + 1 if n else s for s, n, (_, _, i) in zip(starts, xa.shape, padding_config)]
+    limits = [builtins.min(li, c) for li, c in zip(limits, ca.shape)]
+    strides = [i + 1 for _, _, i in padding_config]
+    gx = slice(ct_x, starts, limits, strides)
+    total = reduce_sum(ct, tuple(range(_aval(ct).ndim)))
+    gp = sub(total, reduce_sum(gx, tuple(range(xa.ndim)))) if ad.is_undefined_primal(pv) else None
+    return [gx, gp]
 
 
 ad.jvp_rules[pad_p] = _pad_jvp
-ad.vjp_rules[pad_p] = _pad_vjp
+ad.transpose_rules[pad_p] = _pad_transpose
 
 
 def _pad_batch(size, vals, dims, padding_config):
@@ -1148,25 +1146,20 @@ def _concat_jvp(primals, tangents, dimension):
     return z, bind(concatenate_p, *[ad.instantiate(t) for t in tangents], dimension=dimension)
 
 
-def _concat_vjp(primals, needs, dimension):
-    z = bind(concatenate_p, *primals, dimension=dimension)
-    sizes = [_aval(x).shape[dimension] for x in primals]
-
-    def backward(ct):
-        ca = _aval(ct)
-        outs, off = [], 0
-        for s, need in zip(sizes, needs):
-            if need:
-                start = [0] * ca.ndim
-                lim = list(ca.shape)
-                start[dimension], lim[dimension] = off, off + s
-                outs.append(slice(ct, start, lim))
-            else:
-                outs.append(None)
-            off += s
-        return outs
-
-    return z, backward
+def _concat_transpose(ct, *args, dimension):
+    ca = _aval(ct)
+    outs, off = [], 0
+    for x in args:
+        s = _aval(x).shape[dimension]
+        if ad.is_undefined_primal(x):
+            start = [0] * ca.ndim
+            lim = list(ca.shape)
+            start[dimension], lim[dimension] = off, off + s
+            outs.append(slice(ct, start, lim))
+        else:
+            outs.append(None)
+        off += s
+    return outs
 
 
 def _concat_batch(size, vals, dims, dimension):
@@ -1175,7 +1168,7 @@ def _concat_batch(size, vals, dims, dimension):
 
 
 ad.jvp_rules[concatenate_p] = _concat_jvp
-ad.vjp_rules[concatenate_p] = _concat_vjp
+ad.transpose_rules[concatenate_p] = _concat_transpose
 batching.batch_rules[concatenate_p] = _concat_batch
 
 # --- reductions ---------------------------------------------------------------------------------
@@ -1266,14 +1259,8 @@ def _sum_jvp(primals, tangents, axes):
     return z, Zero(_aval(z)) if type(t) is Zero else reduce_sum(t, axes)
 
 
-def _sum_vjp(primals, needs, axes):
-    (x,) = primals
-    shape = _aval(x).shape
-    return reduce_sum(x, axes), lambda ct: [_expand_back(ct, shape, axes)]
-
-
 ad.jvp_rules[reduce_sum_p] = _sum_jvp
-ad.vjp_rules[reduce_sum_p] = _sum_vjp
+ad.transpose_rules[reduce_sum_p] = lambda ct, x, axes: [_expand_back(ct, x.aval.shape, axes)]
 
 
 def _chooser_jvp_weights(x, z, axes):
@@ -1293,7 +1280,7 @@ def _chooser_ad(p):
             return z, Zero(_aval(z))
         return z, reduce_sum(mul(t, _chooser_jvp_weights(x, z, axes)), axes)
 
-    def vjp(primals, needs, axes):
+    def vjp(primals, needs, axes):  # lazy weights, as for max/min above
         (x,) = primals
         z = bind(p, x, axes=axes)
         shape = _aval(x).shape
@@ -1334,15 +1321,7 @@ def _prod_jvp(primals, tangents, axes):
     return z, reduce_sum(mul(t, _prod_grad(x, axes, z)), axes)
 
 
-def _prod_vjp(primals, needs, axes):
-    (x,) = primals
-    z = reduce_prod(x, axes)
-    shape = _aval(x).shape
-    return z, lambda ct: [mul(_expand_back(ct, shape, axes), _prod_grad(x, axes, z))]
-
-
 ad.jvp_rules[reduce_prod_p] = _prod_jvp
-ad.vjp_rules[reduce_prod_p] = _prod_vjp
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     _nondiff(_p)
 
@@ -1423,10 +1402,7 @@ def _cumsum_jvp(primals, tangents, axis, reverse):
 
 
 ad.jvp_rules[cumsum_p] = _cumsum_jvp
-ad.vjp_rules[cumsum_p] = lambda primals, needs, axis, reverse: (
-    cumsum(primals[0], axis, reverse),
-    lambda ct: [cumsum(ct, axis, not reverse)],
-)
+ad.transpose_rules[cumsum_p] = lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)]
 
 
 def _cumprod_grad_fn(x, axis, reverse, t):
@@ -1473,19 +1449,7 @@ def _cumprod_jvp(primals, tangents, axis, reverse):
     return z, _cumprod_grad_fn(x, axis, reverse, t)
 
 
-def _cumprod_vjp(primals, needs, axis, reverse):
-    (x,) = primals
-    z = cumprod(x, axis, reverse)
-
-    def backward(ct):
-        _, f_vjp, _ = ad.vjp_flat(lambda t: ([_cumprod_grad_fn(x, axis, reverse, t)], None), [_zeros(x)])
-        return f_vjp([ct])
-
-    return z, backward
-
-
 ad.jvp_rules[cumprod_p] = _cumprod_jvp
-ad.vjp_rules[cumprod_p] = _cumprod_vjp
 
 
 def _cumext_ad(p):
@@ -1500,18 +1464,7 @@ def _cumext_ad(p):
         src = cummax(hit, axis, reverse) if not reverse else cummin(hit, axis, reverse)
         return z, take_along_axis_lax(t, src, axis)
 
-    def vjp(primals, needs, axis, reverse):
-        (x,) = primals
-        z = bind(p, x, axis=axis, reverse=reverse)
-
-        def backward(ct):
-            _, f_vjp, _ = ad.vjp_flat(lambda t: ([jvp([x], [t], axis, reverse)[1]], None), [_zeros(x)])
-            return f_vjp([ct])
-
-        return z, backward
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
 
 
 def take_along_axis_lax(x, idx, axis):
@@ -1548,12 +1501,6 @@ def _cumlse_jvp(primals, tangents, axis, reverse):
 
 
 ad.jvp_rules[cumlogsumexp_p] = _cumlse_jvp
-ad.vjp_rules[cumlogsumexp_p] = lambda primals, needs, axis, reverse: (
-    cumlogsumexp(primals[0], axis, reverse),
-    lambda ct: ad.vjp_flat(lambda t: ([_cumlse_jvp(primals, [t], axis, reverse)[1]], None), [_zeros(primals[0])])[1](
-        [ct]
-    ),
-)
 
 # --- dot_general ------------------------------------------------------------------------------
 
@@ -1604,17 +1551,8 @@ def dot(x, y, precision=None, preferred_element_type=None):
     return dot_general(x, y, (((xa.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
-def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_type):
-    x, y = primals
+def _dot_transpose(ct, x, y, dimension_numbers, precision, preferred_element_type):
     xa, ya = _aval(x), _aval(y)
-    z = bind(
-        dot_general_p,
-        x,
-        y,
-        dimension_numbers=dimension_numbers,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
-    )
     (xc, yc), (xb, yb) = dimension_numbers
 
     def grad_x(ct, y, xa, ya, xc, yc, xb, yb, swap):
@@ -1642,12 +1580,9 @@ def _dot_vjp(primals, needs, dimension_numbers, precision, preferred_element_typ
             g = convert_element_type(g, xa.dtype)
         return g
 
-    def backward(ct):
-        gx = grad_x(ct, y, xa, ya, xc, yc, xb, yb, False) if needs[0] else None
-        gy = grad_x(ct, x, ya, xa, yc, xc, yb, xb, True) if needs[1] else None
-        return [gx, gy]
-
-    return z, backward
+    gx = grad_x(ct, y, xa, ya, xc, yc, xb, yb, False) if ad.is_undefined_primal(x) else None
+    gy = grad_x(ct, x, ya, xa, yc, xc, yb, xb, True) if ad.is_undefined_primal(y) else None
+    return [gx, gy]
 
 
 def _dot_jvp(primals, tangents, **params):
@@ -1688,7 +1623,7 @@ def _dot_batch(size, vals, dims, dimension_numbers, precision, preferred_element
 
 
 ad.jvp_rules[dot_general_p] = _dot_jvp
-ad.vjp_rules[dot_general_p] = _dot_vjp
+ad.transpose_rules[dot_general_p] = _dot_transpose
 batching.batch_rules[dot_general_p] = _dot_batch
 
 # --- stop_gradient, copy ------------------------------------------------------------------------

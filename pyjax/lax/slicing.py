@@ -162,18 +162,12 @@ def _gather_jvp(primals, tangents, axes, mode, fill_value):
     return out, bind(gather_p, t, idx, axes=axes, mode=mode, fill_value=0 if mode == "fill" else None)
 
 
-def _gather_vjp(primals, needs, axes, mode, fill_value):
-    x, idx = primals
+def _gather_transpose(ct, x, idx, axes, mode, fill_value):
     xa = _aval(x)
-    out = bind(gather_p, x, idx, axes=axes, mode=mode, fill_value=fill_value)
-
-    def backward(ct):
-        sizes = [xa.shape[a] for a in axes]
-        i = clamp_indices(idx, sizes) if mode == "clip" else idx  # fill/promise: out-of-range cts drop
-        zeros = lax.full(xa.shape, 0, xa.dtype)
-        return [bind(scatter_p, zeros, i, ad.instantiate(ct), axes=axes, kind="add", unique_indices=False), None]
-
-    return out, backward
+    sizes = [xa.shape[a] for a in axes]
+    i = clamp_indices(idx, sizes) if mode == "clip" else idx  # fill/promise: out-of-range cts drop
+    zeros = lax.full(xa.shape, 0, xa.dtype)
+    return [bind(scatter_p, zeros, i, ct, axes=axes, kind="add", unique_indices=False), None]
 
 
 def _batch_iota_column(idx, size):
@@ -199,7 +193,7 @@ def _gather_batch(size, vals, dims, axes, mode, fill_value):
 
 
 ad.jvp_rules[gather_p] = _gather_jvp
-ad.vjp_rules[gather_p] = _gather_vjp
+ad.transpose_rules[gather_p] = _gather_transpose
 batching.batch_rules[gather_p] = _gather_batch
 
 # --- scatter --------------------------------------------------------------------------------
@@ -285,40 +279,25 @@ def _extremal_weights(x, idx, u, out, axes):
     return succ, keep, count
 
 
-def _scatter_vjp(primals, needs, axes, kind, unique_indices):
-    x, idx, u = primals
+def _scatter_transpose(ct, x, idx, u, axes, kind, unique_indices):
+    """scatter is linear in (operand, updates) for add and set, and in the operand for mul."""
+    lin_x, lin_u = ad.is_undefined_primal(x), ad.is_undefined_primal(u)
     xa, ua = _aval(x), _aval(u)
-    out = _sc(kind, x, idx, u, axes, unique_indices)
-    if kind == "mul" and needs[2] and not unique_indices:
-        raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
-
-    def backward(ct):
-        ct = ad.instantiate(ct)
-        if kind == "add":
-            return [ct, None, _ga_fill0(ct, idx, axes) if needs[2] else None]
-        if kind == "set":
-            gx = _sc("set", ct, idx, lax.full(ua.shape, 0, ua.dtype), axes) if needs[0] else None
-            gu = None
-            if needs[2]:
-                n = builtins.max(math.prod(ua.shape), 1)
-                ids = (
-                    lax.reshape(lax.iota(dtypes.int32, n), ua.shape) if ua.size else lax.full(ua.shape, 0, dtypes.int32)
-                )
-                owner = _sc("set", lax.full(xa.shape, -1, dtypes.int32), idx, ids, axes)
-                back = bind(gather_p, owner, idx, axes=axes, mode="fill", fill_value=-2)
-                gu = lax.select(lax.eq(back, ids), _ga_fill0(ct, idx, axes), lax.full(ua.shape, 0, ua.dtype))
-            return [gx, None, gu]
-        if kind == "mul":
-            gx = _sc("mul", ct, idx, u, axes, unique_indices) if needs[0] else None
-            gu = _ga_fill0(lax.mul(ct, x), idx, axes) if needs[2] else None
-            return [gx, None, gu]
-        succ, keep, count = _extremal_weights(x, idx, u, out, axes)
-        share = lax.div(ct, count)
-        gx = lax.mul(share, keep) if needs[0] else None
-        gu = lax.mul(_ga_fill0(share, idx, axes), succ) if needs[2] else None
+    if kind == "add":
+        return [ct if lin_x else None, None, _ga_fill0(ct, idx, axes) if lin_u else None]
+    if kind == "set":
+        gx = _sc("set", ct, idx, lax.full(ua.shape, 0, ua.dtype), axes) if lin_x else None
+        gu = None
+        if lin_u:  # an update that a later duplicate overwrote gets no cotangent
+            n = builtins.max(math.prod(ua.shape), 1)
+            ids = lax.reshape(lax.iota(dtypes.int32, n), ua.shape) if ua.size else lax.full(ua.shape, 0, dtypes.int32)
+            owner = _sc("set", lax.full(xa.shape, -1, dtypes.int32), idx, ids, axes)
+            back = bind(gather_p, owner, idx, axes=axes, mode="fill", fill_value=-2)
+            gu = lax.select(lax.eq(back, ids), _ga_fill0(ct, idx, axes), lax.full(ua.shape, 0, ua.dtype))
         return [gx, None, gu]
-
-    return out, backward
+    if kind == "mul" and not lin_u:
+        return [_sc("mul", ct, idx, u, axes, unique_indices), None, None]
+    raise NotImplementedError(f"scatter_{kind} is not linear in its updates")
 
 
 def _scatter_batch(size, vals, dims, axes, kind, unique_indices):
@@ -336,7 +315,7 @@ def _scatter_batch(size, vals, dims, axes, kind, unique_indices):
 
 
 ad.jvp_rules[scatter_p] = _scatter_jvp
-ad.vjp_rules[scatter_p] = _scatter_vjp
+ad.transpose_rules[scatter_p] = _scatter_transpose
 batching.batch_rules[scatter_p] = _scatter_batch
 
 # --- dynamic_slice / dynamic_update_slice ---------------------------------------------------
@@ -447,16 +426,10 @@ def _ds_jvp(primals, tangents, slice_sizes):
     return out, bind(dynamic_slice_p, t, *starts, slice_sizes=slice_sizes)
 
 
-def _ds_vjp(primals, needs, slice_sizes):
-    x, *starts = primals
+def _ds_transpose(ct, x, *starts, slice_sizes):
     xa = _aval(x)
-    out = bind(dynamic_slice_p, x, *starts, slice_sizes=slice_sizes)
-
-    def backward(ct):
-        zeros = lax.full(xa.shape, 0, xa.dtype)
-        return [bind(dynamic_update_slice_p, zeros, ad.instantiate(ct), *starts)] + [None] * len(starts)
-
-    return out, backward
+    zeros = lax.full(xa.shape, 0, xa.dtype)
+    return [bind(dynamic_update_slice_p, zeros, ct, *starts)] + [None] * len(starts)
 
 
 def _dus_jvp(primals, tangents, **_):
@@ -468,18 +441,15 @@ def _dus_jvp(primals, tangents, **_):
     return out, bind(dynamic_update_slice_p, ad.instantiate(tx), ad.instantiate(tu), *starts)
 
 
-def _dus_vjp(primals, needs, **_):
-    x, u, *starts = primals
+def _dus_transpose(ct, x, u, *starts):
     ua = _aval(u)
-    out = bind(dynamic_update_slice_p, x, u, *starts)
-
-    def backward(ct):
-        ct = ad.instantiate(ct)
-        gx = bind(dynamic_update_slice_p, ct, lax.full(ua.shape, 0, ua.dtype), *starts) if needs[0] else None
-        gu = bind(dynamic_slice_p, ct, *starts, slice_sizes=ua.shape) if needs[1] else None
-        return [gx, gu] + [None] * len(starts)
-
-    return out, backward
+    gx = (
+        bind(dynamic_update_slice_p, ct, lax.full(ua.shape, 0, ua.dtype), *starts)
+        if ad.is_undefined_primal(x)
+        else None
+    )
+    gu = bind(dynamic_slice_p, ct, *starts, slice_sizes=ua.shape) if ad.is_undefined_primal(u) else None
+    return [gx, gu] + [None] * len(starts)
 
 
 def _window_grid(size, starts, sdims, xshape, wshape):
@@ -530,10 +500,10 @@ def _dus_batch(size, vals, dims):
 
 
 ad.jvp_rules[dynamic_slice_p] = _ds_jvp
-ad.vjp_rules[dynamic_slice_p] = _ds_vjp
+ad.transpose_rules[dynamic_slice_p] = _ds_transpose
 batching.batch_rules[dynamic_slice_p] = _ds_batch
 ad.jvp_rules[dynamic_update_slice_p] = _dus_jvp
-ad.vjp_rules[dynamic_update_slice_p] = _dus_vjp
+ad.transpose_rules[dynamic_update_slice_p] = _dus_transpose
 batching.batch_rules[dynamic_update_slice_p] = _dus_batch
 
 # --- lax's convenience wrappers -------------------------------------------------------------

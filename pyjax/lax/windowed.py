@@ -154,14 +154,8 @@ def _sum_jvp(primals, tangents, **params):
     return z, Zero(_aval(z)) if type(t) is Zero else bind(reduce_window_sum_p, t, **params)
 
 
-def _sum_vjp(primals, needs, **params):
-    (x,) = primals
-    shape = _aval(x).shape
-    return bind(reduce_window_sum_p, x, **params), lambda ct: [_sum_transpose(ct, shape, **params)]
-
-
 ad.jvp_rules[reduce_window_sum_p] = _sum_jvp
-ad.vjp_rules[reduce_window_sum_p] = _sum_vjp
+ad.transpose_rules[reduce_window_sum_p] = lambda ct, x, **params: [_sum_transpose(ct, _aval(x).shape, **params)]
 
 
 def _patches(x, fill, out_shape, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
@@ -238,21 +232,7 @@ def _nonlinear_ad(op):
             return z, Zero(_aval(z))
         return z, tangent(x, t, z, params)
 
-    def vjp(primals, needs, **params):
-        (x,) = primals
-        z = bind(p, x, **params)
-        if _aval(x).dtype.kind != "f":
-            return z, lambda ct: [None]
-
-        def backward(ct):
-            zeros = lax.full_like(x, 0)
-            _, f_vjp, _ = ad.vjp_flat(lambda t: ([tangent(x, t, z, params)], None), [zeros])
-            return f_vjp([ct])
-
-        return z, backward
-
     ad.jvp_rules[p] = jvp
-    ad.vjp_rules[p] = vjp
 
 
 for _op in ("max", "min", "prod"):
