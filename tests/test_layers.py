@@ -41,9 +41,7 @@ UNITS: dict[str, set[str]] = {
 # Known violations waiting for their owner, each with the reason. The "ad" helper is removing
 # interpreters/ad.py's imports of lax (issue 17, "reverse mode from linearity"); once that
 # lands this list must be empty.
-ALLOWED: set[tuple[str, str]] = {
-    ("pyjax.interpreters.ad", "pyjax.lax.lax"),  # ad: zeros/add of tangents (lands with the ad rework)
-}
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def layer_of(module: str) -> str:
