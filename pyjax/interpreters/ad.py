@@ -227,12 +227,19 @@ class VJPTrace(Trace):
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(f"Reverse-mode differentiation rule for '{primitive.name}' not implemented")
-        with new_main(LinearTrace, self.main.global_data) as lmain:
+        # A level above this one, pushed by hand (new_main's bookkeeping costs more than a small op:
+        # this runs for every primitive under grad, and a trace is already open).
+        stack = core._state.trace_stack
+        lmain = core.MainTrace(len(stack), LinearTrace, self.main.global_data)
+        stack.append(lmain)
+        try:
             lin = LinearTrace(lmain)
             tangents = [
                 Zero(get_aval(p)) if r is None else LinearTracer(lin, get_aval(p), r) for p, r in zip(primals, refs)
             ]
             outs, touts = rule(primals, tangents, **params)
+        finally:
+            stack.pop()
         if not primitive.multiple_results:
             return VJPTracer(self, _primal_of(outs, lmain, primitive), _ref_of(touts, lmain))
         return [VJPTracer(self, _primal_of(o, lmain, primitive), _ref_of(t, lmain)) for o, t in zip(outs, touts)]

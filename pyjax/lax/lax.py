@@ -289,7 +289,7 @@ def _defderiv(prim, deriv) -> None:
     def jvp(primals, tangents, **params):
         (x,), (t,) = primals, tangents
         y = bind(prim, x, **params)
-        return y, mul(t, deriv(x, y, **params))
+        return y, bind(mul_p, t, deriv(x, y, **params))
 
     ad.jvp_rules[prim] = jvp
 
