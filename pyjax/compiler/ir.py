@@ -10,6 +10,8 @@ Node ops:
   load(arg=(input, tracker))  -- input buffer read through a ShapeTracker at the current index
   gather(arg=input; srcs=(offset,))  -- input buffer read at a computed flat offset
   unary/binary/ternary ALU ops (UNARY_OPS, BINARY_OPS, 'where'), cast, bitcast
+  madd(a, b, c) = a * b + c, fused or not: only in kernels expanded for a backend that
+  declares it (compiler/mathlib.py)
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Modu
 from pyjax.backends.wasm.mathext import f16_helpers, math_index
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
+from pyjax.compiler.mathlib import expand_kernel
 from pyjax.core import dtypes
 
 __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", "valtype"]
@@ -43,6 +44,7 @@ SUM_BLOCK = 1024  # main-loop iterations a float32 sum's accumulators run before
 ROW_BLOCK = 128  # rows a strided float32 sum's per-column accumulators add before joining theirs
 HALF = ("float16", "bfloat16")
 VEC_DTYPES = ("float32", "int32", "uint32", "bool")
+_NATIVE_MADD = frozenset(("madd",))
 
 # dtype name -> (wasm value type, load instruction, store instruction)
 DTYPE_INFO = {
@@ -109,6 +111,8 @@ class KernelCodegen:
     """Generates one module for one Kernel. `build()` returns the module bytes."""
 
     def __init__(self, kernel: Kernel, relaxed_simd: bool = True, simd: bool = True, tile: tuple[int, int] = (4, 4)):
+        # exp, log, tanh, ... as core ops (compiler/mathlib.py); madd: relaxed SIMD's multiply-add
+        kernel = expand_kernel(kernel, _NATIVE_MADD if relaxed_simd and simd else frozenset())
         self.k = kernel
         self.relaxed = relaxed_simd
         self.simd = simd
@@ -1073,6 +1077,10 @@ class KernelCodegen:
         if op == "where":
             f.local_get(srcs[1]).local_get(srcs[2]).local_get(srcs[0]).select()
             return
+        if op == "madd":  # a * b + c (scalar Wasm has no fused form)
+            t = valtype(d)
+            f.local_get(srcs[0]).local_get(srcs[1]).op(f"{t}.mul").local_get(srcs[2]).op(f"{t}.add")
+            return
         sd = nd.srcs[0].dtype
         if op in ir.UNARY_OPS:
             self._unop(op, sd, d, srcs[0])
@@ -1803,6 +1811,13 @@ class KernelCodegen:
                 return True
             return False
         if fam == "f32x4":
+            if op == "madd":
+                f.local_get(vs[0]).local_get(vs[1])
+                if self.relaxed:
+                    f.local_get(vs[2]).f32x4_relaxed_madd()
+                else:
+                    f.f32x4_mul().local_get(vs[2]).f32x4_add()
+                return True
             if op in ("add", "sub", "mul", "div", "min", "max", "eq", "ne", "lt", "gt", "le", "ge"):
                 f.local_get(vs[0]).local_get(vs[1]).op(f"f32x4.{op}")
                 return True
