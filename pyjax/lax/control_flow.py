@@ -15,6 +15,7 @@ them). Derived jaxprs are cached on the original jaxpr.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from pyjax.core.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax as _lax
+from pyjax.lax._util import _jnp
 
 __all__ = [
     "cond",
@@ -37,6 +39,9 @@ __all__ = [
     "cond_p",
     "while_p",
     "scan_p",
+    "optimization_barrier",
+    "platform_dependent",
+    "composite",
 ]
 
 
@@ -1259,3 +1264,40 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
     if reverse:
         out = [_lax.rev(x, (axis,)) for x in out]
     return tree_unflatten(tree, out)
+
+
+def optimization_barrier(operand: Any, /) -> Any:
+    """Identity on a pytree of arrays (pyjax does not reorder across it; nothing to prevent)."""
+    from pyjax.core.pytree import tree_map
+
+    jnp = _jnp()
+    return tree_map(lambda x: x if isinstance(x, core.Tracer) else jnp.asarray(x), operand)
+
+
+def platform_dependent(*args: Any, default: Callable | None = None, **per_platform: Callable) -> Any:
+    """Call the function registered for the current default platform (cpu, wasm, webgpu), else default."""
+    from pyjax.runtime.device import default_backend
+
+    fn = per_platform.get(default_backend(), default)
+    if fn is None:
+        raise NotImplementedError(
+            f"platform_dependent: no implementation for platform {default_backend()!r} and no default; "
+            f"given: {sorted(per_platform)}"
+        )
+    return fn(*args)
+
+
+# --- composite ------------------------------------------------------------------------------------
+
+
+def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
+    """Mark a function as the named composite op `name`: pyjax has no compiler that matches
+    composites, so it always runs the decomposition (name, version and attributes are recorded)."""
+
+    @functools.wraps(decomposition)
+    def _composite(*args, **kwargs):
+        return decomposition(*args, **kwargs)
+
+    _composite.composite_name = name
+    _composite.composite_version = version
+    return _composite

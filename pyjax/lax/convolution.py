@@ -15,18 +15,19 @@ shares one derivation. vmap folds the batch axis into the batch, feature or grou
 from __future__ import annotations
 
 import builtins
-import enum
 import math
 import operator
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pyjax.core import dtypes
-from pyjax.core.core import ShapedArray, bind
+from pyjax.core.core import ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.lax._util import _arr
 from pyjax.lax.lax import _as_array, _aval, _inv_perm, _prim
+from pyjax.lax.types import Precision, PrecisionLike
 
 __all__ = [
     "ConvDimensionNumbers",
@@ -44,19 +45,8 @@ __all__ = [
     "conv_transpose_shape_tuple",
     "conv_with_general_padding",
     "padtype_to_pads",
+    "conv_general_dilated_local",
 ]
-
-
-class Precision(enum.Enum):
-    """Matmul/conv precision hint (accepted for compatibility; pyjax always computes in the
-    operand dtype, accumulating half precision in float32)."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -781,3 +771,38 @@ def _conv_batch(size, vals, dims, *, dimension_numbers, feature_group_count, bat
 
 
 batching.batch_rules[conv_general_dilated_p] = _conv_batch
+
+
+# --- unshared convolution -------------------------------------------------------------------------
+
+
+def conv_general_dilated_local(
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    filter_shape: Sequence[int],
+    lhs_dilation: Sequence[int] | None = None,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    precision: PrecisionLike = None,
+) -> Any:
+    """Locally connected (unshared) convolution: a separate kernel at every output position; rhs's
+    spatial axes are the output's, its I axis holds (input channel, window position) flattened."""
+    lhs, rhs = _arr(lhs), _arr(rhs)
+    la, ra = get_aval(lhs), get_aval(rhs)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers
+    )
+    dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    nsp = la.ndim - 2
+    # patches (out layout) -> canonical (N, I, spatial...); rhs -> canonical (O, I, spatial...)
+    p = lax.transpose(patches, tuple(dn.out_spec))
+    w = lax.transpose(rhs, tuple(dn.rhs_spec))
+    sp = tuple(range(2, 2 + nsp))
+    out = lax.dot_general(p, w, (((1,), (1,)), (sp, sp)))  # (spatial..., N, O)
+    canon = lax.transpose(out, (nsp, nsp + 1) + tuple(range(nsp)))  # (N, O, spatial...)
+    inv = [0] * la.ndim
+    for k, pos in enumerate(dn.out_spec):
+        inv[pos] = k
+    return lax.transpose(canon, tuple(inv))

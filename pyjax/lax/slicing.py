@@ -20,12 +20,15 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from collections.abc import Sequence
+from typing import Any
 
 from pyjax.core import core, dtypes
 from pyjax.core.core import ShapedArray, bind
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.lax._util import _jnp
 from pyjax.lax.lax import _aval, _prim, _shape_str
 from pyjax.runtime import execute as _execute
 
@@ -38,6 +41,7 @@ __all__ = [
     "dynamic_update_slice_in_dim",
     "index_in_dim",
     "slice_in_dim",
+    "index_take",
 ]
 
 SCATTER_KINDS = ("set", "add", "mul", "min", "max")
@@ -589,3 +593,15 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
     return lax.slice(operand, starts, limits, strides)
+
+
+def index_take(src: Any, idxs: Any, axes: Sequence[int]) -> Any:
+    """src indexed along `axes` by the columns of idxs: src[idxs[:, 0], idxs[:, 1], ...] on those axes."""
+    jnp = _jnp()
+    src, idxs = jnp.asarray(src), jnp.asarray(idxs)
+    axes = [a % src.ndim for a in axes]
+    if idxs.ndim != 2 or idxs.shape[1] != len(axes):
+        raise ValueError(f"index_take: idxs must have shape (n, {len(axes)}), got {idxs.shape}")
+    rest = [a for a in range(src.ndim) if a not in axes]
+    moved = jnp.transpose(src, axes + rest)
+    return moved[tuple(idxs[:, k] for k in range(len(axes)))]

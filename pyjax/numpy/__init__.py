@@ -63,9 +63,21 @@ from pyjax.numpy._sorting import *  # noqa: F401,F403,E402
 from pyjax.numpy import linalg  # noqa: F401,E402
 from pyjax.numpy.linalg import vecdot  # noqa: F401,E402
 from pyjax.numpy._einsum import einsum, einsum_path  # noqa: F401,E402
-from pyjax.numpy._advanced import *  # noqa: F401,F403,E402
-from pyjax.numpy._extra import *  # noqa: F401,F403,E402
-from pyjax.numpy._more import *  # noqa: F401,F403,E402
+from pyjax.numpy._indexing import *  # noqa: F401,F403,E402
+from pyjax.numpy._setops import *  # noqa: F401,F403,E402
+from pyjax.numpy._differences import *  # noqa: F401,F403,E402
+from pyjax.numpy._statistics import *  # noqa: F401,F403,E402
+from pyjax.numpy._polynomial import *  # noqa: F401,F403,E402
+from pyjax.numpy._manipulation import *  # noqa: F401,F403,E402
+from pyjax.numpy._creation import *  # noqa: F401,F403,E402
+from pyjax.numpy._floating import *  # noqa: F401,F403,E402
+from pyjax.numpy._functional import *  # noqa: F401,F403,E402
+from pyjax.numpy._convolution import *  # noqa: F401,F403,E402
+from pyjax.numpy._windows import *  # noqa: F401,F403,E402
+from pyjax.numpy._products import *  # noqa: F401,F403,E402
+from pyjax.numpy._scalar_types import *  # noqa: F401,F403,E402
+from pyjax.numpy._printing import *  # noqa: F401,F403,E402
+from pyjax.numpy._index_tricks import *  # noqa: F401,F403,E402
 from pyjax.numpy._bits import *  # noqa: F401,F403,E402
 from pyjax.numpy import fft  # noqa: F401,E402
 from pyjax.numpy._ufuncs import *  # noqa: F401,F403,E402  (jnp.add, ... as ufunc objects)

@@ -74,11 +74,11 @@ def broadcast_to(a: PRNGKeyArray, shape) -> PRNGKeyArray:
 
 
 def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
-    from pyjax.numpy import _advanced
+    from pyjax.numpy import _indexing
 
     if axis is None:
         a, axis = a.ravel(), 0
-    return PRNGKeyArray(_advanced.take(a._data, indices, axis=_axis(axis, a.ndim, "take"), **kwargs))
+    return PRNGKeyArray(_indexing.take(a._data, indices, axis=_axis(axis, a.ndim, "take"), **kwargs))
 
 
 def lifted(fn):

@@ -124,7 +124,7 @@ def _searchsorted(self, v, side="left", sorter=None, *, method="scan"):
 
 
 def _nonzero(self, *, fill_value=None, size=None):
-    from pyjax.numpy._advanced import nonzero
+    from pyjax.numpy._indexing import nonzero
 
     return nonzero(self, size=size, fill_value=fill_value)
 
@@ -132,19 +132,19 @@ def _nonzero(self, *, fill_value=None, size=None):
 def _take(
     self, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None
 ):
-    from pyjax.numpy._advanced import take
+    from pyjax.numpy._indexing import take
 
     return take(self, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value)
 
 
 def _choose(self, choices, out=None, mode="raise"):
-    from pyjax.numpy._advanced import choose
+    from pyjax.numpy._indexing import choose
 
     return choose(self, choices, out, mode)
 
 
 def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
-    from pyjax.numpy._advanced import compress
+    from pyjax.numpy._indexing import compress
 
     return compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 

@@ -1,41 +1,39 @@
-"""jax.numpy sorting, searching, set and order statistics: sort, argsort, lexsort, searchsorted,
-digitize, unique (and the array-API unique_* family), partition, argpartition, median, quantile,
-percentile and their nan-variants.
+"""jax.numpy sorting, searching and order statistics: sort, argsort, lexsort, searchsorted,
+digitize, partition, argpartition, median, quantile, percentile and their nan-variants.
 
 Everything is composed from the stable multi-operand `lax.sort` plus fused elementwise and
 reduction ops; nothing needs gather or scatter (values at computed positions are picked with
-fused one-hot reductions, compaction is a stable sort on a 0/1 key).
+fused one-hot reductions).
 """
 
 from __future__ import annotations
 
 import builtins
-import operator
-from typing import NamedTuple
 
-from pyjax.core import core, dtypes
-from pyjax.core.errors import ConcretizationTypeError
+from pyjax.core import dtypes
 from pyjax.lax import lax
 from pyjax.lax.sorting import argsort_lax
 from pyjax.lax.sorting import sort as lax_sort
 from pyjax.numpy import _core as jnp
+from pyjax.numpy._util import _axis, _i32
+from pyjax.numpy._util import _checked_arr as _arr
 
-_i32 = dtypes.int32
-
-
-def _arr(fn: str, a):
-    if jnp._is_array(a):
-        return a
-    if isinstance(a, (list, tuple)):
-        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
-    return jnp.asarray(a)
-
-
-def _axis(fn: str, axis, nd: int) -> int:
-    axis = operator.index(axis)
-    if not -nd <= axis < builtins.max(nd, 1):
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
-    return axis % builtins.max(nd, 1)
+__all__ = [
+    "sort",
+    "argsort",
+    "lexsort",
+    "sort_complex",
+    "partition",
+    "argpartition",
+    "searchsorted",
+    "digitize",
+    "quantile",
+    "nanquantile",
+    "percentile",
+    "nanpercentile",
+    "median",
+    "nanmedian",
+]
 
 
 def _promote_dtypes(*args):
@@ -205,165 +203,6 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
     inc = searchsorted(bins, x, side=side, **kw)
     dec = lax.sub(lax.full_like(inc, nb), searchsorted(lax.rev(bins, (0,)), x, side=side, **kw))
     return jnp.where(bins[-1] >= bins[0], inc, dec)
-
-
-# --- unique ---------------------------------------------------------------------------------------
-
-
-class _UniqueAllResult(NamedTuple):
-    values: object
-    indices: object
-    inverse_indices: object
-    counts: object
-
-
-class _UniqueCountsResult(NamedTuple):
-    values: object
-    counts: object
-
-
-class _UniqueInverseResult(NamedTuple):
-    values: object
-    inverse_indices: object
-
-
-def _concrete_count(mask, fn: str) -> int:
-    total = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
-    if isinstance(total, core.Tracer):
-        raise ConcretizationTypeError(
-            total,
-            f"The error arose for the first argument of jnp.{fn}(). To make jnp.{fn}() compatible with JIT "
-            f"and other transforms, you can specify a concrete value for the size argument, which will determine "
-            f"the output size.",
-        )
-    return int(total)
-
-
-def unique(
-    ar,
-    return_index: bool = False,
-    return_inverse: bool = False,
-    return_counts: bool = False,
-    axis: int | None = None,
-    *,
-    equal_nan: bool = True,
-    size: int | None = None,
-    fill_value=None,
-    sorted: bool = True,
-):
-    """Sorted unique elements (or slices along `axis`); `size` makes it work under jit."""
-    ar = _arr("unique", ar)
-    shape = jnp._aval(ar).shape
-    if axis is None:
-        cols = [jnp.ravel(ar)]
-        rest = ()
-    else:
-        axis = _axis("unique", axis, len(shape))
-        moved = jnp.moveaxis(ar, axis, 0)
-        rest = jnp._aval(moved).shape[1:]
-        flat = jnp.reshape(moved, (shape[axis], -1))
-        cols = [flat[:, j] for j in range(jnp._aval(flat).shape[1])]
-    n = shape[axis] if axis is not None else jnp._aval(cols[0]).shape[0]
-    if size is not None:
-        size = operator.index(size)
-    outs = _unique_core(cols, n, rest, equal_nan, size, fill_value, return_index, return_inverse, return_counts)
-    values, index, inverse, counts = outs
-    if axis is not None:
-        values = jnp.moveaxis(values, 0, axis)
-    elif return_inverse:
-        inverse = jnp.reshape(inverse, shape)
-    res = [values]
-    if return_index:
-        res.append(index)
-    if return_inverse:
-        res.append(inverse)
-    if return_counts:
-        res.append(counts)
-    return res[0] if len(res) == 1 else tuple(res)
-
-
-def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_inverse, want_counts):
-    if not cols:
-        raise ValueError("unique: zero-size slices along the unique axis are not supported")
-    dt = jnp._aval(cols[0]).dtype
-    iota = lax.iota(_i32, n)
-    if n == 0:
-        k = size or 0
-        vals = jnp.zeros((k,) + rest, dt)
-        z = jnp.zeros((k,), _i32)
-        return vals, z, jnp.zeros((0,), _i32), z
-    *scols, perm = lax_sort(tuple(cols) + (iota,), dimension=0, num_keys=len(cols))
-    # mask[i]: sorted element i starts a new group.
-    new = None
-    for c in scols:
-        d = lax.ne(c[1:], c[:-1])
-        if equal_nan and dt.kind == "f":
-            d = lax.bitwise_and(d, lax.bitwise_not(lax.bitwise_and(lax.ne(c[1:], c[1:]), lax.ne(c[:-1], c[:-1]))))
-        new = d if new is None else lax.bitwise_or(new, d)
-    mask = jnp.concatenate([jnp.ones((1,), dtypes.bool_), new])
-    count = _concrete_count(mask, "unique") if size is None else None
-    k = count if size is None else size
-    # Compaction: a stable sort on the key 0 (group start) / 1 (other) brings starts to the front.
-    key = lax.convert_element_type(lax.bitwise_not(mask), _i32)
-    starts = lax.select(mask, iota, lax.full_like(iota, n))
-    comp = lax_sort((key, *scols, perm, starts), dimension=0, num_keys=1)
-    c_cols, c_perm, c_starts = comp[1 : 1 + len(scols)], comp[-2], comp[-1]
-    valid = None
-    c_next = jnp.concatenate([c_starts[1:], jnp.full((1,), n, _i32)])  # start of the following group
-    if k > n:
-        pad = k - n
-        c_cols = [jnp.concatenate([c, jnp.zeros((pad,), dt)]) for c in c_cols]
-        c_perm = jnp.concatenate([c_perm, jnp.zeros((pad,), _i32)])
-        c_starts = jnp.concatenate([c_starts, jnp.full((pad,), n, _i32)])
-        c_next = jnp.concatenate([c_next, jnp.full((pad,), n, _i32)])
-    else:
-        c_cols = [c[:k] for c in c_cols]
-        c_perm, c_starts, c_next = c_perm[:k], c_starts[:k], c_next[:k]
-    if size is not None:
-        n_groups = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
-        valid = lax.lt(lax.iota(_i32, k), lax.broadcast_in_dim(n_groups, (k,), ()))
-    values = jnp.stack(c_cols, axis=-1) if rest or len(c_cols) > 1 else c_cols[0]
-    if rest:
-        values = jnp.reshape(values, (k,) + rest)
-    index = c_perm
-    if valid is not None:
-        fv = values[:1] if fill_value is None else jnp.asarray(fill_value, dtype=dt)
-        vmask = lax.broadcast_in_dim(valid, jnp._aval(values).shape, (0,))
-        values = jnp.where(vmask, values, jnp.broadcast_to(fv, jnp._aval(values).shape))
-        index = jnp.where(valid, index, index[:1])  # JAX pads indices with the first one
-    counts = None
-    if want_counts:
-        counts = lax.sub(c_next, c_starts)
-        if valid is not None:
-            counts = jnp.where(valid, counts, 0)
-    inverse = None
-    if want_inverse:
-        grp = lax.sub(lax.cumsum(lax.convert_element_type(mask, _i32), 0), lax.full((n,), 1, _i32))
-        inverse = lax_sort((perm, grp), dimension=0, num_keys=1)[1]
-    return values, index, inverse, counts
-
-
-def unique_values(x):
-    """Sorted unique values of x (array API)."""
-    return unique(x)
-
-
-def unique_counts(x):
-    """(values, counts) of x's unique elements (array API)."""
-    v, c = unique(x, return_counts=True)
-    return _UniqueCountsResult(v, c)
-
-
-def unique_inverse(x):
-    """(values, inverse_indices) of x's unique elements (array API)."""
-    v, i = unique(x, return_inverse=True)
-    return _UniqueInverseResult(v, i)
-
-
-def unique_all(x):
-    """(values, indices, inverse_indices, counts) of x's unique elements (array API)."""
-    v, i, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True)
-    return _UniqueAllResult(v, i, inv, c)
 
 
 # --- order statistics -----------------------------------------------------------------------------
@@ -576,26 +415,3 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
     if out is not None:
         raise ValueError("jax.numpy.nanmedian does not support the 'out' argument")
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
-
-
-__all__ = [
-    "sort",
-    "argsort",
-    "lexsort",
-    "sort_complex",
-    "partition",
-    "argpartition",
-    "searchsorted",
-    "digitize",
-    "unique",
-    "unique_values",
-    "unique_counts",
-    "unique_inverse",
-    "unique_all",
-    "quantile",
-    "nanquantile",
-    "percentile",
-    "nanpercentile",
-    "median",
-    "nanmedian",
-]

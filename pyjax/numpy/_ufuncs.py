@@ -1,4 +1,4 @@
-"""jnp.add, jnp.multiply, ... as jnp.ufunc objects (JAX's ufunc API): call, reduce, accumulate, outer, at.
+"""jnp.ufunc and frompyfunc, and jnp.add, jnp.multiply, ... as jnp.ufunc objects (JAX's ufunc API): call, reduce, accumulate, outer, at.
 
 Each wraps the array function it replaces (calls go straight to it); reduce and accumulate use the
 matching reduction (add.reduce is sum, multiply.accumulate is cumprod, ...) where one exists, else the
@@ -7,12 +7,109 @@ generic fold of jnp.ufunc; at(a, indices, b, inplace=False) is a scatter (`a.at[
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Callable
 from typing import Any
 
-from pyjax.numpy import _bits, _core
+from pyjax.numpy import _core
+from pyjax.numpy import _core as jnp
+from pyjax.numpy._functional import vectorize
 
 __all__ = ["add", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "logical_and"]
 __all__ += ["logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "subtract"]
+__all__ += ["frompyfunc", "ufunc"]
+
+
+class ufunc:
+    """A universal function built from a scalar function: broadcasting call, outer, reduce, accumulate.
+
+    func must be traceable with pyjax (it is applied elementwise through vectorize).
+    """
+
+    def __init__(self, func: Callable, /, nin: int, nout: int, *, name: str | None = None, identity: Any = None):
+        if not callable(func):
+            raise TypeError(f"ufunc: func must be callable, got {type(func).__name__}")
+        self._func = func
+        self._call = vectorize(func)
+        self.nin, self.nout, self.identity = int(nin), int(nout), identity
+        self.__name__ = name or getattr(func, "__name__", "ufunc")
+
+    nargs = property(lambda self: self.nin)
+
+    def __repr__(self):
+        return f"<jnp.ufunc '{self.__name__}'>"
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}() takes {self.nin} positional arguments but {len(args)} were given")
+        return self._call(*args)
+
+    def _binary(self, what: str) -> None:
+        if self.nin != 2 or self.nout != 1:
+            raise ValueError(
+                f"{what} only supported for binary ufuncs with a single output; got nin={self.nin}, nout={self.nout}"
+            )
+
+    def outer(self, A: Any, B: Any, /) -> Any:
+        """func(a, b) for every pair of elements: shape A.shape + B.shape."""
+        self._binary("outer")
+        A, B = jnp.asarray(A), jnp.asarray(B)
+        return self(A.reshape(A.shape + (1,) * B.ndim), B)
+
+    def reduce(
+        self,
+        a: Any,
+        axis: int | None = 0,
+        dtype: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
+        """Fold func along axis (left to right), starting from `initial` or the identity if given."""
+        from pyjax import lax
+
+        self._binary("reduce")
+        if out is not None or where is not None:
+            raise NotImplementedError("ufunc.reduce: out and where are not supported")
+        a = jnp.asarray(a, dtype=dtype)
+        if axis is None:
+            a, axis = a.ravel(), 0
+        axis = axis % builtins.max(a.ndim, 1)
+        x = jnp.moveaxis(a, axis, 0)
+        init = initial if initial is not None else self.identity
+        if init is None:
+            if x.shape[0] == 0:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity")
+            carry, xs = x[0], x[1:]
+        else:
+            carry, xs = jnp.full(x.shape[1:], init, x.dtype), x
+        result = lax.scan(lambda c, v: (self(c, v).astype(x.dtype), None), carry, xs)[0]
+        return jnp.expand_dims(result, axis) if keepdims else result
+
+    def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Any:
+        """Running fold of func along axis (the first element is kept as is)."""
+        from pyjax import lax
+
+        self._binary("accumulate")
+        a = jnp.asarray(a, dtype=dtype)
+        axis = axis % builtins.max(a.ndim, 1)
+        x = jnp.moveaxis(a, axis, 0)
+        if x.shape[0] == 0:
+            return a
+
+        def step(c, v):
+            c = self(c, v).astype(x.dtype)
+            return c, c
+
+        _, rest = lax.scan(step, x[0], x[1:])
+        return jnp.moveaxis(jnp.concatenate([x[:1], rest], axis=0), 0, axis)
+
+
+def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity: Any = None) -> ufunc:
+    """A jnp.ufunc from a scalar function (traceable with pyjax)."""
+    return ufunc(func, nin, nout, identity=identity)
+
 
 _INPLACE = (
     "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like np.ufunc.at(). Instead, you "
@@ -20,7 +117,7 @@ _INPLACE = (
 )
 
 
-class _ArrayUfunc(_bits.ufunc):
+class _ArrayUfunc(ufunc):
     """A ufunc over an existing jnp function, with fast reduce/accumulate/at where jnp has them."""
 
     def __init__(self, fn, nin: int, identity: Any = None, reduce=None, accumulate=None, at: str | None = None):

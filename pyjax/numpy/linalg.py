@@ -648,7 +648,7 @@ class EigResult(NamedTuple):
 def _complex_schur(fn: str, a):
     """a = z t z^H with t upper triangular (complex), from scipy.linalg's Schur decomposition (real
     input: the real Schur form, LAPACK's path, then its 2 x 2 blocks split)."""
-    from pyjax.scipy import _linalg_more as sl  # the QR iterations live with scipy.linalg.schur
+    from pyjax.scipy import _schur as sl  # the QR iterations live with scipy.linalg.schur
 
     (a,) = _inexact(fn, a)
     if a.ndim < 2:

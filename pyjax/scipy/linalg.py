@@ -7,8 +7,12 @@ Leading axes are batch axes; everything is differentiable. scipy's defaults diff
 
 from __future__ import annotations
 
+import math
+
+from pyjax.core import dtypes
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
+from pyjax.lax.control_flow import fori_loop
 from pyjax.numpy import _core as jnp
 from pyjax.numpy import linalg as jla
 from pyjax.numpy._sorting import argsort
@@ -247,7 +251,6 @@ _THETA13 = 5.371920351148152
 
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     """Matrix exponential by scaling and squaring with a degree-13 Pade approximant (Higham 2005)."""
-    from pyjax.lax.control_flow import fori_loop
 
     (A,) = jla._inexact("expm", A)
     jla._square("expm", A)
@@ -447,17 +450,138 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 __all__ += ["hilbert", "hadamard", "helmert", "circulant", "companion", "hankel", "leslie", "fiedler"]
 __all__ += ["convolution_matrix"]
 
-_MORE = frozenset(
+# --- more matrix builders (closed forms) and expm_frechet ------------------------------------------
+
+
+def _binom(n: int, k: int) -> int:
+    return math.comb(n, k) if 0 <= k <= n else 0
+
+
+def _check_kind(kind):
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be one of: {valid}; got {kind}")
+    return kind
+
+
+def _from_rows(rows: list[list[int]], n: int, dtype):
+    return jnp.asarray([[float(v) for v in r] for r in rows], dtype=dtype) if n else jnp.zeros((0, 0), dtype)
+
+
+def pascal(n: int, kind: str | None = None):
+    """The n x n Pascal matrix (binomial coefficients), 'symmetric' (default), 'lower' or 'upper'; float32."""
+    kind = _check_kind(kind)
+    if kind == "symmetric":
+        rows = [[_binom(i + j, i) for j in range(n)] for i in range(n)]
+    else:
+        rows = [[_binom(i, j) for j in range(n)] for i in range(n)]
+        if kind == "upper":
+            rows = [list(r) for r in zip(*rows)]
+    return _from_rows(rows, n, dtypes.float32)
+
+
+def invpascal(n: int, kind: str | None = None):
+    """Inverse of pascal(n, kind), from the closed form (-1)^(i-j) C(i, j) of the lower factor's inverse."""
+    kind = _check_kind(kind)
+    low = [[(-1) ** (i - j) * _binom(i, j) for j in range(n)] for i in range(n)]
+    if kind == "lower":
+        rows = low
+    elif kind == "upper":
+        rows = [list(r) for r in zip(*low)]
+    else:  # P = L L^T, so P^-1 = L^-T L^-1
+        rows = [[sum(low[k][i] * low[k][j] for k in range(n)) for j in range(n)] for i in range(n)]
+    return _from_rows(rows, n, dtypes.default_float())
+
+
+def invhilbert(n: int):
+    """Inverse of the n x n Hilbert matrix from its closed form (exact integers, then rounded to float)."""
+    rows = [
+        [
+            (-1) ** (i + j) * (i + j + 1) * _binom(n + i, n - j - 1) * _binom(n + j, n - i - 1) * _binom(i + j, i) ** 2
+            for j in range(n)
+        ]
+        for i in range(n)
+    ]
+    return _from_rows(rows, n, dtypes.default_float())
+
+
+def fiedler_companion(a):
+    """Fiedler's pentadiagonal companion matrix of the polynomial a (highest degree first, batched over
+    leading axes); its eigenvalues are the polynomial's roots."""
+    (a,) = jla._inexact("fiedler_companion", a)
+    a = jnp.atleast_1d(a)
+    if a.shape[-1] == 0:
+        raise ValueError(
+            f"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an array of shape {a.shape}."
+        )
+    n = a.shape[-1] - 1
+    batch = a.shape[:-1]
+    if n == 0:
+        return jnp.zeros(batch + (0, 0), a.dtype)
+    a = a / a[..., :1]
+    if n == 1:
+        return -a[..., 1:, None]
+    i = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+    j = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+    even = i % 2 == 0
+    # which coefficient (negated) sits at each cell; index 0 marks "none"
+    coef = jnp.where((i == 0) & (j == 0), 1, 0)
+    coef = jnp.where(even & (j == i + 1), i + 2, coef)
+    coef = jnp.where(even & (i >= 2) & (j == i - 1), i + 1, coef)
+    ones = ((i == 1) & (j == 0)) | (even & (j == i + 2)) | (~even & (i >= 3) & (j == i - 2))
+    vals = -a[..., jnp.clip(coef, 0, n)]
+    return jnp.where(ones, jnp.ones((), a.dtype), jnp.where(coef > 0, vals, jnp.zeros((), a.dtype)))
+
+
+def dft(n: int, scale: str | None = None, *, dtype=None):
+    """The n x n discrete Fourier transform matrix W[i, j] = exp(-2 pi i ij / n), optionally scaled by
+    1/sqrt(n) ('sqrtn') or 1/n ('n')."""
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
+    dt = dtypes.complex64 if dtype is None else dtypes.dtype(dtype)
+    if dt.kind != "c":
+        raise ValueError(f"dtype must be a complex floating-point type; got {dt}.")
+    real = dtypes.float64 if dt.itemsize == 16 else dtypes.float32
+    i = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+    j = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+    # (i * j) mod n keeps the angle small, so large n loses no accuracy
+    ang = ((i * j) % max(n, 1)).astype(real) * (-2.0 * math.pi / max(n, 1))
+    w = lax.complex(jnp.cos(ang), jnp.sin(ang)).astype(dt)
+    if scale == "sqrtn":
+        w = w / math.sqrt(n)
+    elif scale == "n":
+        w = w / n
+    return w
+
+
+# --- expm_frechet -------------------------------------------------------------------------------
+
+
+def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
+    """Frechet derivative of expm at A in direction E (the jvp of expm); (expm(A), L(A, E)) by default."""
+    import pyjax
+    from pyjax.scipy.linalg import expm
+
+    A, E = jnp.asarray(A), jnp.asarray(E)
+    if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
+        raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={A.shape}")
+    if E.ndim < 2 or E.shape[-2] != E.shape[-1]:
+        raise ValueError(f"expected E to be a (batched) square matrix, got E.shape={E.shape}")
+    if A.shape != E.shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={A.shape} E.shape={E.shape}")
+    A, E = jla._inexact("expm_frechet", A, E)
+    expm_a, frechet = pyjax.jvp(lambda x: expm(x, upper_triangular=False, max_squarings=16), (A,), (E,))
+    return (expm_a, frechet) if compute_expm else frechet
+
+
+__all__ += ["pascal", "invpascal", "invhilbert", "fiedler_companion", "dft", "expm_frechet"]
+
+_LAZY = frozenset(
     (
-        "dft",
         "eigh_tridiagonal",
-        "expm_frechet",
-        "fiedler_companion",
         "funm",
         "hessenberg",
-        "invhilbert",
-        "invpascal",
-        "pascal",
         "qr_multiply",
         "rsf2csf",
         "schur",
@@ -468,12 +592,12 @@ _MORE = frozenset(
 
 
 def __getattr__(name: str):
-    """The functions of _linalg_more load on first use (it costs `import pyjax` time in the browser)."""
-    if name in _MORE:
-        from pyjax.scipy import _linalg_more
+    """The Schur-based functions (in _schur) load on first use (it costs `import pyjax` time in the browser)."""
+    if name in _LAZY:
+        from pyjax.scipy import _schur
 
-        return getattr(_linalg_more, name)
+        return getattr(_schur, name)
     raise AttributeError(f"module 'pyjax.scipy.linalg' has no attribute {name!r}")
 
 
-__all__ += sorted(_MORE)
+__all__ += sorted(_LAZY)

@@ -669,18 +669,18 @@ def _keep_weak(out, *args):
     return out
 
 
-# --- exponential / trigonometric integrals, Bessel J_n, 1F1, Owen's T, Bernoulli (in _special_more) ----
+# --- functions defined by integrals or series, loaded on first use ----------------------------------------
 
-_MORE = frozenset(
-    ("bernoulli", "bessel_jn", "dawsn", "exp1", "expi", "expn", "fresnel", "hyp1f1", "owens_t", "sici", "spence")
-)
-__all__ += sorted(_MORE)
+_LAZY = {n: "_special_integrals" for n in ("dawsn", "exp1", "expi", "expn", "fresnel", "owens_t", "sici", "spence")}
+_LAZY.update({n: "_special_series" for n in ("bernoulli", "bessel_jn", "hyp1f1")})
+__all__ += sorted(_LAZY)
 
 
 def __getattr__(name: str):
-    """The functions of _special_more load on first use (it costs `import pyjax` time in the browser)."""
-    if name in _MORE:
-        from pyjax.scipy import _special_more
+    """The functions of _special_integrals / _special_series load on first use (they cost `import pyjax`
+    time in the browser)."""
+    if name in _LAZY:
+        import importlib
 
-        return getattr(_special_more, name)
+        return getattr(importlib.import_module(f"pyjax.scipy.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'pyjax.scipy.special' has no attribute {name!r}")

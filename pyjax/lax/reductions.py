@@ -1,0 +1,99 @@
+"""Generic and approximate reductions: reduce (any monoid over pytrees of operands) and
+approx_max_k / approx_min_k (exact top-k, as JAX's CPU backend computes them).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pyjax.core.pytree import tree_flatten, tree_unflatten
+from pyjax.lax import lax
+from pyjax.lax._util import _jnp
+
+__all__ = ["reduce", "approx_max_k", "approx_min_k"]
+
+
+# --- reductions and barriers ---------------------------------------------------------------------
+
+
+def reduce(
+    operands: Any, init_values: Any, computation: Callable, dimensions: Sequence[int], out_sharding: Any = None
+) -> Any:
+    """Reduce operands over `dimensions` with a binary computation and its identity init_values.
+
+    operands and init_values may be matching pytrees (a variadic reduction); computation maps
+    (accumulators, values) -> accumulators and must be associative and elementwise (it is
+    applied to whole arrays, pairwise in a balanced tree).
+    """
+    jnp = _jnp()
+    flat_ops, tree = tree_flatten(operands)
+    flat_init, init_tree = tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"reduce: operands {tree} and init_values {init_tree} must have the same structure")
+    ops = [jnp.asarray(o) for o in flat_ops]
+    shape = ops[0].shape
+    if builtins.any(o.shape != shape for o in ops):
+        raise ValueError("reduce: all operands must have the same shape")
+    nd = len(shape)
+    dims = sorted({d % nd for d in dimensions}) if nd else []
+    keep = [d for d in range(nd) if d not in dims]
+    n = math.prod(shape[d] for d in dims)
+    xs = [lax.reshape(lax.transpose(o, tuple(dims + keep)), (n,) + tuple(shape[d] for d in keep)) for o in ops]
+    inits = [jnp.asarray(i, dtype=o.dtype) for i, o in zip(flat_init, ops)]
+
+    def combine(a: list, b: list) -> list:
+        out = computation(tree_unflatten(tree, a), tree_unflatten(tree, b))
+        return tree_flatten(out)[0]
+
+    while n > 1:
+        h = n // 2
+        pairs = combine([x[:h] for x in xs], [x[h : 2 * h] for x in xs])
+        xs = [lax.concatenate([p, x[2 * h :]], 0) if n % 2 else p for p, x in zip(pairs, xs)]
+        n = h + n % 2
+    rest = tuple(shape[d] for d in keep)
+    if n == 0:
+        res = [lax.full(rest, i, i.dtype) for i in inits]
+    else:
+        res = combine([lax.broadcast(i, rest) for i in inits], [x[0] for x in xs])
+    res = [lax.convert_element_type(r, o.dtype) for r, o in zip(res, ops)]
+    return tree_unflatten(tree, res)
+
+
+def approx_max_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> list:
+    """The k largest values along reduction_dimension and their indices (exact in pyjax)."""
+    return _top_k_along(operand, k, reduction_dimension, largest=True)
+
+
+def approx_min_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> list:
+    """The k smallest values along reduction_dimension and their indices (exact in pyjax)."""
+    return _top_k_along(operand, k, reduction_dimension, largest=False)
+
+
+def _top_k_along(operand, k, axis, largest: bool):
+    from pyjax.lax.sorting import top_k
+
+    jnp = _jnp()
+    x = jnp.asarray(operand)
+    axis = axis % x.ndim
+    moved = jnp.moveaxis(x, axis, -1)
+    vals, idx = top_k(moved if largest else -moved, int(k))
+    if not largest:
+        vals = -vals
+    return [jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)]

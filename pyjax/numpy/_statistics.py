@@ -1,0 +1,230 @@
+"""Statistics: counting and histograms (bincount, histogram, histogram_bin_edges, histogram2d,
+histogramdd) and covariance (cov, corrcoef). Order statistics (median, quantile) are in _sorting.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+from pyjax.core import core, dtypes
+from pyjax.numpy import _core as jnp
+from pyjax.numpy._differences import diff
+from pyjax.numpy._sorting import searchsorted
+from pyjax.numpy._util import _arr, _aval, _concrete, _result, _to_dtype
+
+__all__ = ["bincount", "histogram_bin_edges", "histogram", "cov", "corrcoef", "histogramdd", "histogram2d"]
+
+
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
+    """Counts (or summed weights) of each non-negative integer value; negative values count in
+    bin 0 and values >= length are dropped, as in JAX. `length` is needed under jit."""
+    jnp._check_arraylike("bincount", x)
+    x = _arr(x)
+    xa = _aval(x)
+    if xa.dtype.kind not in "iu":
+        raise TypeError(f"x argument to bincount must have an integer type; got {xa.dtype.name}")
+    if xa.ndim != 1:
+        raise ValueError(f"only 1-dimensional input supported for bincount; got shape {xa.shape}")
+    minlength = operator.index(
+        core.concrete_or_error(minlength, "The error occurred because of argument 'minlength' of jnp.bincount.")
+    )
+    if minlength < 0:
+        raise ValueError(f"minlength must be non-negative; got minlength={minlength}")
+    if length is None:
+        vals = _concrete(
+            x,
+            "The error occurred because of argument 'x' of jnp.bincount. To avoid this error, "
+            "pass a static `length` argument.",
+        )
+        length = builtins.max([minlength] + [v + 1 for v in vals])
+    length = operator.index(length)
+    if weights is None:
+        w = jnp.ones(xa.shape, dtype=dtypes.canonicalize(dtypes.int64))
+    else:
+        w = jnp.broadcast_to(_arr(weights), xa.shape)
+    idx = jnp.clip(x, 0)
+    return jnp.zeros((length,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """Edges of histogram bins: `bins` equal-width bins over range (default the data's span)."""
+    jnp._check_arraylike("histogram_bin_edges", a)
+    if not isinstance(bins, builtins.int) and not (jnp._is_array(bins) and _aval(bins).ndim == 0):
+        b = _arr(bins)
+        if _aval(b).ndim != 1:
+            raise ValueError(f"`bins` must be 1-dimensional, got shape {_aval(b).shape}")
+        return b
+    nbins = operator.index(
+        core.concrete_or_error(bins, "The error occurred because of argument 'bins' of jnp.histogram_bin_edges.")
+    )
+    if nbins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    (a,) = _result("histogram_bin_edges", jnp.ravel(_arr(a)), to_float=True)
+    d = _aval(a).dtype
+    if range is None:
+        lo, hi = jnp.min(a), jnp.max(a)
+    else:
+        r = _to_dtype(range, d)
+        if _aval(r).shape != (2,):
+            raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
+        lo, hi = r[0], r[1]
+    same = lo == hi
+    lo = jnp.where(same, lo - 0.5, lo)
+    hi = jnp.where(same, hi + 0.5, hi)
+    return jnp.linspace(lo, hi, nbins + 1, dtype=d)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """(counts, bin_edges) of a; the last bin includes its right edge."""
+    jnp._check_arraylike("histogram", a)
+    edges = histogram_bin_edges(a, bins, range, weights)
+    a = jnp.ravel(_arr(a))
+    if weights is None:
+        w = jnp.ones_like(a)
+        (w,) = _result("histogram", w, to_float=True)
+    else:
+        w = jnp.ravel(_arr(weights))
+        if _aval(w).shape != _aval(a).shape:
+            raise ValueError("weights should have the same shape as a.")
+    from pyjax.numpy._sorting import searchsorted
+
+    nb = _aval(edges).shape[0]
+    idx = searchsorted(edges, a, side="right")
+    idx = jnp.where(a == edges[-1], nb - 1, idx)
+    counts = jnp.zeros((nb,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")[1:]
+    if density:
+        widths = diff(edges)
+        counts = counts / widths / jnp.sum(counts)
+    return counts, edges
+
+
+# --- statistics ---------------------------------------------------------------------------------------
+
+
+def cov(
+    m,
+    y=None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights=None,
+    aweights=None,
+    dtype=None,
+):
+    """Covariance matrix of the variables in the rows (or columns, rowvar=False) of m (and y)."""
+    jnp._check_arraylike("cov", m)
+    m = _arr(m)
+    if _aval(m).ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    x = jnp.atleast_2d(m)
+    if not rowvar and _aval(x).shape[0] != 1:
+        x = x.T
+    if _aval(x).shape[0] == 0:
+        return jnp.zeros((0, 0), dtype=dtypes.default_float())
+    if y is not None:
+        y = _arr(y)
+        if _aval(y).ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        yy = jnp.atleast_2d(y)
+        if not rowvar and _aval(yy).shape[0] != 1:
+            yy = yy.T
+        x, yy = _result("cov", x, yy)
+        x = jnp.concatenate([x, yy], axis=0)
+    (x,) = _result("cov", x, to_float=True)
+    if dtype is not None:
+        x = _to_dtype(x, dtypes.canonicalize(dtype))
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = _aval(x).shape[1]
+    w = None
+    if fweights is not None:
+        f = _arr(fweights)
+        if _aval(f).ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if _aval(f).shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if _aval(f).dtype.kind not in "iu":
+            raise TypeError("fweights must be integer.")
+        w = _to_dtype(f, _aval(x).dtype)
+    if aweights is not None:
+        aw = _arr(aweights)
+        if _aval(aw).ndim > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if _aval(aw).shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        aw = _to_dtype(aw, _aval(x).dtype)
+        w = aw if w is None else w * aw
+    if w is None:
+        avg = jnp.mean(x, axis=1)
+        fact = n - ddof
+    else:
+        wsum = jnp.sum(w)
+        avg = jnp.sum(x * w, axis=1) / wsum
+        if ddof == 0:
+            fact = wsum
+        elif aweights is None:
+            fact = wsum - ddof
+        else:
+            fact = wsum - ddof * jnp.sum(w * aw) / wsum
+    xc = x - avg[:, None]
+    xw = xc if w is None else xc * w
+    c = jnp.matmul(xw, jnp.conjugate(xc).T) / fact
+    return jnp.squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
+    """Pearson correlation coefficients (cov normalized by the standard deviations, clipped to [-1, 1])."""
+    jnp._check_arraylike("corrcoef", x)
+    c = cov(x, y, rowvar, dtype=dtype)
+    if _aval(c).ndim == 0:
+        return c / c
+    d = jnp.diagonal(c)
+    s = jnp.sqrt(d)
+    c = c / s[:, None] / s[None, :]
+    return jnp.clip(c, -1, 1)
+
+
+# --- multi-dimensional histograms -----------------------------------------------------------------
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """(counts, edges per dimension) of the points sample[i] (shape (N, D)); last bins include the right edge."""
+    sample = jnp.asarray(sample)
+    if sample.ndim == 1:
+        sample = sample[:, None]
+    if sample.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be 1- or 2-dimensional, got shape {sample.shape}")
+    n, d = sample.shape
+    bins = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    ranges = list(range) if range is not None else [None] * d
+    if len(bins) != d or len(ranges) != d:
+        raise ValueError(f"histogramdd: bins and range must have one entry per dimension ({d})")
+    edges = [histogram_bin_edges(sample[:, i], bins[i], ranges[i]) for i in builtins.range(d)]
+    w = jnp.ones((n,), dtypes.int32) if weights is None else jnp.ravel(jnp.asarray(weights))
+    flat, valid, sizes = jnp.zeros((n,), dtypes.int32), jnp.ones((n,), bool), []
+    for i, e in enumerate(edges):
+        nb = e.shape[0] - 1
+        x = sample[:, i]
+        idx = searchsorted(e, x, side="right") - 1
+        idx = jnp.where(x == e[-1], nb - 1, idx)
+        valid = valid & (idx >= 0) & (idx < nb)
+        flat = flat * nb + idx
+        sizes.append(nb)
+    total = math.prod(sizes)
+    hist = jnp.zeros((total,), w.dtype).at[jnp.where(valid, flat, total)].add(w, mode="drop").reshape(sizes)
+    if density:
+        hist = hist / jnp.sum(hist)
+        for i, e in enumerate(edges):
+            shape = [1] * d
+            shape[i] = sizes[i]
+            hist = hist / diff(e).reshape(shape)
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """(counts, x edges, y edges) of the points (x[i], y[i])."""
+    sample = jnp.stack([jnp.ravel(jnp.asarray(x)), jnp.ravel(jnp.asarray(y))], axis=1)
+    hist, (ex, ey) = histogramdd(sample, bins, range, weights, density)
+    return hist, ex, ey

@@ -1,0 +1,95 @@
+"""Helpers shared by the pyjax.numpy topic modules."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+from pyjax.core import dtypes
+from pyjax.core.core import Tracer
+from pyjax.core.errors import ConcretizationTypeError
+from pyjax.lax import lax
+from pyjax.numpy import _core as jnp
+from pyjax.runtime import execute as _execute
+from pyjax.runtime.array import Array
+
+_i32 = dtypes.int32
+
+
+def _checked_arr(fn: str, a):
+    if jnp._is_array(a):
+        return a
+    if isinstance(a, (list, tuple)):
+        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
+    return jnp.asarray(a)
+
+
+def _axis(fn: str, axis, nd: int) -> int:
+    axis = operator.index(axis)
+    if not -nd <= axis < builtins.max(nd, 1):
+        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
+    return axis % builtins.max(nd, 1)
+
+
+_SCALARS = (builtins.int, builtins.float, builtins.bool)
+
+
+def _arr(x):
+    return x if jnp._is_array(x) else jnp.asarray(x)
+
+
+def _aval(x):
+    return jnp._aval(x)
+
+
+def _to_dtype(x, d):
+    x = _arr(x)
+    return x if _aval(x).dtype is d else lax.convert_element_type(x, d)
+
+
+def _result(fn: str, *args, to_float: bool = False):
+    """Promote args (weak-type aware) to one dtype without broadcasting them together."""
+    args = [a if isinstance(a, _SCALARS) or jnp._is_array(a) else jnp.asarray(a) for a in args]
+    d, weak = jnp._weak_result(*args)
+    if to_float and d.kind not in "fc":
+        d = dtypes.default_float()
+        weak = weak and builtins.all(isinstance(a, _SCALARS) for a in args)
+    out = []
+    for a in args:
+        if isinstance(a, _SCALARS):
+            out.append(_execute.make_scalar(a, d, weak))
+        else:
+            av = _aval(a)
+            out.append(a if av.dtype is d and av.weak_type == weak else lax._convert(a, d, weak))
+    return out
+
+
+def _concrete(x, what: str):
+    """A concrete Python value (int, float, bool or nested list) of x, else ConcretizationTypeError."""
+    if isinstance(x, (builtins.list, builtins.tuple)):
+        return [_concrete(v, what) for v in x]
+    if isinstance(x, _SCALARS):
+        return x
+    if isinstance(x, Tracer):
+        low = x.full_lower()
+        if isinstance(low, Tracer):
+            prim = getattr(low, "primal", None)
+            if prim is None:
+                raise ConcretizationTypeError(_aval(x), what)
+            return _concrete(prim, what)
+        x = low
+    if not isinstance(x, Array):
+        x = jnp.asarray(x)
+    return x.tolist()
+
+
+def _slice_axis(a, start, stop, axis):
+    shape = _aval(a).shape
+    starts = [0] * len(shape)
+    limits = list(shape)
+    starts[axis], limits[axis] = start, stop
+    return lax.slice(a, starts, limits)
+
+
+def _norm_axis(axis, nd, fn):
+    return jnp._norm_axis(axis, nd, fn) % builtins.max(nd, 1)
