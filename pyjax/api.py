@@ -267,7 +267,7 @@ class _Jitted(stages.Wrapped):
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             # Fast path: flat positional arrays, nothing being traced -> cached program.
-            ok = core.dynamic_trace is None and not batching.axis_env
+            ok = core.state.dynamic_trace is None and not batching.axis_env
             for a in args:
                 if type(a) is not Array:
                     ok = False

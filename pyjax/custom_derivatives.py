@@ -86,7 +86,7 @@ def _normalize_argnums(nums, fname: str) -> tuple:
 
 
 def _no_trace_active(leaves: list) -> bool:
-    return core.dynamic_trace is None and not any(isinstance(x, Tracer) for x in leaves)
+    return core.state.dynamic_trace is None and not any(isinstance(x, Tracer) for x in leaves)
 
 
 def _trace_body(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr, list]:
@@ -98,7 +98,7 @@ def _trace_body(flat_fun: Callable, leaves: list) -> tuple[core.Jaxpr, list]:
 
 def _concrete_primals(leaves: list) -> list | None:
     """The concrete values under the leaves when only autodiff traces hold them (else None)."""
-    if core.dynamic_trace is not None:
+    if core.state.dynamic_trace is not None:
         return None
     out = []
     for x in leaves:
@@ -660,7 +660,7 @@ def checkpoint(
 
 def _under_reverse_mode(leaves: list) -> bool:
     """Rematerialization pays only when a reverse-mode trace will record fun (and is the top trace)."""
-    if not any(m.trace_type is ad.VJPTrace for m in core.trace_stack):
+    if not any(m.trace_type is ad.VJPTrace for m in core.state.trace_stack):
         return False
     top = core.find_top_trace([x for x in leaves if isinstance(x, Tracer)])
     return top is not None and not isinstance(top, ad.JVPTrace)

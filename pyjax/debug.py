@@ -27,7 +27,7 @@ def breakpoint(
     from pyjax.core import core
 
     interactive = sys.platform != "emscripten" and getattr(sys.stdin, "isatty", lambda: False)()
-    if interactive and core.dynamic_trace is None and not core.trace_stack:
+    if interactive and core.state.dynamic_trace is None and not core.state.trace_stack:
         import pdb
 
         pdb.Pdb().set_trace(sys._getframe(1))

@@ -175,53 +175,40 @@ class MainTrace:
         return f"MainTrace({self.level}, {self.trace_type.__name__})"
 
 
-class _TraceState(threading.local):
+class TraceState(threading.local):
     """The interpreter stack, one per thread as in JAX: a jit traced in one thread never captures
-    another thread's eager ops. Read as `core.trace_stack` and `core.dynamic_trace`."""
+    another thread's eager ops. Read it as `core.state.trace_stack` / `core.state.dynamic_trace`."""
 
     def __init__(self):
         self.trace_stack: list[MainTrace] = []
         self.dynamic_trace: MainTrace | None = None
 
 
-_state = _TraceState()
-# Threads with a trace open anywhere. While none has, `trace_stack` and `dynamic_trace` are
-# plain module globals ([] and None: eager code reads them at a global's cost); while one has,
-# they are removed and module __getattr__ answers each thread with its own.
-_tracing = 0
-_tracing_lock = threading.Lock()
-trace_stack: list[MainTrace] = []
-dynamic_trace: MainTrace | None = None
+state = TraceState()
 
-
-def __getattr__(name: str):
-    if name in ("trace_stack", "dynamic_trace"):
-        return getattr(_state, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# How many traces are open in all threads together. While none is, bind need not look at the
+# thread's state at all: eager code (the common case) pays one global read per primitive.
+_open_traces = 0
+_open_lock = threading.Lock()
 
 
 @contextmanager
-def _tracing_scope():
-    global _tracing
-    g = globals()
-    with _tracing_lock:
-        _tracing += 1
-        g.pop("trace_stack", None)
-        g.pop("dynamic_trace", None)
+def _trace_open():
+    global _open_traces
+    with _open_lock:
+        _open_traces += 1
     try:
         yield
     finally:
-        with _tracing_lock:
-            _tracing -= 1
-            if not _tracing:
-                g["trace_stack"], g["dynamic_trace"] = [], None
+        with _open_lock:
+            _open_traces -= 1
 
 
 @contextmanager
 def new_main(trace_type: type, global_data=None):
-    stack = _state.trace_stack
+    stack = state.trace_stack
     main = MainTrace(len(stack), trace_type, global_data)
-    with _tracing_scope():
+    with _trace_open():
         stack.append(main)
         try:
             yield main
@@ -231,8 +218,8 @@ def new_main(trace_type: type, global_data=None):
 
 @contextmanager
 def new_dynamic(main: MainTrace):
-    st = _state
-    with _tracing_scope():
+    st = state
+    with _trace_open():
         prev, st.dynamic_trace = st.dynamic_trace, main
         try:
             yield
@@ -243,7 +230,7 @@ def new_dynamic(main: MainTrace):
 @contextmanager
 def new_base_main():
     """Hide the dynamic trace (e.g. to evaluate constants eagerly while tracing)."""
-    st = _state
+    st = state
     prev, st.dynamic_trace = st.dynamic_trace, None
     try:
         yield
@@ -345,11 +332,11 @@ def _leaked_tracer(x: Tracer):
 
 def find_top_trace(args) -> Trace | None:
     """Innermost trace among args and the dynamic trace; None means evaluate eagerly."""
-    top = _state.dynamic_trace if _tracing else None
+    top = state.dynamic_trace if _open_traces else None
     for x in args:
         if isinstance(x, Tracer):
             m = x._trace.main
-            stack = _state.trace_stack
+            stack = state.trace_stack
             if m.level >= len(stack) or stack[m.level] is not m:
                 _leaked_tracer(x)
             if top is None or m.level > top.level:

@@ -68,7 +68,7 @@ def _no_groups(axis_index_groups) -> None:
 
 
 def _level(x) -> int:
-    lv = -1 if core.dynamic_trace is None else core.dynamic_trace.level
+    lv = -1 if core.state.dynamic_trace is None else core.state.dynamic_trace.level
     if isinstance(x, core.Tracer):
         lv = max(lv, x._trace.main.level)
     return lv
