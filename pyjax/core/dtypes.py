@@ -103,6 +103,9 @@ BY_NAME = {d.name: d for d in ALL}
 _CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
 _CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
 _CHARS.update({"float64": "d", "bfloat16": "E", "complex64": "F", "complex128": "D"})
+# The `struct` format of each real dtype (little-endian packing of host values; bfloat16 has none).
+STRUCT_FORMAT = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B"}
+STRUCT_FORMAT.update({"uint16": "H", "uint32": "I", "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"})
 _ALIASES = {"float": "float64", "int": "int64", "bool_": "bool", "f4": "float32", "f8": "float64"}
 _ALIASES.update({"f2": "float16", "i4": "int32", "i8": "int64", "u4": "uint32", "u8": "uint64"})
 _ALIASES.update({"i1": "int8", "i2": "int16", "u1": "uint8", "u2": "uint16", "b1": "bool"})

@@ -13,6 +13,7 @@ import struct
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes, hooks
 from pyjax.core.core import ShapedArray
+from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
 
@@ -20,22 +21,6 @@ try:
     import numpy as np
 except ImportError:  # pragma: no cover
     np = None
-
-
-_FMT = {
-    "float32": "f",
-    "float64": "d",
-    "float16": "e",
-    "int32": "i",
-    "uint32": "I",
-    "int8": "b",
-    "uint8": "B",
-    "int16": "h",
-    "uint16": "H",
-    "int64": "q",
-    "uint64": "Q",
-    "bool": "?",
-}
 
 
 class Array:
@@ -244,13 +229,10 @@ class Array:
 
 def _np_dtype(d):
     """numpy dtype for a pyjax dtype; bfloat16 needs ml_dtypes (installed with JAX), as in JAX."""
-    if d.name == "bfloat16":
-        try:
-            import ml_dtypes
-        except ImportError:
-            raise TypeError("converting a bfloat16 array to numpy needs the ml_dtypes package") from None
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(d.name)
+    try:
+        return d.dtype
+    except AttributeError:
+        raise TypeError("converting a bfloat16 array to numpy needs the ml_dtypes package") from None
 
 
 def _nest(flat: list, shape: tuple):

@@ -12,6 +12,7 @@ import struct
 
 from pyjax.backends.base import Backend
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 
 try:
     import numpy as _np
@@ -139,22 +140,6 @@ class _Lazy:
 
     def __init__(self, nbytes: int):
         self.nbytes = nbytes
-
-
-_FMT = {
-    "float32": "f",
-    "float64": "d",
-    "float16": "e",
-    "int32": "i",
-    "uint32": "I",
-    "int8": "b",
-    "uint8": "B",
-    "int16": "h",
-    "uint16": "H",
-    "int64": "q",
-    "uint64": "Q",
-    "bool": "?",
-}
 
 
 def _unpack(buf, dtype) -> list:

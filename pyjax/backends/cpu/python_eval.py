@@ -12,6 +12,7 @@ import struct
 
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 
 _F32_MAX = 3.4028234663852886e38
 
@@ -319,22 +320,6 @@ def _cast(v, to):
             return max(lo, min(hi, math.trunc(v)))
         return int(v)
     return float(v)
-
-
-_FMT = {
-    "float32": "f",
-    "float64": "d",
-    "float16": "e",
-    "int32": "i",
-    "uint32": "I",
-    "int8": "b",
-    "uint8": "B",
-    "int16": "h",
-    "uint16": "H",
-    "int64": "q",
-    "uint64": "Q",
-    "bool": "?",
-}
 
 
 def _bitcast(v, frm, to):
