@@ -3,15 +3,16 @@
 core, interpreters and runtime must not import pyjax.lax or pyjax.numpy (imports point down,
 tests/test_layers.py), yet a few corners need an array op: a scalar type called as a
 constructor (`jnp.float32(1)`), vmap moving a batch axis, the runtime stacking rows without a
-device copy. pyjax.lax and pyjax.numpy fill this table when they are imported, so the
-dependency points down and nothing is patched.
+device copy or making a complex jaxpr real. pyjax.lax and pyjax.numpy fill this table when
+they are imported, so the dependency points down and nothing is patched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-# name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate (lax)
+# name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate (lax);
+# physicalize (lax.complex: a jaxpr over complex values as one over real pairs)
 array_ops: dict[str, Callable] = {}
 
 

@@ -20,7 +20,7 @@ import builtins
 
 from pyjax._typing import Array as ArrayT
 from pyjax.compiler.partition import INLINE_CALLS
-from pyjax.core import core, dtypes
+from pyjax.core import core, dtypes, hooks
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray, Var, bind, get_aval
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
@@ -806,7 +806,7 @@ def physicalize(jaxpr: Jaxpr) -> Jaxpr:
     return staging.trace_closed(lambda *xs: _phys_eval(jaxpr, list(xs)), [_phys_aval(a) for a in jaxpr.in_avals])
 
 
-execute.physicalize = physicalize
+hooks.register(physicalize=physicalize)  # the runtime makes jitted jaxprs real with it
 _install_control()
 
 # pyjax.lax.lax is where library code finds lax functions (pyjax.lax re-exports these too).

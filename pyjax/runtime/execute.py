@@ -27,7 +27,7 @@ from pyjax.compiler.partition import (
     compile_jaxpr,
 )
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import dtypes
+from pyjax.core import dtypes, hooks
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
@@ -258,10 +258,9 @@ def _has_complex_vars(jaxpr: Jaxpr) -> bool:
 
 
 def physicalize(jaxpr: Jaxpr) -> Jaxpr:
-    """The same computation over real (..., 2) pairs in place of complex values.
-
-    Installed by pyjax.lax.complex (which knows the real/imag/complex primitives)."""
-    raise TypeError("complex numbers need pyjax.lax")
+    """The same computation over real (..., 2) pairs in place of complex values (pyjax.lax.complex
+    knows the real/imag/complex primitives and lends the rewrite through core/hooks.py)."""
+    return hooks.op("physicalize")(jaxpr)
 
 
 def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
