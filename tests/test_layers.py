@@ -38,9 +38,8 @@ UNITS: dict[str, set[str]] = {
     "hosts": {"__init__", "webgpu_contract"},
 }
 
-# Known violations waiting for their owner, each with the reason. The "ad" helper is removing
-# interpreters/ad.py's imports of lax (issue 17, "reverse mode from linearity"); once that
-# lands this list must be empty.
+# Known violations waiting for their owner, each as (module, imported module) with the reason.
+# Empty since interpreters/ad.py stopped importing lax; keep it so.
 ALLOWED: set[tuple[str, str]] = set()
 
 

@@ -229,7 +229,7 @@ class VJPTrace(Trace):
             raise NotImplementedError(f"Reverse-mode differentiation rule for '{primitive.name}' not implemented")
         # A level above this one, pushed by hand (new_main's bookkeeping costs more than a small op:
         # this runs for every primitive under grad, and a trace is already open).
-        stack = core._state.trace_stack
+        stack = core.state.trace_stack
         lmain = core.MainTrace(len(stack), LinearTrace, self.main.global_data)
         stack.append(lmain)
         try:
