@@ -12,8 +12,7 @@ import pyjax
 import pyjax.numpy as pjnp
 from pyjax.compiler.views import ShapeTracker, View
 from pyjax.core import dtypes
-
-from jax_compare import check
+from tests.jax_compare import check
 
 RTOL, ATOL = 2e-4, 2e-4
 
@@ -609,3 +608,35 @@ def test_conv_shape_tuples(name, case):
             getattr(pyjax.lax, name)(*args)
         return
     assert getattr(pyjax.lax, name)(*args) == want
+
+
+rng = np.random.default_rng(7)
+
+
+def _r(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+# --- conv_general_dilated_local -----------------------------------------------------------------
+
+LOCAL_CASES = [
+    (("NCHW", "OIHW", "NCHW"), (2, 3, 6, 5), (4, 12, 5, 4), (2, 2), (1, 1), "VALID", None, None),
+    (("NHWC", "HWIO", "NHWC"), (2, 6, 5, 3), (3, 5, 18, 4), (3, 2), (2, 1), "SAME", None, None),
+    (None, (2, 3, 7), (4, 9, 6), (3,), (1,), ((1, 0),), None, None),
+    (None, (1, 2, 7), (3, 4, 5), (2,), (1,), "VALID", None, (2,)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LOCAL_CASES)))
+def test_conv_general_dilated_local(backend, case):
+    dn, ls, rs, fs, st, pad, ld, rd = LOCAL_CASES[case]
+    lhs, rhs = _r(*ls), _r(*rs)
+
+    def f(jx, jnp, lhs, rhs):
+        return jx.lax.conv_general_dilated_local(lhs, rhs, st, pad, fs, ld, rd, dn)
+
+    check(f, lhs, rhs, **TOL)
+    check(lambda jx, jnp, a, b: jx.grad(lambda a, b: jnp.sum(f(jx, jnp, a, b) ** 2), (0, 1))(a, b), lhs, rhs, **TOL)

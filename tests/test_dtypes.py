@@ -9,6 +9,7 @@ import operator
 import warnings
 
 import jax
+import jax.numpy as jjnp
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -364,3 +365,17 @@ def test_isinstance_checks():
 
     f(x)
     assert seen == [True], "tracers are instances of pyjax.Array, as in JAX"
+
+
+# --- jax.dtypes and scipy.linalg matrix builders ------------------------------------------------------
+
+
+def test_dtypes_module():
+    for mod, np_mod in ((jax, jjnp), (pyjax, pjnp)):
+        d = mod.dtypes
+        assert str(d.canonicalize_dtype(np_mod.float64)) == "float32"
+        assert str(d.result_type(1.0, np_mod.int32(1))) == "float32"
+        assert d.scalar_type_of(np_mod.ones(2, np_mod.int8)) is int
+        assert d.itemsize_bits(np_mod.int16) == 16
+        assert d.issubdtype(np_mod.float32, np_mod.floating)
+        assert d.iinfo(np_mod.int8).max == 127

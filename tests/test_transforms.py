@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
+import jax
 import numpy as np
 import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
+from tests.jax_compare import check as check_eager
 
 from jax_compare import check_jit as check
 
@@ -328,7 +330,6 @@ def _register_all(tree_util):
 
 
 def test_tree_util(backend):
-    import jax
 
     _register_all(jax.tree_util)
     _register_all(pyjax.tree_util)
@@ -355,7 +356,6 @@ def test_tree_util(backend):
 
 
 def test_pyjax_tree_module(backend):
-    import jax
 
     tree = {"x": [1, 2], "y": (3, {"z": 4})}
     for lib in (jax.tree, pyjax.tree):
@@ -371,7 +371,6 @@ def test_pyjax_tree_module(backend):
 
 
 def test_transforms_with_registered_pytrees(backend):
-    import jax
 
     _register_all(jax.tree_util)
     _register_all(pyjax.tree_util)
@@ -391,3 +390,102 @@ def test_grad_dtypes(backend, dtype):
     tol = 1e-2 if dtype == "float16" else None
     check(lambda j, n, v: j.grad(lambda a: n.sum(n.sin(a) * a))(v), x, rtol=tol, atol=tol)
     check(lambda j, n, v: j.grad(lambda a: n.sum(a * 2.0 + 1))(v), x, rtol=tol, atol=tol)
+
+
+# --- jax.debug.print / jax.debug.callback -------------------------------------------------------------
+
+
+def _loop_print(jx, jnp):
+    def body(i, c):
+        jx.debug.print("i={i} c={c:.2f}", i=i, c=c)
+        return c * 1.5 + i
+
+    return jx.jit(lambda x: jx.lax.fori_loop(0, 3, body, x))(jnp.float32(1.0))
+
+
+PRINT_CASES = {
+    "eager": lambda jx, jnp: jx.debug.print(
+        "x={x} y={} {z:.3f}", jnp.arange(3.0), x=jnp.float32(1.5), z=jnp.float32(2)
+    ),
+    "jit": lambda jx, jnp: jx.jit(lambda x: jx.debug.print("x={x} y={}", x * 2, x=x))(jnp.arange(3.0)),
+    "jit_twice": lambda jx, jnp: [jx.jit(lambda x: jx.debug.print("{}", x + 1))(jnp.float32(v)) for v in (1, 2)],
+    "vmap": lambda jx, jnp: jx.vmap(lambda x, y: jx.debug.print("v={} {}", x, y), in_axes=(0, None))(
+        jnp.arange(3.0), 7
+    ),
+    "grad": lambda jx, jnp: jx.grad(lambda x: (jx.debug.print("g={}", x), x * x)[1])(3.0),
+    "jit_grad": lambda jx, jnp: jx.jit(jx.grad(lambda x: (jx.debug.print("jg={}", x), jnp.sin(x))[1]))(0.5),
+    "grad_jit": lambda jx, jnp: jx.grad(jx.jit(lambda x: (jx.debug.print("gj={}", x), x**3)[1]))(2.0),
+    "jvp": lambda jx, jnp: jx.jvp(lambda x: (jx.debug.print("p={}", x), x * 2)[1], (1.0,), (1.0,)),
+    "fori_loop": _loop_print,
+    "no_placeholder": lambda jx, jnp: jx.debug.print("plain"),
+    "static_str": lambda jx, jnp: jx.debug.print("{} and {}", "text", jnp.int32(4)),
+    "two_call": lambda jx, jnp: jx.debug.print(ordered=True)("two {}", jnp.ones(2)),
+}
+
+
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+# --- transformations -------------------------------------------------------------------------------
+
+
+def _lt(jx, jnp, ct):
+    def f(x, y):
+        return {"s": 2.0 * x - y[::-1], "t": jnp.sum(x) * 3.0}
+
+    s = jx.ShapeDtypeStruct((3,), jnp.float32)
+    return jx.linear_transpose(f, s, jnp.zeros(3, jnp.float32))(ct)
+
+
+def test_linear_transpose(backend):
+    check_eager(lambda jx, jnp, a: _lt(jx, jnp, {"s": a, "t": jnp.float32(2.0)}), X3)
+    check_eager(lambda jx, jnp, a: jx.linear_transpose(lambda x: x * 2.0, 1.0)(a), np.float32(3.0))
+    # errors: integer inputs with float outputs, wrong cotangent tree, wrong cotangent dtype
+    check_eager(lambda jx, jnp, a: jx.linear_transpose(lambda x: x * 1.5, jnp.ones(3, jnp.int32))(a), X3)
+    check_eager(lambda jx, jnp, a: _lt(jx, jnp, (a, a)), X3)
+    check_eager(lambda jx, jnp, a: _lt(jx, jnp, {"s": a.astype(jnp.int32), "t": jnp.float32(2.0)}), X3)
+
+
+def _cg(jx, jnp):
+    @jx.custom_gradient
+    def f(x, y):
+        out = jnp.sin(x) * y
+
+        def rule(g):
+            return g * 10.0 * y, g * jnp.sum(x)
+
+        return out, rule
+
+    @jx.custom_gradient
+    def clip_grad(x):
+        return x, lambda g: jnp.clip(g, -0.5, 0.5)
+
+    return f, clip_grad
+
+
+def test_custom_gradient(backend):
+    def run(jx, jnp, x):
+        f, clip = _cg(jx, jnp)
+        v = f(x, 2.0)
+        g = jx.grad(lambda a, b: jnp.sum(f(a, b)), argnums=(0, 1))(x, 2.0)
+        gj = jx.jit(jx.grad(lambda a: jnp.sum(clip(a) * 3.0)))(x)
+        return v, g, gj
+
+    check_eager(run, X3)
+
+
+def test_closure_convert(backend):
+    def run(jx, jnp, x):
+        def outer(w):
+            def inner(v):
+                return jnp.sin(v) * w
+
+            conv, consts = jx.closure_convert(inner, x)
+            return jnp.sum(conv(x, *consts)), len(consts)
+
+        val, n = outer(2.0)
+        g = jx.grad(lambda w: outer(w)[0])(2.0)
+        return val, n, g
+
+    check_eager(run, X3)
+    assert pyjax.closure_convert(lambda v: v * 2.0, 1.0)[1] == []

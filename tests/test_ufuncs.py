@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import pyjax.numpy as jnp
-
-from jax_compare import check
+from tests.jax_compare import check
 
 NAMES = ["add", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "logical_and"]
 NAMES += ["logical_or", "logical_xor", "maximum", "minimum", "multiply", "subtract"]
@@ -46,3 +45,14 @@ def test_ufunc_at_and_errors(backend):
     check(lambda lib, np_, a: np_.multiply.reduce(a, axis=0, initial=2.0), np.ones((2, 3), np.float32))
     check(lambda lib, np_, a: np_.add.reduce(a), np.ones(3, np.int8))
     check(lambda lib, np_, a: np_.negative.reduce(a), np.ones(3, np.float32))  # a unary ufunc: ValueError
+
+
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def test_frompyfunc(backend):
+    def run(jx, jnp, x):
+        f = jnp.frompyfunc(lambda a, b: a * b + 1.0, 2, 1)
+        return f(x, 2.0), f.outer(x, x[:2]), f.reduce(x), f.accumulate(x), f.reduce(jnp.stack([x, x]), axis=1)
+
+    check(run, X3)

@@ -1,6 +1,6 @@
-"""More of JAX's API against real JAX: key paths in tree_util (keystr, DictKey, SequenceKey, GetAttrKey,
-FlattenedIndexKey, tree_*_with_path, register_static) and disable_jit, named_call, clear_caches,
-typeof, ensure_compile_time_eval."""
+"""jax.tree_util against real JAX: mixed dict keys, key classes (keystr, DictKey, SequenceKey,
+GetAttrKey, FlattenedIndexKey), tree_*_with_path, register_static and the other additions.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +9,94 @@ import dataclasses
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jjnp
-import numpy as np
 import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax import tree_util as ptu
+
+# --- jax.debug.print / jax.debug.callback -------------------------------------------------------------
+
+
+def _loop_print(jx, jnp):
+    def body(i, c):
+        jx.debug.print("i={i} c={c:.2f}", i=i, c=c)
+        return c * 1.5 + i
+
+    return jx.jit(lambda x: jx.lax.fori_loop(0, 3, body, x))(jnp.float32(1.0))
+
+
+PRINT_CASES = {
+    "eager": lambda jx, jnp: jx.debug.print(
+        "x={x} y={} {z:.3f}", jnp.arange(3.0), x=jnp.float32(1.5), z=jnp.float32(2)
+    ),
+    "jit": lambda jx, jnp: jx.jit(lambda x: jx.debug.print("x={x} y={}", x * 2, x=x))(jnp.arange(3.0)),
+    "jit_twice": lambda jx, jnp: [jx.jit(lambda x: jx.debug.print("{}", x + 1))(jnp.float32(v)) for v in (1, 2)],
+    "vmap": lambda jx, jnp: jx.vmap(lambda x, y: jx.debug.print("v={} {}", x, y), in_axes=(0, None))(
+        jnp.arange(3.0), 7
+    ),
+    "grad": lambda jx, jnp: jx.grad(lambda x: (jx.debug.print("g={}", x), x * x)[1])(3.0),
+    "jit_grad": lambda jx, jnp: jx.jit(jx.grad(lambda x: (jx.debug.print("jg={}", x), jnp.sin(x))[1]))(0.5),
+    "grad_jit": lambda jx, jnp: jx.grad(jx.jit(lambda x: (jx.debug.print("gj={}", x), x**3)[1]))(2.0),
+    "jvp": lambda jx, jnp: jx.jvp(lambda x: (jx.debug.print("p={}", x), x * 2)[1], (1.0,), (1.0,)),
+    "fori_loop": _loop_print,
+    "no_placeholder": lambda jx, jnp: jx.debug.print("plain"),
+    "static_str": lambda jx, jnp: jx.debug.print("{} and {}", "text", jnp.int32(4)),
+    "two_call": lambda jx, jnp: jx.debug.print(ordered=True)("two {}", jnp.ones(2)),
+}
+
+
+# --- tree_util -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [{"b": 1, 2: 2}, {None: 1, "a": 2}, {1.5: 1, 1: 2}, {(2,): 1, (1, "a"): 2}, {"b": {"z": 1, 0: 2}}],
+)
+def test_tree_flatten_mixed_keys(tree):
+    try:
+        jleaves, jdef = jax.tree_util.tree_flatten(tree)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
+            pyjax.tree_util.tree_flatten(tree)
+        with pytest.raises(ValueError):
+            pyjax.tree_util.tree_leaves_with_path(tree)
+        assert isinstance(e.__cause__, TypeError)
+        return
+    pleaves, pdef = pyjax.tree_util.tree_flatten(tree)
+    assert pleaves == jleaves and str(pdef) == str(jdef)
+
+
+def test_tree_util_additions():
+    tree = {"a": 1, "b": [2, (3, 4)]}
+    for name in ("flatten_one_level", "flatten_one_level_with_keys"):
+        assert repr(getattr(pyjax.tree_util, name)(tree)) == repr(getattr(jax.tree_util, name)(tree))
+    with pytest.raises(ValueError):
+        pyjax.tree_util.flatten_one_level(1)
+    for t in (int, list, dict, type(None), tuple):
+        assert pyjax.tree_util.is_tree_node(t) == jax.tree_util.is_tree_node(t)
+    for tu in (jax.tree_util, pyjax.tree_util):
+        assert tu.tree_broadcast([1, {"a": 2}], [[1, 2], {"a": [3, (4, 5)]}]) == [[1, 1], {"a": [2, (2, 2)]}]
+        assert tu.tree_reduce_associative(lambda a, b: a + b, [1, [2, 3], {"a": 4}]) == 10
+        assert tu.tree_reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError):
+        pyjax.tree_util.tree_reduce_associative(lambda a, b: a + b, [])
+    s = [pyjax.tree_util.tree_structure(1), pyjax.tree_util.tree_structure((1, 2))]
+    assert str(pyjax.tree_util.treedef_tuple(s)) == "PyTreeDef((*, (*, *)))"
+    for t in (jax.tree, pyjax.tree):
+        assert [(str(k), v) for k, v in t.leaves_with_path(tree)] == [
+            (str(k), v) for k, v in jax.tree.leaves_with_path(tree)
+        ]
+        assert t.map_with_path(lambda p, v: len(p) * v, tree) == {"a": 1, "b": [4, (9, 12)]}
+        assert t.broadcast(1, (0, [0])) == (1, [1])
+        assert t.reduce_associative(max, [3, 9, 2]) == 9
+        assert len(t.flatten_with_path(tree)[0]) == 4
+    Op = pyjax.tree_util.register_dataclass(
+        dataclasses.make_dataclass("Op", [("x", object), ("op", str, pyjax.tree.static(default="add"))])
+    )
+    leaves, tdef = pyjax.tree.flatten(Op(x=pjnp.ones(2)))
+    assert len(leaves) == 1 and pyjax.tree.unflatten(tdef, leaves).op == "add"
+
 
 jtu = jax.tree_util
 
@@ -167,114 +248,3 @@ def test_with_path_is_leaf():
     assert _keys(ptu, t, is_leaf=leaf_p(ptu), is_leaf_takes_path=True) == _keys(
         jtu, t, is_leaf=leaf_p(jtu), is_leaf_takes_path=True
     )
-
-
-# --- top-level helpers ----------------------------------------------------------------------------------
-
-
-def test_disable_jit_runs_python_each_call():
-    def run(jx, n):
-        seen = []
-
-        @jx.jit
-        def f(x):
-            seen.append(type(x).__name__ if isinstance(x, jx.Array) else "other")
-            seen.append(float(x.sum()))  # concrete under disable_jit
-            return x * 2
-
-        with jx.disable_jit():
-            outs = [np.asarray(f(n.ones(3) * i)) for i in range(3)]
-        return seen, outs
-
-    pseen, pouts = run(pyjax, pjnp)
-    jseen, jouts = run(jax, jjnp)
-    assert [s for s in pseen if isinstance(s, float)] == [s for s in jseen if isinstance(s, float)] == [0.0, 3.0, 6.0]
-    for a, b in zip(pouts, jouts):
-        np.testing.assert_array_equal(a, b)
-
-
-def test_disable_jit_restores_and_traces_again():
-    calls = []
-
-    @pyjax.jit
-    def f(x):
-        calls.append(1)
-        return x + 1
-
-    with pyjax.disable_jit():
-        f(pjnp.ones(2))
-        f(pjnp.ones(2))
-    assert len(calls) == 2
-    f(pjnp.ones(2))
-    f(pjnp.ones(2))
-    assert len(calls) == 3  # traced once, then cached
-    with pyjax.disable_jit(False):
-        f(pjnp.ones(2))
-    assert len(calls) == 3
-    with pyjax.disable_jit():
-        g = pyjax.grad(lambda x: f(x).sum())(pjnp.ones(2))
-    np.testing.assert_array_equal(np.asarray(g), np.asarray(jax.grad(lambda x: (x + 1).sum())(jjnp.ones(2))))
-
-
-def test_clear_caches_retraces():
-    calls = []
-
-    @pyjax.jit
-    def f(x):
-        calls.append(1)
-        return x * 3
-
-    f(pjnp.ones(2))
-    f(pjnp.ones(2))
-    assert len(calls) == 1
-    assert pyjax.clear_caches() is None
-    np.testing.assert_array_equal(np.asarray(f(pjnp.ones(2))), [3, 3])
-    assert len(calls) == 2
-
-
-def test_named_call():
-    def g(x):
-        return x * 2 + 1
-
-    h = pyjax.named_call(g, name="my_g")
-    np.testing.assert_allclose(
-        np.asarray(h(pjnp.arange(3.0))), np.asarray(jax.named_call(g, name="my_g")(jjnp.arange(3.0)))
-    )
-    np.testing.assert_allclose(np.asarray(pyjax.jit(h)(pjnp.arange(3.0))), [1, 3, 5])
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda n: n.ones((2, 3)),
-        lambda n: n.arange(4),
-        lambda n: 1.0,
-        lambda n: 3,
-        lambda n: np.zeros(2, np.float32),
-        lambda n: n.array(True),
-    ],
-)
-def test_typeof(make):
-    p, j = pyjax.typeof(make(pjnp)), jax.typeof(make(jjnp))
-    assert (p.shape, str(p.dtype), p.weak_type) == (j.shape, str(j.dtype), j.weak_type)
-
-
-def test_typeof_under_trace():
-    box = []
-
-    def f(x):
-        box.append(pyjax.typeof(x))
-        return x
-
-    pyjax.jit(f)(pjnp.ones((2, 2), pjnp.int32))
-    assert box[0].shape == (2, 2) and str(box[0].dtype) == "int32"
-
-
-def test_ensure_compile_time_eval():
-    @pyjax.jit
-    def f(x):
-        with pyjax.ensure_compile_time_eval():
-            c = pjnp.arange(3.0) * 2
-        return x + c
-
-    np.testing.assert_allclose(np.asarray(f(pjnp.ones(3))), [1, 3, 5])

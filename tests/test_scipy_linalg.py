@@ -15,6 +15,7 @@ import pytest
 import pyjax
 import pyjax.numpy as pj
 import pyjax.scipy.linalg as psl
+from tests.jax_compare import check
 
 RNG = np.random.default_rng(11)
 F = np.float32
@@ -340,3 +341,58 @@ def test_solve_sylvester_complex_batched_singular_and_errors(cpu):
         psl.solve_sylvester(A3, A3, _mat(2, 3))
     with pytest.raises(ValueError):
         psl.solve_sylvester(A3, A3, A3, method="lu")
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda jx, jnp: (
+            jx.scipy.linalg.hilbert(3),
+            jx.scipy.linalg.hadamard(4),
+            jx.scipy.linalg.hadamard(2, jnp.float32),
+        ),
+        lambda jx, jnp: jx.scipy.linalg.hadamard(3),
+        lambda jx, jnp: (jx.scipy.linalg.helmert(4), jx.scipy.linalg.helmert(3, full=True)),
+        lambda jx, jnp: (
+            jx.scipy.linalg.circulant(jnp.array([1.0, 2, 3])),
+            jx.scipy.linalg.circulant(jnp.arange(6).reshape(2, 3)),
+        ),
+        lambda jx, jnp: jx.scipy.linalg.companion(jnp.array([2.0, 2, 3, 4])),
+        lambda jx, jnp: (
+            jx.scipy.linalg.hankel(jnp.array([1, 2, 3]), jnp.array([3, 4, 5, 6])),
+            jx.scipy.linalg.hankel(jnp.array([1.0, 2])),
+        ),
+        lambda jx, jnp: jx.scipy.linalg.leslie(jnp.array([0.1, 2.0, 1.0]), jnp.array([0.2, 0.8])),
+        lambda jx, jnp: jx.scipy.linalg.fiedler(jnp.array([1.0, 4, 2])),
+        lambda jx, jnp: [
+            jx.scipy.linalg.convolution_matrix(jnp.array([1.0, 2, 3]), n, m)
+            for n in (2, 4, 5)
+            for m in ("full", "same", "valid")
+        ],
+        lambda jx, jnp: [jx.scipy.linalg.convolution_matrix(jnp.arange(5.0), 2, m) for m in ("full", "same", "valid")],
+    ],
+)
+def test_scipy_linalg_builders(backend, fn):
+    check(fn)
+
+
+def test_scipy_linalg(backend):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 4)).astype(F)
+    b = rng.standard_normal((5, 3)).astype(F)
+    for A in (a, 3 * a, np.stack([a, 0.1 * a])):
+        _close(psl.expm(A), jsl.expm(A), 1e-4)
+    _close(psl.block_diag(a[:2, :3], F(2.0), b[0]), jsl.block_diag(a[:2, :3], F(2.0), b[0]))
+    _close(psl.toeplitz(b[:, 0]), jsl.toeplitz(b[:, 0]))
+    _close(psl.toeplitz(b[:, 0], b[:3, 1]), jsl.toeplitz(b[:, 0], b[:3, 1]))
+    _close(psl.eigh(a, eigvals_only=True), jsl.eigh(a, eigvals_only=True), 1e-4)
+    _close(psl.svd(b, compute_uv=False), jsl.svd(b, compute_uv=False), 1e-4)
+    for mode in ("full", "economic", "r"):
+        got, want = psl.qr(b, mode=mode), jsl.qr(b, mode=mode)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w, 1e-4)
+    u, p = psl.polar(a)
+    ju, jp = jsl.polar(a)
+    _close(u, ju, 1e-4)
+    _close(p, jp, 1e-4)

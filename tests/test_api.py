@@ -1,0 +1,156 @@
+"""Top-level API helpers against real JAX: named_scope, process / device helpers, config contexts,
+disable_jit, named_call, clear_caches, typeof and ensure_compile_time_eval.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as pjnp
+from tests.jax_compare import check
+
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def test_named_scope_and_process_helpers(backend):
+    def run(jx, jnp, x):
+        with jx.named_scope("block"):
+            y = x * 2
+        return y, jx.process_index(), jx.process_count(), jx.copy_to_host_async(y)
+
+    check(run, X3)
+    with pytest.raises(TypeError):
+        with pyjax.named_scope(3):
+            pass
+    assert pyjax.local_device_count() == len(pyjax.local_devices()) == 1
+    assert pyjax.process_indices() == [0] and pyjax.host_count() == 1 and pyjax.host_id() == 0
+    keep = pjnp.arange(5.0) + 1
+    assert any(a is keep for a in pyjax.live_arrays())
+    assert all(a.devices() == {keep.device} for a in pyjax.live_arrays(keep.device.platform))
+    assert "devices" in pyjax.print_environment_info(return_string=True)
+    arr = pyjax.make_array_from_callback((2, 2), None, lambda idx: np.arange(4.0, dtype=np.float32).reshape(2, 2)[idx])
+    assert np.asarray(arr).tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_config_contexts():
+    with pyjax.default_matmul_precision("float32"), pyjax.numpy_dtype_promotion("strict"), pyjax.debug_nans(True):
+        assert pyjax.config.jax_numpy_dtype_promotion == "strict" and pyjax.config.jax_debug_nans
+    assert pyjax.config.jax_numpy_dtype_promotion == "standard" and not pyjax.config.jax_debug_nans
+    with pyjax.enable_x64(True):
+        assert pyjax.config.jax_enable_x64
+    assert not pyjax.config.jax_enable_x64 or pyjax.config.jax_enable_x64  # restored to the prior value
+
+
+# --- top-level helpers ----------------------------------------------------------------------------------
+
+
+def test_disable_jit_runs_python_each_call():
+    def run(jx, n):
+        seen = []
+
+        @jx.jit
+        def f(x):
+            seen.append(type(x).__name__ if isinstance(x, jx.Array) else "other")
+            seen.append(float(x.sum()))  # concrete under disable_jit
+            return x * 2
+
+        with jx.disable_jit():
+            outs = [np.asarray(f(n.ones(3) * i)) for i in range(3)]
+        return seen, outs
+
+    pseen, pouts = run(pyjax, pjnp)
+    jseen, jouts = run(jax, jjnp)
+    assert [s for s in pseen if isinstance(s, float)] == [s for s in jseen if isinstance(s, float)] == [0.0, 3.0, 6.0]
+    for a, b in zip(pouts, jouts):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_disable_jit_restores_and_traces_again():
+    calls = []
+
+    @pyjax.jit
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    with pyjax.disable_jit():
+        f(pjnp.ones(2))
+        f(pjnp.ones(2))
+    assert len(calls) == 2
+    f(pjnp.ones(2))
+    f(pjnp.ones(2))
+    assert len(calls) == 3  # traced once, then cached
+    with pyjax.disable_jit(False):
+        f(pjnp.ones(2))
+    assert len(calls) == 3
+    with pyjax.disable_jit():
+        g = pyjax.grad(lambda x: f(x).sum())(pjnp.ones(2))
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(jax.grad(lambda x: (x + 1).sum())(jjnp.ones(2))))
+
+
+def test_clear_caches_retraces():
+    calls = []
+
+    @pyjax.jit
+    def f(x):
+        calls.append(1)
+        return x * 3
+
+    f(pjnp.ones(2))
+    f(pjnp.ones(2))
+    assert len(calls) == 1
+    assert pyjax.clear_caches() is None
+    np.testing.assert_array_equal(np.asarray(f(pjnp.ones(2))), [3, 3])
+    assert len(calls) == 2
+
+
+def test_named_call():
+    def g(x):
+        return x * 2 + 1
+
+    h = pyjax.named_call(g, name="my_g")
+    np.testing.assert_allclose(
+        np.asarray(h(pjnp.arange(3.0))), np.asarray(jax.named_call(g, name="my_g")(jjnp.arange(3.0)))
+    )
+    np.testing.assert_allclose(np.asarray(pyjax.jit(h)(pjnp.arange(3.0))), [1, 3, 5])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: n.ones((2, 3)),
+        lambda n: n.arange(4),
+        lambda n: 1.0,
+        lambda n: 3,
+        lambda n: np.zeros(2, np.float32),
+        lambda n: n.array(True),
+    ],
+)
+def test_typeof(make):
+    p, j = pyjax.typeof(make(pjnp)), jax.typeof(make(jjnp))
+    assert (p.shape, str(p.dtype), p.weak_type) == (j.shape, str(j.dtype), j.weak_type)
+
+
+def test_typeof_under_trace():
+    box = []
+
+    def f(x):
+        box.append(pyjax.typeof(x))
+        return x
+
+    pyjax.jit(f)(pjnp.ones((2, 2), pjnp.int32))
+    assert box[0].shape == (2, 2) and str(box[0].dtype) == "int32"
+
+
+def test_ensure_compile_time_eval():
+    @pyjax.jit
+    def f(x):
+        with pyjax.ensure_compile_time_eval():
+            c = pjnp.arange(3.0) * 2
+        return x + c
+
+    np.testing.assert_allclose(np.asarray(f(pjnp.ones(3))), [1, 3, 5])

@@ -1,0 +1,54 @@
+"""pyjax.numpy logspace, geomspace, diagflat, fromfunction and frombuffer (pyjax/numpy/_creation.py) against real JAX: values, dtypes, gradients where
+differentiable, and errors.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jj
+import numpy as np
+import pytest
+
+import pyjax.numpy as pj
+
+from jax_compare import check
+
+# --- spaced sequences and float decomposition -----------------------------------------------------
+
+
+def test_logspace_geomspace(backend):
+    for kw in (
+        {},
+        dict(num=5),
+        dict(num=4, endpoint=False),
+        dict(num=6, base=2.0),
+        dict(num=3, dtype=np.int32),
+        dict(num=1),
+        dict(num=0),
+    ):
+        check(lambda lib, np_: np_.logspace(0.0, 2.0, **kw), rtol=1e-5, atol=1e-6)
+    check(lambda lib, np_: np_.logspace(np_.array([0.0, 1.0]), np_.array([2.0, 3.0]), 4, axis=1), rtol=1e-5)
+    for start, stop in ((1.0, 1000.0), (-1.0, -16.0), (2, 50), (1000.0, 1.0)):
+        for kw in ({}, dict(num=5), dict(num=4, endpoint=False), dict(num=3, dtype=np.float32)):
+            check(lambda lib, np_: np_.geomspace(start, stop, **kw), rtol=1e-5, atol=1e-6)
+    check(lambda lib, np_: np_.geomspace(np_.array([1.0, 2.0]), np_.array([8.0, 32.0]), 4, axis=1), rtol=1e-5)
+
+
+CASES = {
+    "diagflat": lambda L: L.diagflat(L.array([[1, 2], [3, 4]]), 1),
+    "fromfunction": lambda L: L.fromfunction(lambda i, j: i + 2 * j, (3, 4)),
+    "fromfunction_int": lambda L: L.fromfunction(lambda i, j: i + 2 * j, (3, 4), dtype=int),
+    "frombuffer": lambda L: L.frombuffer(np.arange(4, dtype=np.float32).tobytes(), dtype=L.float32),
+    "frombuffer_u8": lambda L: L.frombuffer(bytes([1, 2, 3, 4]), dtype=L.uint8, offset=1),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(backend, name):
+    got, want = CASES[name](pj), CASES[name](jj)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got) == len(want)
+    tol = 1e-3 if name.startswith("polyfit") else 2e-5
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=tol, atol=tol)

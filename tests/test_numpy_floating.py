@@ -1,0 +1,73 @@
+"""pyjax.numpy frexp, ldexp, modf, spacing and i0 (pyjax/numpy/_floating.py) against real JAX: values, dtypes, gradients where
+differentiable, and errors.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jj
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as pj
+import pyjax.numpy as pjnp
+
+from jax_compare import check
+
+
+def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
+    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
+
+    def make(lib):
+        def loss(*a):
+            out = fn(lib, *a)
+            return lib.numpy.sum(out * out)
+
+        return lib.grad(loss, argnums=argnums)
+
+    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
+    jx = make(jax)(*[jjnp.asarray(a) for a in args])
+    if isinstance(jx, tuple):
+        for p, j in zip(pj, jx):
+            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
+
+
+def test_frexp_ldexp_modf_spacing(backend):
+    # (subnormal inputs are left out: XLA on CPU flushes them, numpy does not)
+    x = np.array([0.0, -0.0, 1.0, -3.5, 0.3, 1.5e-38, -2e-30, 6e37, np.inf, -np.inf, np.nan, 1024.0], np.float32)
+    check(lambda lib, np_, a: np_.frexp(a), x)
+    check(lambda lib, np_, a: np_.frexp(a.astype(np_.float16)), x[[0, 2, 3, 4, 8, 10]])
+    check(lambda lib, np_, a: np_.frexp(a), np.array([0, 3, -12], np.int32))
+    m = np.array([0.5, -0.75, 0.3, 1.0, 0.0, 1.5], np.float32)
+    e = np.array([1, -3, 130, -140, 5, 127], np.int32)
+    check(lambda lib, np_, a, b: np_.ldexp(a, b), m, e)
+    check(lambda lib, np_, a, b: np_.ldexp(a, b), np.array([1, 2, 3], np.int32), np.array([2, -1, 0], np.int32))
+    check(lambda lib, np_, a: np_.ldexp(a, 1.5), m)
+    _grad_check(lambda lib, a: lib.numpy.ldexp(a, lib.numpy.asarray(e[:4] % 5)), m[:4])
+    y = np.array([1.5, -2.25, 0.0, -0.0, 3.0, -7.75, 1e10], np.float32)
+    check(lambda lib, np_, a: np_.modf(a), y)
+    check(lambda lib, np_, a: np_.modf(a), np.array([3, -4], np.int32))
+    _grad_check(lambda lib, a: lib.numpy.modf(a)[0], y)
+    check(lambda lib, np_, a: np_.spacing(a), np.array([1.0, -1.0, 1e10, -3.5, 1e-3], np.float32))
+
+
+CASES = {
+    "i0": lambda L: L.i0(L.array([0.0, 0.5, -3.0, 14.9, 15.1, 40.0, 80.0])),
+    "i0_int": lambda L: L.i0(L.array([1, 2])),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(backend, name):
+    got, want = CASES[name](pj), CASES[name](jj)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got) == len(want)
+    tol = 1e-3 if name.startswith("polyfit") else 2e-5
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=tol, atol=tol)

@@ -1,0 +1,96 @@
+"""pyjax.numpy polynomials: polyval, polyadd/sub/mul/div, polyder, polyint, poly, polyfit, vander (pyjax/numpy/_polynomial.py) against real JAX: values, dtypes, gradients where
+differentiable, and errors.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jj
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as pj
+import pyjax.numpy as pjnp
+
+from jax_compare import check
+
+R = dict(rtol=2e-5, atol=2e-5)
+
+
+def _rand(shape, seed=0, dtype=np.float32):
+    return np.random.RandomState(seed).randn(*shape).astype(dtype)
+
+
+def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
+    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
+
+    def make(lib):
+        def loss(*a):
+            out = fn(lib, *a)
+            return lib.numpy.sum(out * out)
+
+        return lib.grad(loss, argnums=argnums)
+
+    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
+    jx = make(jax)(*[jjnp.asarray(a) for a in args])
+    if isinstance(jx, tuple):
+        for p, j in zip(pj, jx):
+            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
+
+
+X = _rand((4, 5), 1)
+
+
+V = _rand((7,), 2)
+
+
+# --- polynomials -------------------------------------------------------------------------------------
+
+
+def test_polynomials(backend):
+    p = np.array([1.5, -2.0, 0.5, 3.0], np.float32)
+    q = np.array([2.0, 1.0], np.float32)
+    check(lambda lib, np_, c, x: np_.polyval(c, x), p, X, **R)
+    check(lambda lib, np_, c: np_.polyval(c, 2), np.array([1, 2, 3], np.int32))
+    check(lambda lib, np_, c, x: np_.polyval(c, x), p, np.float32(0.3), **R)
+    _grad_check(lambda lib, c, x: lib.numpy.polyval(c, x), p, X, argnums=(0, 1))
+    for fn in ("polyadd", "polysub", "polymul"):
+        check(lambda lib, np_, a, b: getattr(np_, fn)(a, b), p, q, **R)
+        check(lambda lib, np_, a, b: getattr(np_, fn)(b, a), p, q, **R)
+    check(lambda lib, np_, a, b: np_.polymul(a, b), np.array([1, 2], np.int32), np.array([3, 0, 1], np.int32))
+    check(lambda lib, np_, a: np_.polymul(np_.array([0.0, 0.0, 1.0, 2.0]), a, trim_leading_zeros=True), q, **R)
+    for m in (0, 1, 2, 3, 5):
+        check(lambda lib, np_, a: np_.polyder(a, m), p, **R)
+    check(lambda lib, np_, a: np_.polyder(a, 2), np.array([1, 2, 3, 4], np.int32))
+    for m, k in ((1, None), (2, None), (2, 3.0), (2, [1.0, 2.0]), (0, None)):
+        check(lambda lib, np_, a: np_.polyint(a, m, k), p, **R)
+    _grad_check(lambda lib, a: lib.numpy.polyint(a, 2, 1.0), p)
+    for N, inc in ((None, False), (3, True), (6, False), (0, False)):
+        check(lambda lib, np_, x: np_.vander(x, N, increasing=inc), V[:4], **R)
+    check(lambda lib, np_, x: np_.vander(x), np.array([2, 3, -1], np.int32))
+    check(lambda lib, np_, x: np_.vander(x), X)
+    _grad_check(lambda lib, x: lib.numpy.vander(x, 4), V[:4])
+
+
+CASES = {
+    "poly": lambda L: L.poly(L.array([1.0, 2.0, -3.0])),
+    "polydiv": lambda L: L.polydiv(L.array([1.0, 3.0, 2.0, 5.0]), L.array([2.0, 1.0])),
+    "polyfit": lambda L: L.polyfit(L.arange(6.0), L.arange(6.0) ** 2 - 1, 2),
+    "polyfit_full": lambda L: L.polyfit(L.arange(6.0), L.arange(6.0) ** 2 - 1, 1, full=True),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(backend, name):
+    got, want = CASES[name](pj), CASES[name](jj)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got) == len(want)
+    tol = 1e-3 if name.startswith("polyfit") else 2e-5
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=tol, atol=tol)

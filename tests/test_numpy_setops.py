@@ -1,0 +1,53 @@
+"""pyjax.numpy isin and the set operations union1d, intersect1d, setdiff1d, setxor1d (pyjax/numpy/_setops.py) against real JAX: values, dtypes, gradients where
+differentiable, and errors.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jj
+import numpy as np
+import pytest
+
+import pyjax.numpy as pj
+
+from jax_compare import check
+
+XI = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
+
+
+# --- membership, counting, histograms ---------------------------------------------------------------
+
+
+def test_isin(backend):
+    check(lambda lib, np_, x: np_.isin(x, np_.array([1, 3, 6])), XI)
+    check(lambda lib, np_, x: np_.isin(x, np_.array([[1.0, 3.5]]), invert=True), XI)
+    check(lambda lib, np_, x: np_.isin(x, np_.array([], dtype=np_.int32)), XI)
+    check(lambda lib, np_, x: np_.isin(x[0, 0], x), XI)
+    check(lambda lib, np_, x: lib.jit(lambda a, b: np_.isin(a, b))(x, x[1:2, :2]), XI)
+
+
+A = np.array([1, 2, 3, 3, 5])
+
+
+B = np.array([3, 1, 7])
+
+
+CASES = {
+    "union1d": lambda L: [L.union1d(A, B), L.union1d(A, B, size=7, fill_value=0)],
+    "intersect1d": lambda L: [L.intersect1d(A, B), L.intersect1d(A, B, size=4)],
+    "intersect1d_idx": lambda L: L.intersect1d(A, B, return_indices=True),
+    "setdiff1d": lambda L: L.setdiff1d(A, B),
+    "setxor1d": lambda L: L.setxor1d(A, B),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(backend, name):
+    got, want = CASES[name](pj), CASES[name](jj)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got) == len(want)
+    tol = 1e-3 if name.startswith("polyfit") else 2e-5
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=tol, atol=tol)
