@@ -122,3 +122,20 @@ def test_trapezoid_unwrap(backend):
     check(lambda lib, np_, p: np_.unwrap(p, discont=4.0, period=5.0), ph, **R)
     check(lambda lib, np_, p: np_.unwrap(p), (ph * 3).astype(np.int32), **R)
     _grad_check(lambda lib, p: lib.numpy.unwrap(p), ph)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "bool", "float32"])
+def test_unwrap_integer_period(backend, dtype):
+    """p and period promote together (issue 16): integer p and period stay integer, half a period is
+    period // 2; the default period 2*pi makes the result float."""
+    x = np.array([[0, 5, 9, 14, 2, 7], [3, 1, 12, 4, 0, 9]]).astype(dtype)
+    check(lambda lib, np_, p: np_.unwrap(p, period=10), x)
+    check(lambda lib, np_, p: np_.unwrap(p, period=7, discont=4), x)
+    check(lambda lib, np_, p: np_.unwrap(p, period=6, axis=0), x)
+    check(lambda lib, np_, p: np_.unwrap(p, period=np_.int32(8)), x)
+    check(lambda lib, np_, p: np_.unwrap(p, period=10.0), x)
+    check(lambda lib, np_, p: np_.unwrap(p), x, **R)
+
+
+def test_unwrap_rejects_complex():
+    check(lambda lib, np_, p: np_.unwrap(p.astype(np_.complex64)), np.arange(4.0, dtype=np.float32))

@@ -170,18 +170,21 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
-    """Unwrap phases: remove jumps larger than discont by adding multiples of period."""
+    """Unwrap phases: remove jumps larger than discont by adding multiples of period.
+
+    p and period are promoted together, as in JAX: an integer p with an integer period stays
+    integer (half a period is then period // 2), with the default period 2*pi it becomes float."""
     jnp._check_arraylike("unwrap", p)
-    (p,) = _result("unwrap", _arr(p), to_float=True)
-    nd = _aval(p).ndim
-    axis = _norm_axis(axis, nd, "unwrap")
+    p, period = _result("unwrap", _arr(p), period)
+    d = _aval(p).dtype
+    if d.kind == "c":
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    axis = _norm_axis(axis, _aval(p).ndim, "unwrap")
     n = _aval(p).shape[axis]
     if n < 2:
         return p
-    d = _aval(p).dtype
-    period = _to_dtype(period, d) if not isinstance(period, _SCALARS) else period
-    half = jnp.true_divide(period, 2)
-    discont = half if discont is None else discont
+    half = jnp.floor_divide(period, 2) if d.kind in "iu" else jnp.true_divide(period, 2)
+    discont = jnp.true_divide(period, 2) if discont is None else discont
     dd = diff(p, axis=axis)
     ddmod = jnp.remainder(dd + half, period) - half
     ddmod = jnp.where((ddmod == -half) & (dd > 0), half, ddmod)
