@@ -10,7 +10,8 @@ site/build.py calls build(out) after laying out Pyodide and the wheel. Three ste
 2. PyScript: @pyscript/core's dist/ (npm, web/package.json) goes to pyscript/ for pyscript.html.
 3. JupyterLite: `jupyter lite build` into lite/ with the Pyodide kernel on that Pyodide copy, a
    piplite index holding pyjax and `comm` (the kernel's one dependency outside Pyodide's lock)
-   with PyPI turned off, and the notebook site/jupyterlite.ipynb as pyjax.ipynb.
+   with PyPI turned off, and the notebook site/jupyterlite.ipynb as pyjax.ipynb, and the favicons
+   jupyter-server would have served (add_favicons).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -134,6 +136,33 @@ def contents_listing(files: Path) -> dict:
     }
 
 
+# Favicons JupyterLite's apps point the page's icon at (idle and busy kernel), which jupyter-server
+# ships but `jupyter lite build` does not: without them every kernel state change is a 404.
+FAVICONS = ["favicon.ico", "favicon-notebook.ico", "favicon-busy-1.ico"]
+
+
+def ico_from_png(png: bytes) -> bytes:
+    """A one-image .ico holding a PNG (valid since Windows Vista, read by every browser)."""
+    width, height = struct.unpack(">II", png[16:24])
+    entry = struct.pack("<BBBBHHII", width % 256, height % 256, 0, 0, 1, 32, len(png), 6 + 16)
+    return struct.pack("<HHH", 0, 1, 1) + entry + png
+
+
+def add_favicons(dest: Path) -> None:
+    """static/favicons/*.ico from the build's own Jupyter icon, and a <link rel="icon"> in each app's page
+    (else the browser asks the server root for /favicon.ico)."""
+    icons = dest / "static" / "favicons"
+    icons.mkdir(parents=True, exist_ok=True)
+    ico = ico_from_png((dest / "icon-120x120.png").read_bytes())
+    for name in FAVICONS:
+        (icons / name).write_bytes(ico)
+    link = '<link rel="icon" href="../static/favicons/favicon.ico">'
+    for page in dest.glob("*/index.html"):
+        html = page.read_text()
+        if link not in html:
+            page.write_text(html.replace("</head>", f"  {link}\n  </head>", 1))
+
+
 def build_lite(out: Path, wheel: Path) -> Path:
     """`jupyter lite build` into out/lite with the Pyodide kernel on out/pyodide, offline."""
     dest = out / "lite"
@@ -154,6 +183,7 @@ def build_lite(out: Path, wheel: Path) -> Path:
         (lite / "jupyter_lite_config.json").write_text(json.dumps(config))
         cmd = [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite), "--output-dir", str(dest)]
         run(cmd, cwd=lite)
+    add_favicons(dest)
     files = dest / "files"
     files.mkdir(exist_ok=True)
     shutil.copy2(NOTEBOOK, files / "pyjax.ipynb")
