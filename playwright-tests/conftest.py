@@ -35,7 +35,9 @@ HARNESS = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" h
 import { loadPyjax } from "./web/pyjax.mjs";
 const params = new URLSearchParams(location.search);
 window.__lines = [];
-loadPyjax({ worker: params.get("worker") === "1", stdout: (l) => window.__lines.push(l) })
+window.__progress = [];
+const onProgress = (p) => window.__progress.push(p);
+loadPyjax({ worker: params.get("worker") === "1", stdout: (l) => window.__lines.push(l), onProgress })
   .then((py) => { window.__py = py; window.__ready = true; })
   .catch((e) => { window.__error = String(e); });
 window.__run = async (code) => {
@@ -93,6 +95,10 @@ class PyjaxPage:
 
     def stdout(self) -> list[str]:
         return self.page.evaluate("window.__lines")
+
+    def progress(self) -> list[dict]:
+        """What loadPyjax's onProgress reported during start-up, in order."""
+        return self.page.evaluate("window.__progress")
 
 
 @pytest.fixture(scope="session")

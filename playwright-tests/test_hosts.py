@@ -62,3 +62,23 @@ except Exception as e:
 msg
 """)
     assert out.startswith("WGSLCompileError") and "fn main( {" in out
+
+
+def test_start_up_progress(pyjax_page, pyjax_worker_page, site_url):
+    """loadPyjax's onProgress, in the page and through the Worker: each stage in order from
+    loaded 0 to loaded == total, the wheel counted in its own bytes."""
+    import json
+    import urllib.request
+
+    index = json.loads(urllib.request.urlopen(f"{site_url}/wheels/index.json").read())
+    wheel_bytes = len(urllib.request.urlopen(f"{site_url}/wheels/{index['pyjax']}").read())
+    for page in (pyjax_page, pyjax_worker_page):
+        events = page.progress()
+        stages = [e["stage"] for e in events]
+        assert stages == sorted(stages, key=["pyodide", "wheel", "import"].index), stages
+        for stage in ("pyodide", "wheel", "import"):
+            mine = [e for e in events if e["stage"] == stage]
+            assert mine[0]["loaded"] == 0 and mine[-1]["loaded"] == mine[-1]["total"] > 0, (stage, mine)
+            loaded = [e["loaded"] for e in mine]
+            assert loaded == sorted(loaded), (stage, loaded)
+        assert [e for e in events if e["stage"] == "wheel"][-1]["total"] == wheel_bytes

@@ -9,11 +9,11 @@ import { Figures } from "./figures.mjs";
 
 const $ = (id) => document.getElementById(id);
 const STORE = "pyjax-site:";
+// Start-up stages (web/pyjax.mjs's onProgress): the bar's span for each, and its label.
 const STAGES = {
-  pyodide: [10, "Downloading Pyodide…"],
-  python: [35, "Starting Python…"],
-  wheel: [65, "Fetching the pyjax wheel…"],
-  import: [80, "Installing and importing pyjax…"],
+  pyodide: [0, 45, "Starting Pyodide…"],
+  wheel: [45, 75, "Fetching the pyjax wheel…"],
+  import: [75, 95, "Installing and importing pyjax…"],
 };
 const STOP_GRACE_MS = 3000; // after this, Stop restarts Python instead of waiting for it
 
@@ -167,8 +167,11 @@ function startWorker() {
     worker.onmessage = (ev) => {
       const m = ev.data;
       if (m.type === "stage") {
-        $("startup-fill").style.width = STAGES[m.stage][0] + "%";
-        $("startup-text").dataset.label = STAGES[m.stage][1];
+        const [from, to, label] = STAGES[m.stage];
+        $("startup-fill").style.width = from + ((to - from) * m.loaded) / (m.total || Infinity) + "%";
+        const mb = (n) => (n / 1e6).toFixed(1);
+        $("startup-text").dataset.label =
+          m.stage === "wheel" && m.total ? `${label} ${mb(m.loaded)} / ${mb(m.total)} MB` : label;
       } else if (m.type === "ready") {
         clearInterval(tick);
         gpu = m.gpu;

@@ -2,7 +2,7 @@
 //
 // Messages from the page: {type: "init", interrupt}  (an Int32Array on a SharedArrayBuffer, or null)
 //                         {type: "run", code, device, name}
-// to the page: {type: "stage", stage}  start-up progress: "pyodide", "python", "wheel", "import"
+// to the page: {type: "stage", stage, loaded, total}  start-up progress from loadPyjax's onProgress
 //              {type: "ready", timings, gpu}      gpu: what navigator.gpu offers here (see probeGPU)
 //              {type: "out", stream, text}        one line of stdout or stderr, as it is printed
 //              {type: "device", info}             the device the run got: {platform, adapter, fallback}
@@ -15,17 +15,6 @@ let py = null;
 let interrupt = null;
 let dataFiles = null; // examples' data files, written into Pyodide's file system before the first run
 const HOME = "/home/pyodide/examples";
-
-// Start-up stages, seen from the files the loader fetches (web/pyjax.mjs has no progress callback).
-const realFetch = self.fetch.bind(self);
-self.fetch = async (input, init) => {
-  const url = String(input && input.url ? input.url : input);
-  if (url.endsWith(".whl")) post({ type: "stage", stage: "wheel" });
-  const response = await realFetch(input, init);
-  if (url.endsWith("pyodide.asm.wasm")) post({ type: "stage", stage: "python" });
-  if (url.endsWith(".whl")) post({ type: "stage", stage: "import" });
-  return response;
-};
 
 /** What WebGPU adapter this browser gives, and whether it is a software one (slower than wasm). */
 async function probeGPU() {
@@ -64,9 +53,9 @@ async def _site_run(code, name, home):
 `;
 
 async function init(msg) {
-  post({ type: "stage", stage: "pyodide" });
   const line = (stream) => (text) => post({ type: "out", stream, text });
-  py = await loadPyjax({ stdout: line("stdout"), stderr: line("stderr") });
+  const onProgress = (p) => post({ type: "stage", ...p });
+  py = await loadPyjax({ stdout: line("stdout"), stderr: line("stderr"), onProgress });
   interrupt = msg.interrupt;
   if (interrupt) py.pyodide.setInterruptBuffer(interrupt);
   py.pyodide.registerJsModule("pyjax_site", { figure: (json) => post({ type: "figure", json }) });
@@ -89,11 +78,11 @@ json.dumps(_info)
 
 async function writeDataFiles() {
   if (dataFiles) return;
-  const index = await (await realFetch(new URL("./examples.json", import.meta.url))).json();
+  const index = await (await fetch(new URL("./examples.json", import.meta.url))).json();
   const FS = py.pyodide.FS;
   FS.mkdirTree(`${HOME}/data`);
   for (const rel of index.data) {
-    const bytes = new Uint8Array(await (await realFetch(new URL(`./examples/${rel}`, import.meta.url))).arrayBuffer());
+    const bytes = new Uint8Array(await (await fetch(new URL(`./examples/${rel}`, import.meta.url))).arrayBuffer());
     FS.writeFile(`${HOME}/${rel}`, bytes);
   }
   dataFiles = index.data;

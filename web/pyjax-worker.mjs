@@ -6,7 +6,12 @@ self.onmessage = async (ev) => {
   const { id, kind, payload } = ev.data;
   try {
     if (kind === "init") {
-      py = await loadPyjax({ ...payload, worker: false, stdout: (line) => self.postMessage({ line }) });
+      py = await loadPyjax({
+        ...payload,
+        worker: false,
+        stdout: (line) => self.postMessage({ line }),
+        onProgress: (progress) => self.postMessage({ progress }),
+      });
       self.postMessage({ id, ok: true, value: py.timings });
     } else {
       const value = await py.run(payload);
