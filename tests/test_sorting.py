@@ -56,6 +56,23 @@ def _both(f_p, f_j, *args, **kw):
 # --- lax ----------------------------------------------------------------------------------------
 
 
+def test_long_sorts_keep_order_and_ties(backend):
+    """A row of 40,000 (webgpu radix-sorts rows this long): NaN last, -0 == +0, ties in index
+    order (argsort), sort_key_val, ints of every sign and uint32 above 2^31, against JAX."""
+    n = 40_000
+    x = np.tile(SPECIAL, n // len(SPECIAL) + 1)[:n] * RNG.integers(1, 4, n).astype(np.float32)
+    x[::3] = RNG.standard_normal(len(x[::3])).astype(np.float32)
+    i = RNG.integers(-50, 50, n).astype(np.int32)
+    w = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    _both(pjnp.sort, jnp.sort, x)
+    got, want = np.asarray(pjnp.sort(pjnp.asarray(x))), np.asarray(jnp.sort(jnp.asarray(x)))
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # -0 and +0 keep their order
+    _both(pjnp.argsort, jnp.argsort, x)
+    _both(pjnp.argsort, jnp.argsort, i)
+    _both(pjnp.sort, jnp.sort, w)
+    _both(pyjax.jit(plax.sort_key_val), jax.jit(jax.lax.sort_key_val), x, i)
+
+
 @pytest.mark.parametrize("dimension", [0, 1, -1])
 def test_lax_sort_values(backend, dimension):
     x = RNG.standard_normal((4, 5)).astype(np.float32)

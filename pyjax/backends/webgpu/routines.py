@@ -10,7 +10,8 @@ here (64-bit types, sorts with more than 6 keys, names added later) return None 
 - sort: each key becomes an order-preserving u32 (NaN last, -0 == +0), padded to a power of
   two per row, and (keys..., original index) is bitonic-sorted: blocks of 512 in workgroup
   memory, longer merges by global compare-exchange passes. The index tie-break makes it
-  stable. Operands are then gathered through the sorted indices.
+  stable. One row of one key of 2^15+ elements is LSD radix-sorted instead (`_Radix`, stable
+  by construction). Operands are then gathered through the sorted indices.
 - cumulative: one workgroup scans a block of 1024 elements (per-thread serial + workgroup
   scan); longer rows scan block totals first (three launches).
 - cholesky, lu: one workgroup per matrix, looping over columns inside the kernel with
@@ -116,6 +117,9 @@ fn pj_fkey(x: f32) -> u32 {
 
 class SortExe:
     BS_MAX = 512
+    # One row of one key this long is radix-sorted (`_Radix`); shorter, multi-row or multi-key
+    # sorts stay bitonic.
+    RADIX_FROM = 1 << 15
 
     def __init__(self, r, backend):
         p = r.p
@@ -125,6 +129,10 @@ class SortExe:
         self.rows = math.prod(shape[:-1]) if shape else 1
         self.total = self.rows * self.n
         self.n2 = 1 << max(0, (self.n - 1).bit_length())
+        self.radix = None
+        if self.nk == 1 and self.rows == 1 and self.n >= self.RADIX_FROM:
+            self.radix = _Radix(backend, self.n)
+            self.n2 = self.radix.padded
         self.bs = min(self.BS_MAX, self.n2)
         self.wg = max(1, self.bs // 2)
         self.dts = [a.dtype for a in r.in_avals]
@@ -154,7 +162,20 @@ class SortExe:
             f"  let i = g % {self.n2}u;\n  ix[g] = select(0xffffffffu, i, i < {self.n}u);\n}}\n"
         )
         self.prep_ix = _pipe(backend, text)
+        if self.radix is None:
+            self._bitonic(backend, arrs)
+        # outputs: gather every operand through the sorted index
+        self.gathers = []
+        R, n, n2 = self.rows, self.n, self.n2
+        for d in self.dts:
+            with ir.shape_context((R, n)):
+                pos = ir.alu("add", ir.alu("mul", ir.idx(0), ir.const(n2, dtypes.int32)), ir.idx(1))
+                src_i = ir.cast(ir.gather(1, pos, dtypes.uint32), dtypes.int32)
+                off = ir.alu("add", ir.alu("mul", ir.idx(0), ir.const(n, dtypes.int32)), src_i)
+                e = ir.gather(0, off, d)
+            self.gathers.append(backend.prepare_kernel(Kernel((R, n), (d, dtypes.uint32), e, name="sort_gather")))
 
+    def _bitonic(self, backend, arrs: list) -> None:
         def less(a: str, b: str, pre: str) -> str:
             # lexicographic (keys..., index) of element a < element b
             out = f"({pre}ix[{a}] < {pre}ix[{b}])"
@@ -210,16 +231,6 @@ class SortExe:
             rw + shared + head + load + "  workgroupBarrier();\n  let k = u.k;\n"
             f"  for (var j = {bs // 2}u; j > 0u; j = j >> 1u) {{\n" + inner + "  }\n" + store + "}\n",
         )
-        # outputs: gather every operand through the sorted index
-        self.gathers = []
-        R, n, n2 = self.rows, self.n, self.n2
-        for d in self.dts:
-            with ir.shape_context((R, n)):
-                pos = ir.alu("add", ir.alu("mul", ir.idx(0), ir.const(n2, dtypes.int32)), ir.idx(1))
-                src_i = ir.cast(ir.gather(1, pos, dtypes.uint32), dtypes.int32)
-                off = ir.alu("add", ir.alu("mul", ir.idx(0), ir.const(n, dtypes.int32)), src_i)
-                e = ir.gather(0, off, d)
-            self.gathers.append(backend.prepare_kernel(Kernel((R, n), (d, dtypes.uint32), e, name="sort_gather")))
 
     def enqueue(self, be, ins: list, outs: list) -> None:
         if self.total == 0:
@@ -229,12 +240,17 @@ class SortExe:
                 be.copy(s, 0, o, 0, self.total * d.itemsize)
             return
         m = self.rows * self.n2
-        keys = [be.temp(4 * m) for _ in range(self.nk)]
-        ix = be.temp(4 * m)
+        keys = [be.scratch(4 * m, 4 + i) for i in range(self.nk)]  # j 0-3: `_Radix`'s
+        ix = be.scratch(4 * m, 4 + self.nk)
         grid = -(-m // WG)
         for i in range(self.nk):
             be.step(self.prep[i], [ins[i], keys[i]], None, grid)
         be.step(self.prep_ix, [ix], None, grid)
+        if self.radix is not None:
+            ix = self.radix.enqueue(be, keys[0], ix)
+            for s, o, gk in zip(ins, outs, self.gathers):
+                be.run_kernel(gk, [s, ix], [o])
+            return
         bufs = keys + [ix]
         nblocks = m // self.bs
         be.step(self.local_full, bufs, _uni(0, 0), nblocks)
@@ -249,6 +265,144 @@ class SortExe:
             k *= 2
         for s, o, gk in zip(ins, outs, self.gathers):
             be.run_kernel(gk, [s, ix], [o])
+
+
+class _Radix:
+    """LSD radix sort of (u32 key, u32 index) pairs, 8 bits a pass, stable.
+
+    Per pass: each workgroup counts the digits of its block of B (workgroup atomics), the
+    counts (digit-major) get an exclusive scan (blocks of 1024, then their totals), and the
+    scatter kernel sorts its block by the digit in workgroup memory (four stable 2-bit
+    splits), so element p of digit d goes to scan[d, block] + p - (first p of d). Its
+    temporaries are the backend's kept scratch buffers (no allocation per call). The bitonic
+    network sorted 10^7 floats at 790 Melem/s on the H200 (log^2 n global passes).
+    """
+
+    def __init__(self, backend, n: int):
+        # E elements per thread, B = 256 E per block: 8 where workgroup memory holds 2 x 2048
+        # words and the scan (the H200 grants 48 KiB; WebGPU's default is 16 KiB).
+        E = 8 if backend.caps.max_shared >= 4 * (2 * 2048 + 3 * 256) else 4
+        B = self.B = WG * E
+        self.n = n
+        self.nb = -(-n // B)
+        self.padded = self.nb * B
+        self.h = 256 * self.nb
+        self.nch = -(-self.h // 1024)
+        uni = "shift: u32, nb: u32, h: u32, nch: u32,"
+        # sc[lid] becomes the inclusive prefix sum over threads of each thread's `t`
+        scan256 = (
+            "sc[lid] = t;\n"
+            "for (var o = 1u; o < 256u; o = o << 1u) {\n"
+            "  workgroupBarrier();\n  let a = select(0u, sc[lid - o], lid >= o);\n"
+            "  workgroupBarrier();\n  sc[lid] = sc[lid] + a;\n}\nworkgroupBarrier();\n"
+        )
+
+        def ind(text: str, k: int) -> str:
+            return "".join(" " * k + x + "\n" for x in text.splitlines())
+
+        head = f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+        self.hist = _pipe(
+            backend,
+            wgsl.header([("k", "u32", False), ("hist", "u32", True)], uni)
+            + "var<workgroup> cnt: array<atomic<u32>, 256>;\n"
+            + head
+            + f"  atomicStore(&cnt[lid], 0u);\n  workgroupBarrier();\n  let base = wgl * {B}u;\n"
+            f"  for (var j = 0u; j < {E}u; j = j + 1u) {{\n"
+            "    atomicAdd(&cnt[(k[base + j * 256u + lid] >> u.shift) & 255u], 1u);\n  }\n"
+            "  workgroupBarrier();\n  hist[lid * u.nb + wgl] = atomicLoad(&cnt[lid]);\n}\n",
+        )
+        # exclusive scan of 1024 entries per workgroup, in place; the block totals go to tot
+        self.scan = _pipe(
+            backend,
+            wgsl.header([("hist", "u32", True), ("tot", "u32", True)], uni)
+            + "var<workgroup> sc: array<u32, 256>;\n"
+            + head
+            + "  let b = wgl * 1024u + lid * 4u;\n  var x: array<u32, 4>;\n  var t = 0u;\n"
+            "  for (var j = 0u; j < 4u; j = j + 1u) {\n"
+            "    x[j] = select(0u, hist[b + j], b + j < u.h);\n    t = t + x[j];\n  }\n"
+            + ind(scan256, 2)
+            + "  var run = sc[lid] - t;\n  for (var j = 0u; j < 4u; j = j + 1u) {\n"
+            "    if (b + j < u.h) { hist[b + j] = run; }\n    run = run + x[j];\n  }\n"
+            "  if (lid == 255u) { tot[wgl] = sc[255]; }\n}\n",
+        )
+        # one workgroup: exclusive scan of the block totals, 256 at a time with a carry
+        self.scan_tot = _pipe(
+            backend,
+            wgsl.header([("tot", "u32", True)], uni)
+            + "var<workgroup> sc: array<u32, 256>;\n"
+            + f"@compute @workgroup_size({WG})\nfn main(@builtin(local_invocation_index) lid: u32) {{\n"
+            "  var carry = 0u;\n  for (var c = 0u; c < u.nch; c = c + 256u) {\n"
+            "    let t = select(0u, tot[c + lid], c + lid < u.nch);\n"
+            + ind(scan256, 4)
+            + "    if (c + lid < u.nch) { tot[c + lid] = carry + sc[lid] - t; }\n"
+            "    carry = carry + sc[255];\n  }\n}\n",
+        )
+        # Stable split of the block by 2 bits of the digit at a time (4 buckets, in order): the
+        # thread's bucket counts are packed 16 bits each into a vec2 and scanned over threads.
+        # Each thread's E elements live in scalar locals: arrays indexed in loops are spilled
+        # to local memory by the shader compilers.
+        J = range(E)
+        each = "".join
+        scan2 = scan256.replace("select(0u,", "select(vec2<u32>(0u),")
+        splits = (
+            "for (var q = 0u; q < 8u; q = q + 2u) {\n  let sh = u.shift + q;\n"
+            + each(
+                f"  let b{j} = (k{j} >> sh) & 3u;\n  let h{j} = 1u << ((b{j} & 1u) * 16u);\n"
+                f"  let c{j} = select(vec2<u32>(h{j}, 0u), vec2<u32>(0u, h{j}), b{j} >= 2u);\n"
+                for j in J
+            )
+            + f"  let t = {' + '.join(f'c{j}' for j in J)};\n"
+            + ind(scan2, 2)
+            + "  let ex = sc[lid] - t;\n  let al = sc[255];\n"
+            "  let n0 = al.x & 0xffffu;\n  let n1 = al.x >> 16u;\n  let n2 = al.y & 0xffffu;\n"
+            "  var p = vec4<u32>(0u, n0, n0 + n1, n0 + n1 + n2)"
+            " + vec4<u32>(ex.x & 0xffffu, ex.x >> 16u, ex.y & 0xffffu, ex.y >> 16u);\n"
+            + each(
+                f"  let d{j} = select(select(p.x, p.y, b{j} == 1u), select(p.z, p.w, b{j} == 3u), b{j} >= 2u);\n"
+                f"  p = p + select(vec4<u32>(0u), vec4<u32>(1u), vec4<u32>(b{j}) == vec4<u32>(0u, 1u, 2u, 3u));\n"
+                for j in J
+            )
+            + each(f"  sk[d{j}] = k{j};\n  sv[d{j}] = v{j};\n" for j in J)
+            + "  workgroupBarrier();\n"
+            + each(f"  k{j} = sk[lid * {E}u + {j}u];\n  v{j} = sv[lid * {E}u + {j}u];\n" for j in J)
+            + "}\n"
+        )
+        bufs = [("k", "u32", False), ("v", "u32", False), ("hist", "u32", False), ("tot", "u32", False)]
+        self.scatter = _pipe(
+            backend,
+            wgsl.header(bufs + [("ko", "u32", True), ("vo", "u32", True)], uni)
+            + f"var<workgroup> sk: array<u32, {B}>;\nvar<workgroup> sv: array<u32, {B}>;\n"
+            "var<workgroup> sc: array<vec2<u32>, 256>;\nvar<workgroup> st: array<u32, 256>;\n"
+            + head
+            + f"  let base = wgl * {B}u + lid * {E}u;\n"
+            + each(f"  var k{j} = k[base + {j}u];\n  var v{j} = v[base + {j}u];\n" for j in J)
+            + ind(splits, 2)
+            + each(f"  let g{j} = (k{j} >> u.shift) & 255u;\n" for j in J)
+            + f"  if (lid == 0u || ((sk[max(lid * {E}u, 1u) - 1u] >> u.shift) & 255u) != g0) {{ st[g0] = lid * {E}u; }}\n"
+            + each(f"  if (g{j} != g{j - 1}) {{ st[g{j}] = lid * {E}u + {j}u; }}\n" for j in range(1, E))
+            + "  workgroupBarrier();\n"
+            + each(
+                f"  let e{j} = g{j} * u.nb + wgl;\n"
+                f"  let o{j} = hist[e{j}] + tot[e{j} / 1024u] + lid * {E}u + {j}u - st[g{j}];\n"
+                f"  ko[o{j}] = k{j};\n  vo[o{j}] = v{j};\n"
+                for j in J
+            )
+            + "}\n",
+        )
+
+    def enqueue(self, be, keys: int, ix: int) -> int:
+        """Queue the four passes over the padded (keys, ix); returns the sorted indices' buffer."""
+        hist, tot = be.scratch(4 * self.h, 0), be.scratch(4 * self.nch, 1)
+        k2, v2 = be.scratch(4 * self.padded, 2), be.scratch(4 * self.padded, 3)
+        src, dst = (keys, ix), (k2, v2)
+        for shift in (0, 8, 16, 24):
+            u = _uni(shift, self.nb, self.h, self.nch)
+            be.step(self.hist, [src[0], hist], u, self.nb)
+            be.step(self.scan, [hist, tot], u, self.nch)
+            be.step(self.scan_tot, [tot], u, 1)
+            be.step(self.scatter, [src[0], src[1], hist, tot, dst[0], dst[1]], u, self.nb)
+            src, dst = dst, src
+        return src[1]
 
 
 # ---- cumulative ------------------------------------------------------------------------------
