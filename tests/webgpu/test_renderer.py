@@ -757,12 +757,19 @@ def test_struct_helpers():
 
 
 def test_one_pipeline_for_many_lengths(on_gpu):
-    """Flat elementwise kernels and full reductions read their sizes from a uniform, so 40
-    lengths of one jitted function share a few pipelines (was two new pipelines per length)."""
+    """Flat elementwise kernels and reductions read their sizes from a uniform, so 40 lengths
+    (30 row-reduction shapes) of one jitted function share a few pipelines (were 2 per shape)."""
     f = pyjax.jit(lambda x, s: jnp.sin(x) * s + x.sum())
     before = len(on_gpu._pipes)
     for n in range(1, 41):
         x = np.linspace(-3, 3, 7 * n, dtype=np.float32)
         got = np.asarray(f(jnp.asarray(x), np.float32(2.0)))
         np.testing.assert_allclose(got, np.sin(x) * 2 + x.sum(dtype=np.float64), rtol=1e-5, atol=1e-5)
+    assert len(on_gpu._pipes) - before <= 8
+    g = pyjax.jit(lambda x: jnp.argmax(x * x, axis=1) + jnp.sum(x, axis=-1).astype(jnp.int32))
+    before = len(on_gpu._pipes)
+    for n in range(1, 31):
+        x = np.cos(np.arange(n * (n + 40), dtype=np.float32) * 0.37).reshape(n, n + 40)
+        want = np.argmax(x * x, axis=1) + x.sum(axis=-1).astype(np.int32)
+        np.testing.assert_array_equal(np.asarray(g(jnp.asarray(x))), want)
     assert len(on_gpu._pipes) - before <= 8

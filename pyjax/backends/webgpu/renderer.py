@@ -161,15 +161,18 @@ def _finish(em: Emitter, head: str, body: str, shared: str = "") -> str:
 
 # ---- one pipeline for many shapes ---------------------------------------------------------------
 #
-# A kernel whose loads all walk memory in output order (or read one broadcast element) does not
-# depend on its shape beyond the element count. Such kernels are flattened to one axis and their
-# sizes go to a uniform (`u.n`), so the WGSL text, and with it the pipeline, is shared by every
-# shape: 300 lengths of `sin(x) * 2 + x.sum()` compiled 600 pipelines, now 10 (issue 15, item 4).
+# A kernel whose loads all walk memory in order (or read one broadcast element) depends on its
+# shape only through its element counts. Such kernels are flattened (elementwise: one axis;
+# reductions of trailing axes: outputs x reduced length) and their sizes go to a uniform (`u.n`),
+# so the WGSL text, and with it the pipeline, is shared by every shape (issue 15, item 4):
+# 300 lengths of `sin(x) * 2 + x.sum()` compiled 600 pipelines, now 10; row sums of 100 shapes
+# 100, now 3.
 
 
-def _flat_tracker(tr: ShapeTracker, shape: tuple, n: int) -> ShapeTracker | None:
-    """The 1-axis tracker of n elements reading what tr reads over shape, if it is that simple."""
-    if len(tr.views) != 1 or tr.shape != shape:
+def _flat_tracker(tr: ShapeTracker, shapes: tuple, n: int) -> ShapeTracker | None:
+    """The 1-axis tracker of n elements reading what tr reads over one of shapes, if it is that
+    simple."""
+    if len(tr.views) != 1 or tr.shape not in shapes:
         return None
     v = tr.views[0]
     if v.contiguous:
@@ -180,36 +183,41 @@ def _flat_tracker(tr: ShapeTracker, shape: tuple, n: int) -> ShapeTracker | None
 
 
 def _flatten(k: Kernel) -> Kernel | None:
-    """k over one axis (elementwise, or a reduction of everything), or None where that changes it."""
-    full = k.reduce_op is not None
-    if full and (len(k.reduce_axes) != len(k.shape) or k.epilogue is None):
+    """k with flat loads, or None where that changes it. Elementwise: over one axis. Reductions
+    of trailing axes: shape (outputs, reduced length) whose body loads are flat over all
+    elements (idx 0 is o * rn + r there) and whose epilogue loads are flat over the outputs."""
+    red = k.reduce_op is not None
+    nd = len(k.shape)
+    nk = nd - len(k.reduce_axes)
+    if red and (k.reduce_axes != tuple(range(nk, nd)) or k.epilogue is None or k.body is None):
         return None
     n = math.prod(k.shape)
     memo: dict = {}
 
-    def flat(x: ir.Node, shape: tuple, m: int):
-        hit = memo.get((x, m))
+    def flat(x: ir.Node, shapes: tuple, m: int):
+        hit = memo.get((x, shapes))
         if hit is not None:
             return hit
         if x.op in ("idx", "gather"):
             return None
         if x.op == "load":
-            tr = _flat_tracker(x.arg[1], shape, m)
+            tr = _flat_tracker(x.arg[1], shapes, m)
             r = None if tr is None else ir.load(x.arg[0], tr, x.dtype)
         else:
-            srcs = [flat(s, shape, m) for s in x.srcs]
+            srcs = [flat(s, shapes, m) for s in x.srcs]
             r = None if None in srcs else ir.node(x.op, x.dtype, tuple(srcs), x.arg)
         if r is not None:
-            memo[(x, m)] = r
+            memo[(x, shapes)] = r
         return r
 
-    if full:
-        body = flat(k.body, k.shape, n)
-        epi = flat(k.epilogue, k.out_shape, 1)
+    if red:
+        n_out = math.prod(k.shape[:nk])
+        body = flat(k.body, (k.shape,), n)
+        epi = flat(k.epilogue, (k.out_shape, k.shape[:nk]), n_out)  # epilogues read either
         if body is None or epi is None:
             return None
-        return Kernel((n,), k.in_dtypes, epi, k.reduce_op, (0,), body, name=k.name)
-    epi = flat(k.epilogue, k.shape, n)
+        return Kernel((n_out, n // n_out), k.in_dtypes, epi, k.reduce_op, (1,), body, name=k.name)
+    epi = flat(k.epilogue, (k.shape,), n)
     return None if epi is None else Kernel((n,), k.in_dtypes, epi, name=k.name)
 
 
@@ -219,8 +227,8 @@ def _sizes(*vals: int) -> bytes:
 
 
 SIZES_FIELD = "n: vec4<u32>,"
-# Elementwise kernels this large keep their sizes as literals: the uniform cost add f32 2^26
-# about 4% on the H200 (3,486 -> 3,341 GB/s), and few distinct shapes are this large.
+# Kernels this large keep their sizes as literals: the uniform cost add f32 2^26 about 4% on
+# the H200 (3,486 -> 3,341 GB/s), and few distinct shapes are this large.
 _LITERAL_SIZES_FROM = 1 << 20
 
 
@@ -484,11 +492,12 @@ def _full_reduce_vec(k: Kernel, caps: Caps) -> GPUKernel | None:
     grid-stride loop over a fixed number of workgroups (two loads in flight per thread), a
     workgroup tree, then `_reduce_launch`'s combine. The cooperative plan reached 1.6 TB/s on
     the H200 (scalar loads, one short chunk per workgroup)."""
-    n = k.shape[0]
+    n = k.shape[1]
     vd = k.body.dtype
     loads = [x for x in ir.walk(k.body) if x.op == "load"]
     if (
-        caps.cpu_adapter
+        k.shape[0] != 1
+        or caps.cpu_adapter
         or n % 4
         or n < 1 << 16
         or k.reduce_op not in ("sum", "prod", "max", "min")
@@ -517,7 +526,7 @@ def _full_reduce_vec(k: Kernel, caps: Caps) -> GPUKernel | None:
             sc = Scope(thread, {0: f"e{tag}{j}"})
             lane_of[id(sc)] = (tag, j)
             lanes.append(sc)
-        with ir.shape_context(k.shape):
+        with ir.shape_context((n,)):
             vals = [em.expr(k.body, sc) for sc in lanes]
         code = [f"let e{tag}{j} = {i} * 4i + {j}i;" for j in range(4)]
         for sc in lanes:
@@ -625,7 +634,9 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
         out_lines += ["let o = q;", "let rb = 0i;", f"let re = {SS};"]
     else:
         out_lines += ["let o = q;", "let rb = 0i;", f"let re = {RN};"]
-    out_idx = decompose("o", out_shape, "o", out_lines)
+    # generic: k is flat (see `_flatten`): idx 0 is the element o * rn + r in the body and the
+    # output o in the epilogue, so no shape appears in the WGSL.
+    out_idx = {} if generic else decompose("o", out_shape, "o", out_lines)
     out_scope = Scope(thread, out_idx)
 
     # Loop body: the value (and index) at reduced position `rv`, in its own scope.
@@ -634,9 +645,13 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
             at = f"{rv} * {n_out}i + o" if cols else f"o * {SS} + {rv}"
             return [], _from_store(f"tv[{at}]", vd), (f"ti[{at}]" if arg else None)
         lines_: list = []
-        ridx = decompose(rv, red_shape, f"r{tag}_", lines_)
-        sc = Scope(out_scope, {nk + a: v for a, v in ridx.items()})
-        with ir.shape_context(k.shape):
+        if generic:
+            lines_.append(f"let f{tag} = o * {RN} + {rv};")
+            sc = Scope(out_scope, {0: f"f{tag}"})
+        else:
+            ridx = decompose(rv, red_shape, f"r{tag}_", lines_)
+            sc = Scope(out_scope, {nk + a: v for a, v in ridx.items()})
+        with ir.shape_context((math.prod(k.shape),) if generic else k.shape):
             v = em.expr(k.body, sc)
         return lines_ + sc.lines, v, rv
 
@@ -681,8 +696,8 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
     def epilogue_value(acc_v: str, acc_i: str | None):
         if mode == "partial":
             return None
-        post = Scope(out_scope, {}, acc=acc_i if arg else acc_v)
-        with ir.shape_context(out_shape):
+        post = Scope(out_scope, {0: "o"} if generic else {}, acc=acc_i if arg else acc_v)
+        with ir.shape_context((n_out,) if generic else out_shape):
             v = em.expr(k.epilogue, post)
         return post, v
 
@@ -815,10 +830,9 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
     if math.prod(k.out_shape if k.reduce_op else k.shape) == 0:
         return GPUKernel(k, [])
     flat = _flatten(k)
+    big = math.prod(k.shape) >= _LITERAL_SIZES_FROM
     if k.reduce_op is None:
-        if math.prod(k.shape) >= _LITERAL_SIZES_FROM:
-            flat = None
-        gk = _elementwise(k, caps) if flat is None else _elementwise(flat, caps, generic=True)
+        gk = _elementwise(k, caps) if flat is None or big else _elementwise(flat, caps, generic=True)
         gk.kernel = k
         return gk
     from pyjax.backends.webgpu import matmul
@@ -826,8 +840,8 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
     mm = matmul.try_matmul(k, caps)
     if mm is not None:
         return mm
-    if flat is None:
-        return _reduction(k, caps)
-    gk = _full_reduce_vec(flat, caps) or _reduction(flat, caps, generic=True)
+    gk = None if flat is None else _full_reduce_vec(flat, caps)
+    if gk is None:
+        gk = _reduction(k, caps) if flat is None or big else _reduction(flat, caps, generic=True)
     gk.kernel = k
     return gk
