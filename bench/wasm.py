@@ -1,6 +1,6 @@
 """pyjax on the wasm backend (wasmtime) vs numpy vs jax-js 0.1.25 (wasm backend, Node), side by side.
 
-Usage:  python bench/wasm.py [--reps 5] [--skip-jaxjs] [--only matmul,chain,...]
+Usage:  python bench/wasm.py [--reps 5] [--skip-jaxjs] [--only matmul,chain,...] [--procs 5]
 Needs:  pip install wasmtime numpy; for jax-js: `cd bench && npm install` (Node 20; dev-only).
 
 Workloads: f32 matmul 256/512/1024/2048 (jitted), the fused elementwise chain
@@ -12,6 +12,10 @@ Two tables: wall-clock milliseconds, and this process's CPU milliseconds (time.p
 jax-js process.cpuUsage). On a machine shared with other jobs CPU time is the steadier measure of
 the work itself; numpy's matmul runs on all cores (its CPU time sums them). Ratios > 1 mean pyjax
 is faster. No assertions: this is a report.
+
+--procs N runs each side in N fresh processes, pyjax and jax-js taking turns (a process's own
+speed varies: code placement, the first seconds' clock); the tables then give the median of the
+per-process medians and, in brackets, their lowest and highest.
 """
 
 from __future__ import annotations
@@ -137,13 +141,17 @@ def run_numpy(items, reps) -> dict:
     return out
 
 
-def run_jaxjs(reps) -> dict:
+def run_jaxjs(reps, only: str | None = None) -> dict:
     script = os.path.join(ROOT, "bench", "wasm_jaxjs.mjs")
     if not os.path.isdir(os.path.join(ROOT, "bench", "node_modules", "@jax-js")):
         return {"error": "jax-js not installed: run `npm install` in bench/"}
     try:
         p = subprocess.run(
-            ["node", script, str(reps)], capture_output=True, text=True, timeout=1800, cwd=os.path.join(ROOT, "bench")
+            ["node", script, str(reps), *([only] if only else [])],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            cwd=os.path.join(ROOT, "bench"),
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"node failed: {e}"}
@@ -161,11 +169,32 @@ def table(items, results: dict, metric: str) -> str:
             for k in ("pyjax", "numpy", "jaxjs")
         ]
         cells = [f"{v:.2f}" if v is not None else "-" for v in vals]
+        for i, k in enumerate(("pyjax", "numpy", "jaxjs")):  # --procs: [lowest-highest] process median
+            spread = (
+                results[k].get(name, {}).get(metric + "_spread") if isinstance(results[k].get(name), dict) else None
+            )
+            if spread:
+                cells[i] += f" [{spread[0]:.2f}-{spread[1]:.2f}]"
         p = vals[0]
         r1 = f"{vals[2] / p:.2f}x" if p and vals[2] else "-"
         r2 = f"{vals[1] / p:.2f}x" if p and vals[1] else "-"
         lines.append(f"| {name} | {' | '.join(cells)} | {r1} | {r2} |")
     return "\n".join(lines)
+
+
+def _across(runs: list) -> dict:
+    """Per workload: the median of the processes' medians, and their [lowest, highest]."""
+    errors = [r for r in runs if "error" in r]
+    if errors or not runs:
+        return errors[0] if errors else {}
+    out = {}
+    for name in runs[0]:
+        out[name] = {}
+        for metric in ("wall", "cpu"):
+            vals = [r[name][metric] for r in runs]
+            out[name][metric] = statistics.median(vals)
+            out[name][metric + "_spread"] = (min(vals), max(vals))
+    return out
 
 
 def warm_up(seconds: float) -> None:
@@ -190,15 +219,34 @@ def main() -> None:
         help="seconds of wasm work before timing (measured: the first seconds of a process run "
         "the same kernels up to 1.6x slower on some machines)",
     )
+    ap.add_argument("--procs", type=int, default=1, help="fresh processes per side, taking turns (see above)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one pyjax process: JSON out
     args = ap.parse_args()
-    warm_up(args.warmup)
     only = set(args.only.split(",")) if args.only else None
     items = workloads(only)
-    results = {"pyjax": run_pyjax(items, args.reps), "numpy": run_numpy(items, args.reps)}
-    results["jaxjs"] = {} if args.skip_jaxjs else run_jaxjs(args.reps)
+    if args.child:
+        warm_up(args.warmup)
+        print(json.dumps(run_pyjax(items, args.reps)))
+        return
+    if args.procs > 1:
+        results = {"pyjax": [], "jaxjs": []}
+        for _ in range(args.procs):
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", "--reps", str(args.reps)]
+            cmd += ["--warmup", str(args.warmup)] + (["--only", args.only] if args.only else [])
+            results["pyjax"].append(json.loads(subprocess.check_output(cmd, text=True).strip().splitlines()[-1]))
+            if not args.skip_jaxjs:
+                results["jaxjs"].append(run_jaxjs(args.reps, args.only))
+        results = {k: _across(v) for k, v in results.items()}
+        results["numpy"] = run_numpy(items, args.reps)
+    else:
+        warm_up(args.warmup)
+        results = {"pyjax": run_pyjax(items, args.reps), "numpy": run_numpy(items, args.reps)}
+        results["jaxjs"] = {} if args.skip_jaxjs else run_jaxjs(args.reps, args.only)
     if "error" in results["jaxjs"]:
         print("jax-js:", results["jaxjs"]["error"])
         results["jaxjs"] = {}
+    if args.procs > 1:
+        print(f"{args.procs} processes per side, taking turns")
     be = pyjax.devices("wasm")[0].backend
     print(
         f"pyjax wasm backend: host {type(be.host).__name__}, relaxed SIMD {be.relaxed_simd}; "

@@ -67,3 +67,21 @@ def test_just_below_the_limits_is_not_refused(limited):
     n = min(INDEX_LIMIT, limited.max_buffer_bytes)
     z = jnp.zeros((n,), jnp.uint8)  # lazy: nothing allocated
     assert z.shape == (n,)
+
+
+def test_big_reduction_space_with_small_operands_is_not_refused():
+    """A 2048^3 matmul makes 8.6e9 products, yet every operand, output and index stays below
+    2^22: it compiles (it was refused as beyond 32-bit indexing). Its output beyond 2^31 elements
+    is refused."""
+    from pyjax.backends import limits
+    from pyjax.backends.wasm import matmul
+    from pyjax.compiler import ir
+    from pyjax.compiler.ir import Kernel
+
+    limits.check_kernel(matmul.tuning_kernel(2048), "wasm")  # raises nothing
+    k = matmul.tuning_kernel(2**16)  # 2^32 outputs
+    with pytest.raises(ResourceExhaustedError, match=r"4294967296"):
+        limits.check_kernel(k, "wasm")
+    wide = Kernel((2**31,), [], ir.const(1.0, k.out_dtype))  # one axis beyond 32-bit indexing
+    with pytest.raises(ResourceExhaustedError, match=r"2147483648"):
+        limits.check_kernel(wide, "webgpu")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from pyjax.compiler import ir
 from pyjax.core.errors import JaxRuntimeError
 
 INDEX_LIMIT = 2**31 - 1  # elements a 32-bit signed index reaches
@@ -20,10 +21,22 @@ class ResourceExhaustedError(JaxRuntimeError, MemoryError):
 
 
 def check_kernel(kernel, platform: str) -> None:
-    """Refuse a Kernel whose iteration space (reduced axes included) needs 64-bit indices."""
-    n = math.prod(kernel.shape)
+    """Refuse a Kernel that needs 64-bit indices: an axis, its output or an operand's view spans
+    more than INDEX_LIMIT elements. Its whole iteration space may be larger: a 2048^3 matmul
+    makes 8.6e9 products with every index below 2^22."""
+    n = max([kernel.out_size, *kernel.shape, *(_span(x.arg[1]) for x in _loads(kernel))])
     if n > INDEX_LIMIT:
         raise _index_error(f"a kernel over shape {tuple(kernel.shape)} ({n} elements)", platform)
+
+
+def _loads(kernel) -> set:
+    roots = [r for r in (kernel.epilogue, kernel.body) if r is not None]
+    return {x for r in roots for x in ir.walk(r) if x.op == "load"}
+
+
+def _span(tracker) -> int:
+    """Elements a load's views address: the furthest offset each view reaches, plus one."""
+    return max(v.offset + sum((s - 1) * abs(st) for s, st in zip(v.shape, v.strides)) + 1 for v in tracker.views)
 
 
 def check_routine(routine, platform: str) -> None:

@@ -231,12 +231,12 @@ class WasmtimeHost:
         cfg.wasm_relaxed_simd = True
         cfg.wasm_multi_value = True
         cfg.wasm_bulk_memory = True
-        self.engine = wasmtime.Engine(cfg)
+        self.wasm_engine = wasmtime.Engine(cfg)  # (`engine` names the compiler)
         self.max_pages = max_pages
         self.max_modules = max_modules
         self.cache_dir = cache_dir
         self.generation = 0  # bumped when the store is recycled
-        self.store = wasmtime.Store(self.engine)
+        self.store = wasmtime.Store(self.wasm_engine)
         self.memory = self._new_memory(pages)
         self._modules: dict[str, Any] = {}
         self._instances: dict[str, WasmInstance] = {}
@@ -253,7 +253,7 @@ class WasmtimeHost:
 
         old_store, old_memory = self.store, self.memory
         size = old_memory.data_len(old_store)
-        self.store = wasmtime.Store(self.engine)
+        self.store = wasmtime.Store(self.wasm_engine)
         self.memory = self._new_memory(old_memory.size(old_store))
         ctypes.memmove(
             ctypes.addressof(self.memory.data_ptr(self.store).contents),
@@ -282,12 +282,12 @@ class WasmtimeHost:
         if path and os.path.exists(path):
             try:
                 with open(path, "rb") as fh:
-                    mod = wasmtime.Module.deserialize(self.engine, fh.read())
+                    mod = wasmtime.Module.deserialize(self.wasm_engine, fh.read())
             except wasmtime.WasmtimeError:
                 mod = None  # stale cache (other wasmtime version): recompile
         if mod is None:
             try:
-                mod = wasmtime.Module(self.engine, wasm)
+                mod = wasmtime.Module(self.wasm_engine, wasm)
             except wasmtime.WasmtimeError as e:
                 if "os error 12" in str(e):  # ENOMEM: out of memory or of mappings, not a bad module
                     raise MemoryError(f"cannot compile a wasm module: {e}") from None

@@ -34,11 +34,15 @@ def wasm():
     return WasmBackend()
 
 
-@pytest.fixture(scope="module", params=sorted(matmul.TILES))
+# every tile a backend may use: each engine's table entry and every autotune candidate
+_ALL_TILES = sorted(set(matmul.TILES.values()).union(*matmul.CANDIDATES.values()))
+
+
+@pytest.fixture(scope="module", params=_ALL_TILES, ids=[f"{mr}x{4 * nv}" for mr, nv in _ALL_TILES])
 def wasm_tiled(request):
-    """A wasm backend generating matmuls with the register tile of each engine (V8, Cranelift)."""
+    """A wasm backend generating matmuls with each register tile (MR rows x 4*NV columns)."""
     b = WasmBackend()
-    b.matmul_tile = matmul.TILES[request.param]
+    b.matmul_tile = request.param
     return b
 
 
@@ -701,3 +705,17 @@ def test_scatter(cpu, wasm, kind, dt):
     )
     with np.errstate(all="ignore"):
         compare_routine(cpu, wasm, r, [x, ind, u], 1e-3 if dt.name == "float16" else 1e-6)
+
+
+def test_matmul_tile_autotuned_once_per_process(monkeypatch):
+    """On an engine with candidates (wasmtime's Cranelift) the first matmul times each candidate
+    tile and keeps one; later backends of the process reuse it without timing again."""
+    from pyjax.backends.wasm import backend as wasm_backend
+
+    monkeypatch.setattr(wasm_backend, "_TUNED", {})
+    b = WasmBackend()
+    assert b.engine == "cranelift" and b._matmul_tile is None  # nothing timed before a matmul
+    tile = b.matmul_tile
+    assert tile in matmul.CANDIDATES["cranelift"] and wasm_backend._TUNED == {"cranelift": tile}
+    monkeypatch.setattr(WasmBackend, "_tune_matmul_tile", lambda self: pytest.fail("tuned twice"))
+    assert WasmBackend().matmul_tile == tile

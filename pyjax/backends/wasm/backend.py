@@ -11,8 +11,11 @@ Set PYJAX_WASM_DUMP=<dir> to write every generated module there (inspect with wa
 
 from __future__ import annotations
 
+import array
+import functools
 import math
 import os
+import time
 
 from pyjax.backends import limits
 from pyjax.backends.base import Backend
@@ -28,6 +31,8 @@ _DUMP = os.environ.get("PYJAX_WASM_DUMP", "")
 # a host with threads (the browser's, see BrowserWasmHost) splits a kernel over its outermost
 # axis when each chunk gets at least this many elements of the kernel's iteration space
 SPLIT_WORK = int(os.environ.get("PYJAX_WASM_SPLIT_WORK", str(1 << 16)))
+TUNE_N = 512  # the matmul autotune's product: 512^3 (268 MFLOP, about 10 ms a run natively)
+_TUNED: dict = {}  # engine name -> the autotuned (MR, NV), once per process
 
 
 class WasmKernelError(RuntimeError):
@@ -85,7 +90,8 @@ class WasmBackend(Backend):
             host = hosts.wasm_host()
         self.host = host
         self.simd = simd
-        self.matmul_tile = matmul.tile_for(getattr(host, "engine", "cranelift"))
+        self.engine = getattr(host, "engine", "cranelift")
+        self._matmul_tile = None if matmul.tunable(self.engine) else matmul.tile_for(self.engine)
         self.alloc = Allocator(host.nbytes, grow=host.grow)
         self.max_buffer_bytes = self.alloc.max_size - self.alloc.base  # wasm32: one 4 GiB memory
         self.limit_reason = "wasm32's linear memory is at most 4 GiB"
@@ -135,6 +141,51 @@ class WasmBackend(Backend):
 
         return self.host.view(np.dtype(dtype.name), slot, count)
 
+    # --- matmul register tile ---
+    @property
+    def matmul_tile(self) -> tuple[int, int]:
+        """(MR, NV): the engine's autotuned tile (timed at the first matmul), else its table's."""
+        if self._matmul_tile is None:
+            tile = _TUNED.get(self.engine)
+            if tile is None:
+                tile = _TUNED[self.engine] = self._tune_matmul_tile()
+            self._matmul_tile = tile
+        return self._matmul_tile
+
+    @matmul_tile.setter
+    def matmul_tile(self, tile: tuple[int, int]) -> None:
+        self._matmul_tile = tuple(tile)
+
+    def _tune_matmul_tile(self) -> tuple[int, int]:
+        """Time a TUNE_N^3 product with each candidate tile (3 interleaved rounds after a warm-up,
+        the best of each; 0.2-0.4 s once per process) and keep the fastest."""
+        kernel = matmul.tuning_kernel(TUNE_N)
+        n2 = TUNE_N * TUNE_N
+        ones = array.array("f", [0.5]) * n2
+        slots = [self.alloc.malloc(4 * n2) for _ in range(3)]
+        runs = {}
+        try:
+            for s in slots[:2]:
+                self.write(s, ones.tobytes())
+            for tile in matmul.CANDIDATES[self.engine]:
+                wasm, scratch = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd, tile=tile)
+                sp = self.alloc.malloc(scratch)
+                slots.append(sp)
+                runs[tile] = functools.partial(self._load(wasm, "kernel-tune"), *slots[:3], 0, TUNE_N, sp)
+            best = dict.fromkeys(runs, math.inf)
+            for _ in range(4):  # the first round warms up; this thread's CPU time (steadier on a busy machine)
+                for tile, run in runs.items():
+                    t0 = time.thread_time()
+                    run()
+                    best[tile] = min(best[tile], time.thread_time() - t0)
+        finally:
+            for s in slots:
+                self.alloc.free(s)
+        tile = min(best, key=best.get)
+        if os.environ.get("PYJAX_DEBUG") == "1":
+            print(f"pyjax wasm: matmul tile {tile} ({', '.join(f'{t}: {1e3 * s:.2f} ms' for t, s in best.items())})")
+        return tile
+
     # --- compute ---
     def _load(self, wasm: bytes, what: str, split: dict | None = None):
         if _DUMP:
@@ -179,9 +230,8 @@ class WasmBackend(Backend):
 
     def compile_kernel(self, kernel: Kernel) -> _Exe:
         limits.check_kernel(kernel, self.name)
-        wasm, scratch = compile_kernel_bytes(
-            kernel, relaxed_simd=self.relaxed_simd, simd=self.simd, tile=self.matmul_tile
-        )
+        tile = self.matmul_tile if matmul.may_match(kernel) else matmul.tile_for(self.engine)
+        wasm, scratch = compile_kernel_bytes(kernel, relaxed_simd=self.relaxed_simd, simd=self.simd, tile=tile)
         nk = len(kernel.shape) - (len(kernel.reduce_axes) if kernel.reduce_op else 0)
         hi = kernel.shape[0] if nk >= 1 else 1
         size = kernel.out_size

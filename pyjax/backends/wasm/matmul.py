@@ -29,9 +29,11 @@ from __future__ import annotations
 
 from pyjax.backends.wasm.encoder import F32, I32, V128
 from pyjax.compiler import ir
+from pyjax.compiler.ir import Kernel
+from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes
 
-__all__ = ["MatmulPlan", "emit", "match"]
+__all__ = ["CANDIDATES", "MatmulPlan", "emit", "match", "may_match", "tile_for", "tunable", "tuning_kernel"]
 
 import os
 
@@ -41,6 +43,11 @@ import os
 # 6 x 8 (12 accumulators) ran 1024^2 in 66-92 ms of CPU against 101-127 ms for 4 x 16 in Node
 # 24's V8, and faster in every one of four interleaved rounds in Chromium 156 (2026-12-03).
 TILES = {"cranelift": (4, 4), "v8": (6, 2)}
+# Tiles the backend's autotune times, once per process, on engines that compile ahead of time:
+# which MR x NV fits best depends on how the engine's register allocator spills the MR*NV
+# accumulators (x64 has 16 vector registers) and on the CPU. V8 tiers up in the background (a
+# timing right after compiling measures baseline code), so browsers keep TILES.
+CANDIDATES = {"cranelift": ((4, 4), (4, 3), (3, 4), (6, 2))}
 _ENV_TILE = (int(os.environ.get("PYJAX_WASM_MR", "0")), int(os.environ.get("PYJAX_WASM_NV", "0")))
 KC = int(os.environ.get("PYJAX_WASM_KC", "256"))  # K block
 KUNROLL = int(os.environ.get("PYJAX_WASM_KU", "2"))  # k steps per inner-loop iteration
@@ -89,6 +96,32 @@ def tile_for(engine: str) -> tuple[int, int]:
     """(MR, NV) for modules compiled by `engine`; PYJAX_WASM_MR / PYJAX_WASM_NV override."""
     mr, nv = TILES.get(engine, TILES["cranelift"])
     return (_ENV_TILE[0] or mr, _ENV_TILE[1] or nv)
+
+
+def tunable(engine: str) -> bool:
+    """Whether the backend autotunes the tile for `engine` (no PYJAX_WASM_MR/NV override)."""
+    return engine in CANDIDATES and not any(_ENV_TILE)
+
+
+def may_match(kernel) -> bool:
+    """A cheap test on the Kernel alone: could `match` take it (a float32 sum of products)?"""
+    body = kernel.body
+    return (
+        kernel.reduce_op == "sum"
+        and len(kernel.reduce_axes) == 1
+        and body is not None
+        and body.op == "mul"
+        and body.dtype.name == "float32"
+    )
+
+
+def tuning_kernel(n: int) -> Kernel:
+    """out = A @ B for n x n float32 A, B, in dot_general's lowering layout (M, N, K)."""
+    full = (n, n, n)
+    ta = ShapeTracker.contiguous((n, n)).reshape((n, 1, n)).expand(full)
+    tb = ShapeTracker.contiguous((n, n)).permute((1, 0)).reshape((1, n, n)).expand(full)
+    body = ir.alu("mul", ir.load(0, ta, dtypes.float32), ir.load(1, tb, dtypes.float32))
+    return Kernel(full, [dtypes.float32, dtypes.float32], ir.acc(dtypes.float32), "sum", (2,), body, "tune")
 
 
 def match(cg) -> MatmulPlan | None:
@@ -419,7 +452,9 @@ def emit(cg, p: MatmulPlan) -> None:
             for v in range(nvec):
                 f.local_get(pb).v128_load(offset=16 * v + 4 * nr * u, align=2).local_set(bvec[v])
             for r in range(nrows):
-                f.local_get(pa).v128_load32_splat(offset=4 * (r + u * p.mr), align=2).local_set(av)
+                # f32.load + splat: x64 broadcasts from a vector register (v128.load32_splat went
+                # through a general register: one more instruction per row, 2-4% of a 1024^2 product)
+                f.local_get(pa).f32_load(offset=4 * (r + u * p.mr), align=2).f32x4_splat().local_set(av)
                 for v in range(nvec):
                     if madd:
                         f.local_get(av).local_get(bvec[v]).local_get(acc[r][v]).f32x4_relaxed_madd()
