@@ -85,7 +85,7 @@ bench:
 EVERY ?= 1
 ecosystem:
 	$(PIP) install -q optax chex
-	$(PYTHON) tests/ecosystem/run.py --every $(EVERY)
+	$(PYTHON) tests/ecosystem/run.py --every $(EVERY) --models
 	$(PYTHON) -m pytest tests/test_ecosystem.py -q -m slow
 
 clean:

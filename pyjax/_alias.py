@@ -22,6 +22,7 @@ JAX_API_VERSION = "0.10.2"  # the JAX release pyjax's API and tests follow
 # jax.X whose pyjax module has another name (JAX's public module vs pyjax's internal package).
 # (JAX's jax.core names are a subset of jax.extend.core's; jax.interpreters holds the custom-primitive rule tables)
 _RENAMED = {"jax.core": "pyjax.extend.core", "jax.interpreters": "pyjax.extend.interpreters"}
+_RENAMED["jax._src.core"] = "pyjax.extend.core"  # before jax._src: the first prefix that matches wins
 _RENAMED["jax._src"] = "pyjax.extend._jax_src"  # private modules that libraries import at load time
 
 

@@ -18,6 +18,7 @@ over jit or vmap tracers work); the custom rules treat them as constants.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -30,7 +31,16 @@ from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unfla
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 
-__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "remat", "custom_jvp_call_p", "custom_vjp_call_p"]
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "custom_jvp",
+    "custom_vjp",
+    "checkpoint",
+    "remat",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
+]
 
 custom_jvp_call_p = core.MultiPrimitive("custom_jvp_call")
 custom_vjp_call_p = core.MultiPrimitive("custom_vjp_call")
@@ -176,6 +186,40 @@ class CustomFunction:
 # --- custom_jvp -------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """What a `defvjp(fwd, bwd, symbolic_zeros=True)` fwd rule receives per input: the value, and
+    whether it is being differentiated."""
+
+    value: Any
+    perturbed: bool
+
+
+class SymbolicZero:
+    """A zero tangent that was never materialized: what a `defjvp(rule, symbolic_zeros=True)` rule
+    receives for inputs that are not being differentiated (and may return for zero outputs).
+    Reads shape, dtype, ndim, ... from its aval."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __getattr__(self, name):
+        if name == "aval":
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    def __repr__(self):
+        return "SymbolicZero"
+
+    @staticmethod
+    def from_primal_value(val) -> SymbolicZero:
+        return SymbolicZero(ad.tangent_aval(get_aval(val)))
+
+
+def _from_symbolic(t, aval):
+    return ad.zeros_like_aval(aval) if isinstance(t, SymbolicZero) else t
+
+
 class custom_jvp(CustomFunction):
     """Wrap `fun` so that forward- and reverse-mode autodiff use a user-supplied JVP rule.
 
@@ -192,9 +236,8 @@ class custom_jvp(CustomFunction):
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the JVP rule: jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)."""
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported by pyjax")
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:
@@ -249,7 +292,13 @@ class custom_jvp(CustomFunction):
         rule, fun_name = self.jvp, _name(self.fun)
         nondiff_argnums = self.nondiff_argnums
 
+        symbolic = self.symbolic_zeros
+
         def flat_jvp(primals: list, tangents: list) -> tuple[list, list]:
+            # zero tangents arrive as ad.Zero: SymbolicZero for a symbolic_zeros rule, else zeros
+            tangents = [
+                (SymbolicZero(t.aval) if symbolic else ad.instantiate(t)) if type(t) is ad.Zero else t for t in tangents
+            ]
             p = tree_unflatten(in_tree, list(primals))
             t = tree_unflatten(in_tree, list(tangents))
             res = rule(*nondiff, tuple(p), tuple(t))
@@ -260,6 +309,13 @@ class custom_jvp(CustomFunction):
                     f"but got {res}."
                 )
             po, to = res
+            if symbolic:  # the rule may answer SymbolicZero for a zero output tangent
+                to = tree_map(
+                    lambda t, a: _from_symbolic(t, ad.tangent_aval(get_aval(a))),
+                    to,
+                    po,
+                    is_leaf=lambda t: isinstance(t, SymbolicZero),
+                )
             po_leaves, po_tree = tree_flatten(po)
             to_leaves, to_tree = tree_flatten(to)
             if po_tree != out_tree:
@@ -310,25 +366,29 @@ custom_jvp_call_p.abstract_eval = _call_abstract
 
 def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, fun=None):
     xs = primals[num_consts:]
-    ts = [ad.instantiate(t) for t in tangents[num_consts:]]
-    return jvp(list(xs), ts)
+    return jvp(list(xs), list(tangents[num_consts:]))  # the rule's wrapper turns zeros into what it expects
 
 
 def _custom_jvp_vjp(primals, needs, *, call_jaxpr, jvp, num_consts, fun=None):
     xs = list(primals[num_consts:])
-    zeros = [_zeros_like(x) for x in xs]
+    # linearize in the inputs being differentiated; the others' tangents are zero (symbolic, as in JAX)
+    idx = [i for i, n in enumerate(needs[num_consts:]) if n] or list(range(len(xs)))
 
     def linear(*ts):
-        po, to = jvp(xs, list(ts))
+        full = [Zero(ad.tangent_aval(get_aval(x))) for x in xs]
+        for i, t in zip(idx, ts):
+            full[i] = t
+        po, to = jvp(xs, full)
         return [ad.instantiate(t) for t in to], po
 
-    _, backward_t, primal_out = ad.vjp_flat(linear, zeros)
+    _, backward_t, primal_out = ad.vjp_flat(linear, [_zeros_like(xs[i]) for i in idx])
 
     def backward(cts):
         in_cts = backward_t([ad.instantiate(c) for c in cts])
-        out = [None] * num_consts
-        for x, ct in zip(xs, in_cts):
-            out.append(None if type(ct) is Zero or get_aval(x).dtype.kind not in "fc" else ct)
+        out = [None] * (num_consts + len(xs))
+        for i, ct in zip(idx, in_cts):
+            x = xs[i]
+            out[num_consts + i] = None if type(ct) is Zero or get_aval(x).dtype.kind not in "fc" else ct
         return out
 
     backward.multiple_results = True
@@ -422,10 +482,9 @@ class custom_vjp(CustomFunction):
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         """Set the forward (returns output and residuals) and backward (cotangents) rules."""
-        if symbolic_zeros:
-            raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported by pyjax")
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs) -> Any:
         if self.fwd is None or self.bwd is None:
@@ -456,8 +515,12 @@ class custom_vjp(CustomFunction):
         jaxpr, consts, out_avals = _trace_or_evaluate(flat_fun, leaves)
         out_tree = out_tree_box[0]
         fwd, bwd, fun_name = self.fwd, self.bwd, _name(self.fun)
+        symbolic = getattr(self, "symbolic_zeros", False)
 
-        def flat_fwd(*xs) -> tuple[list, list]:
+        def flat_fwd(*xs, perturbed: list | None = None) -> tuple[list, list]:
+            if symbolic:  # each input as CustomVJPPrimal(value, perturbed); unknown (vmapped): perturbed
+                flags = perturbed if perturbed is not None else [True] * len(xs)
+                xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
             d = tree_unflatten(in_tree, list(xs))
             res = fwd(*_merge(nums, nondiff, d, n))
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
@@ -489,6 +552,8 @@ class custom_vjp(CustomFunction):
         in_avals = [get_aval(x) for x in leaves]
 
         def flat_bwd(res_leaves: list, cts: list) -> list:
+            # zero cotangents arrive as ad.Zero: SymbolicZero for a symbolic_zeros rule, else zeros
+            cts = [(SymbolicZero(c.aval) if symbolic else ad.instantiate(c)) if type(c) is Zero else c for c in cts]
             r = tree_unflatten(res_tree_box[0], list(res_leaves))
             ct = tree_unflatten(out_tree, list(cts))
             got = bwd(*nondiff, r, ct)
@@ -508,7 +573,7 @@ class custom_vjp(CustomFunction):
                 if g is None:
                     flat_cts.extend([None] * len(d_leaves))
                     continue
-                g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None)
+                g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
                 if g_tree != d_tree:
                     raise TypeError(
                         f"Custom VJP bwd rule must produce an output with the same container (pytree) "
@@ -518,7 +583,7 @@ class custom_vjp(CustomFunction):
                 flat_cts.extend(g_leaves)
             out = []
             for g, a in zip(flat_cts, in_avals):
-                if g is None or a.dtype.kind not in "fc":
+                if g is None or isinstance(g, SymbolicZero) or a.dtype.kind not in "fc":
                     out.append(None)
                     continue
                 g = _cast_like(g, a)
@@ -549,11 +614,10 @@ def _custom_vjp_jvp(primals, tangents, **_):
 
 def _custom_vjp_vjp(primals, needs, *, call_jaxpr, fwd, bwd, num_consts, fun=None):
     xs = list(primals[num_consts:])
-    outs, res = fwd(*xs)
+    outs, res = fwd(*xs, perturbed=list(needs[num_consts:]))
 
-    def backward(cts):
-        cts = [ad.instantiate(c) for c in cts]
-        return [None] * num_consts + list(bwd(res, cts))
+    def backward(cts):  # bwd turns zero cotangents into what its rule expects
+        return [None] * num_consts + list(bwd(res, list(cts)))
 
     backward.multiple_results = True
     return outs, backward
@@ -579,11 +643,12 @@ def _custom_vjp_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
 
     batched_fwd = _vmapped(fwd_joint, size, xdims)
 
-    def b_fwd(*xs):
+    def b_fwd(*xs, perturbed=None):
         flat = batched_fwd(*xs)
         return flat[:n_out], flat[n_out:]
 
     def b_bwd(res, cts):
+        cts = [ad.instantiate(c) for c in cts]
         nr = len(res)
 
         def bwd_joint(*a):

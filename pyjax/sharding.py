@@ -24,6 +24,7 @@ except ImportError:  # Pyodide without numpy: meshes keep their devices as neste
     _np = None
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
     "DuplicateSpecError",
     "Mesh",
@@ -196,6 +197,7 @@ class Mesh:
     empty = property(lambda self: not self._flat_devices)
     local_devices = property(lambda self: list(self._flat_devices))
     local_mesh = property(lambda self: self)
+    abstract_mesh = property(lambda self: AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types))
     is_multi_process = False
 
     def __enter__(self) -> Mesh:
@@ -224,6 +226,39 @@ class Mesh:
         types = ", ".join(repr(t) for t in self.axis_types)
         types = f"({types},)" if len(self.axis_types) == 1 else f"({types})"
         return f"Mesh({axes}, axis_types={types})"
+
+
+class AbstractMesh:
+    """A mesh's shape without devices: axis sizes, names and types (what tracing-time code reads)."""
+
+    def __init__(self, axis_sizes: Sequence[int], axis_names: str | Sequence[str], axis_types: Any = None):
+        self.axis_sizes = tuple(int(n) for n in axis_sizes)
+        self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(f"AbstractMesh: {len(self.axis_sizes)} axis sizes for {len(self.axis_names)} axis names")
+        if axis_types is None or isinstance(axis_types, AxisType):
+            axis_types = (axis_types or AxisType.Auto,) * len(self.axis_sizes)
+        self.axis_types = tuple(axis_types)
+
+    shape = property(lambda self: OrderedDict(zip(self.axis_names, self.axis_sizes)))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+    size = property(lambda self: math.prod(self.axis_sizes))
+    empty = property(lambda self: not self.axis_sizes)
+    abstract_mesh = property(lambda self: self)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, AbstractMesh)
+            and self.shape_tuple == other.shape_tuple
+            and (self.axis_types == other.axis_types)
+        )
+
+    def __hash__(self):
+        return hash((self.shape_tuple, self.axis_types))
+
+    def __repr__(self):
+        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        return f"AbstractMesh({axes}, axis_types=({', '.join(t.name for t in self.axis_types)},))"
 
 
 def make_mesh(

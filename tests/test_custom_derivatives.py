@@ -318,3 +318,61 @@ def test_checkpoint_grads(backend):
     )
     dec = pyjax.checkpoint(policy=pyjax.checkpoint_policies.nothing_saveable)(functools.partial(body, pjnp))
     both(pyjax.grad(lambda x: pjnp.sum(dec(x))), jax.grad(lambda x: jnp.sum(fj(x))), X)
+
+
+def _symbolic_zero_runs(jx, np_, cd) -> list:
+    """defjvp/defvjp(symbolic_zeros=True): which tangents/cotangents arrive as SymbolicZero, which inputs
+    are perturbed, and the derivatives."""
+    seen = []
+
+    @jx.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(p, t):
+        (x, y), (tx, ty) = p, t
+        seen.append(tuple(isinstance(v, cd.SymbolicZero) for v in t))
+        if isinstance(tx, cd.SymbolicZero):
+            return f(x, y), x * ty
+        if isinstance(ty, cd.SymbolicZero):
+            return f(x, y), tx * y
+        return f(x, y), tx * y + x * ty
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+
+    @jx.custom_vjp
+    def h(x, y):
+        return x * y, x + y
+
+    def h_fwd(x, y):
+        seen.append((type(x).__name__, x.perturbed, y.perturbed))
+        return h(x.value, y.value), (x.value, y.value)
+
+    def h_bwd(res, ct):
+        seen.append(tuple(isinstance(c, cd.SymbolicZero) for c in ct))
+        (x, y), (c0, c1) = res, ct
+        c0 = 0.0 if isinstance(c0, cd.SymbolicZero) else c0
+        c1 = 0.0 if isinstance(c1, cd.SymbolicZero) else c1
+        return c0 * y + c1, c0 * x + c1
+
+    h.defvjp(h_fwd, h_bwd, symbolic_zeros=True)
+    two, three = np_.float32(2.0), np_.float32(3.0)
+    results = [
+        jx.grad(f)(two, three),
+        jx.jvp(lambda x: f(x, three), (two,), (np_.float32(1.0),))[1],
+        jx.grad(f, argnums=(0, 1))(two, three),
+        jx.grad(f, argnums=1)(two, three),
+        jx.jit(jx.grad(f))(two, three),
+        jx.vmap(jx.grad(f))(np_.arange(3.0), np_.ones(3)),
+        jx.grad(lambda x: h(x, three)[0])(two),
+        jx.grad(lambda x, y: h(x, y)[1], argnums=(0, 1))(two, three),
+    ]
+    return [np.asarray(r).tolist() for r in jx.tree_util.tree_leaves(results)] + seen
+
+
+def test_symbolic_zeros_match_jax():
+    import jax.custom_derivatives as jcd
+
+    import pyjax.custom_derivatives as pcd
+
+    assert _symbolic_zero_runs(pyjax, pjnp, pcd) == _symbolic_zero_runs(jax, jnp, jcd)

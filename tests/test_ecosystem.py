@@ -1,5 +1,6 @@
-"""optax and chex on pyjax through alias_jax (issue 16): a fixed sample of their own test suites, and optax's
-optimizers against JAX. `make ecosystem` runs the whole suites (tests/ecosystem/run.py)."""
+"""optax and chex on pyjax through alias_jax (issue 16): a fixed sample of their own test suites, optax's
+optimizers against JAX, and (when equinox is installed) an equinox MLP trained as on JAX. `make ecosystem`
+runs the whole suites and every model (tests/ecosystem/run.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ECO = os.path.join(HERE, "ecosystem")
 sys.path.insert(0, ECO)
+import models  # noqa: E402
 import optimizers  # noqa: E402
 import run as eco_run  # noqa: E402
 
@@ -51,6 +53,15 @@ def _compare(names: list) -> None:
         assert not isinstance(w, str), f"{key} fails on JAX: {w}"
         assert not isinstance(g, str), f"{key} fails on pyjax: {g}"
         assert all(abs(a - b) <= 1e-5 + 1e-4 * abs(b) for a, b in zip(g, w)), (key, g, w)
+
+
+@pytest.mark.slow  # 10-20 s (equinox's jit on JAX, a pyjax subprocess): make ecosystem runs it
+def test_equinox_mlp_matches_jax():
+    pytest.importorskip("equinox")
+    got, want = eco_run.compare_models(["equinox_mlp"])
+    assert not isinstance(want["equinox_mlp"], str), want
+    assert not isinstance(got["equinox_mlp"], str), got
+    assert models.agree(got["equinox_mlp"], want["equinox_mlp"]), (got, want)
 
 
 def test_optax_optimizers_sample():

@@ -130,3 +130,65 @@ def test_extend_core_names():
     assert float(c.eval_jaxpr(closed.jaxpr, closed.consts, 0.5)[0]) == pytest.approx(2 * np.sin(0.5))
     wrapped = pyjax.extend.linear_util.wrap_init(lambda a, k: a + k, {"k": 2})
     assert wrapped.call_wrapped(1) == 3
+
+
+def _partial_eval_run(name: str) -> list:
+    if name == "jax":
+        from jax._src import api_util
+        from jax._src import linear_util as lu
+        from jax.interpreters import partial_eval as pe
+
+        lib, np_, core = jax, jjnp, jax.core
+        wrap = lambda f: lu.wrap_init(f, debug_info=api_util.debug_info("t", f, (1, 2), {}))  # noqa: E731
+    else:
+        from pyjax.extend import linear_util as lu
+        from pyjax.extend.interpreters import partial_eval as pe
+
+        lib, np_, core = pyjax, jnp, pyjax.extend.core
+        wrap = lu.wrap_init
+    fun = wrap(lambda x, c: [x * 2 + c, c * 3, np_.sin(c)])
+    pvals = [pe.PartialVal.unknown(core.ShapedArray((2,), np.float32)), pe.PartialVal.known(np.float32(1.5))]
+    jaxpr, out_pvals, consts = pe.trace_to_jaxpr_nounits(fun, pvals)
+    kinds = [pv.is_known() for pv in out_pvals]
+    known = [float(pv.get_known()) for pv in out_pvals if pv.is_known()]
+    rest = core.eval_jaxpr(jaxpr, consts, np_.array([1.0, 2.0], np.float32))
+    del lib
+    return [kinds, known, [np.asarray(r).tolist() for r in rest]]
+
+
+def test_partial_eval_matches_jax():
+    """jax.interpreters.partial_eval.trace_to_jaxpr_nounits: which outputs are known, their values, the rest."""
+    assert _partial_eval_run("pyjax") == _partial_eval_run("jax")
+
+
+def test_mapped_avals_and_axis_batchers_match_jax():
+    for core, ext in ((pyjax.extend.core, pyjax.extend.core), (jax.core, jax.extend.core)):
+        a = core.ShapedArray((3, 4), np.float32)
+        assert ext.mapped_aval(4, 1, a).shape == (3,)
+        assert ext.unmapped_aval(5, 0, a).shape == (5, 3, 4)
+        assert ext.mapped_aval(4, None, a).shape == (3, 4)
+    calls = []
+    for name, (lib, np_, ext, core, _, batching, mlir) in _LIBS.items():
+        prim = ext.Primitive(f"axis_double_{name}")
+        prim.def_impl(lambda x: x * 2)
+        prim.def_abstract_eval(lambda a: core.ShapedArray(a.shape, a.dtype))
+        mlir.register_lowering(prim, mlir.lower_fun(lambda x: x * 2, multiple_results=False))
+
+        def rule(size, axis_name, trace_type, vals, dims, prim=prim, name=name):
+            calls.append((name, size, axis_name, list(dims)))
+            return prim.bind(vals[0]), dims[0]
+
+        batching.axis_primitive_batchers[prim] = rule
+        out = lib.vmap(prim.bind, axis_name="i")(np_.arange(3.0))
+        assert np.asarray(out).tolist() == [0.0, 2.0, 4.0]
+    assert calls[0][1:] == calls[1][1:] == (3, "i", [0])
+
+
+def test_trace_state_changes_under_transformations():
+    """jax.core.get_opaque_trace_state: equal under the same transformations, different inside one (flax)."""
+    for lib, get in ((pyjax, pyjax.extend.core.get_opaque_trace_state), (jax, jax.extend.core.get_opaque_trace_state)):
+        outer = get(convention="flax")
+        assert get(convention="flax") == outer
+        inside = []
+        lib.jit(lambda x: inside.append(get(convention="flax")) or x)(1.0)
+        assert inside[0] != outer

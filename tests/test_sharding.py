@@ -163,3 +163,25 @@ def test_lowered_with_shardings():
     c = pyjax.jit(lambda a: a * 2, in_shardings=s, out_shardings=s).lower(pyjax.ShapeDtypeStruct((4, 3), "float32"))
     c = c.compile()
     assert c.input_shardings == ((s,), {}) and c.output_shardings == s
+
+
+def test_abstract_mesh_and_format_as_jax():
+    """sharding.AbstractMesh (a mesh's axes without devices) and experimental.layout's Format/Layout."""
+    import jax.experimental.layout as jlayout
+    import jax.sharding as jsharding
+
+    import pyjax.experimental.layout as playout
+    import pyjax.sharding as psharding
+
+    for lib, sh, lay in ((pyjax, psharding, playout), (jax, jsharding, jlayout)):
+        m = sh.AbstractMesh((2, 3), ("x", "y"))
+        assert (m.axis_names, m.axis_sizes, m.size, m.empty) == (("x", "y"), (2, 3), 6, False)
+        assert dict(m.shape) == {"x": 2, "y": 3} and m == sh.AbstractMesh((2, 3), ("x", "y"))
+        assert m != sh.AbstractMesh((3, 2), ("x", "y"))
+        assert all(t == sh.AxisType.Auto for t in m.axis_types)
+        s = sh.SingleDeviceSharding(lib.devices()[0])
+        f = lay.Format(lay.Layout((1, 0)), s)
+        assert f.layout.major_to_minor == (1, 0) and f.sharding == s
+        assert f == lay.Format(lay.Layout((1, 0)), s) and lay.Format().layout is None
+        with pytest.raises(ValueError, match="Sharding has to be concrete"):
+            lay.Format(lay.Layout((1, 0)), None)

@@ -6,6 +6,6 @@ custom-primitive registration tables `ad.primitive_jvps`/`primitive_transposes`,
 `batching.primitive_batchers` and `mlir.register_lowering`.
 """
 
-from pyjax.extend import core, linear_util  # noqa: F401
+from pyjax.extend import core, linear_util, source_info_util  # noqa: F401
 
-__all__ = ["core", "linear_util"]
+__all__ = ["core", "linear_util", "source_info_util"]

@@ -40,7 +40,10 @@ __all__ = [
     "concrete_or_error",
     "eval_jaxpr",
     "get_aval",
+    "get_opaque_trace_state",
     "jaxpr_as_fun",
+    "mapped_aval",
+    "unmapped_aval",
     "valid_jaxtype",
 ]
 
@@ -105,6 +108,45 @@ class Primitive(_core.Primitive):
 def eval_jaxpr(jaxpr: Jaxpr, consts: list, *args: Any) -> list:
     """JAX's eval_jaxpr(jaxpr, consts, *args): interpret with bind (enclosing transformations apply)."""
     return _core.eval_jaxpr(jaxpr, [*consts, *args])
+
+
+class OpaqueTraceState:
+    """Which transformations are active (the interpreter stack): equal only to a state taken under
+    the same ones. Libraries compare two to notice a value crossing a transformation boundary."""
+
+    def __init__(self, mains: tuple):
+        self._mains = mains
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, OpaqueTraceState)
+            and len(self._mains) == len(other._mains)
+            and all(a is b for a, b in zip(self._mains, other._mains))
+        )
+
+    def __hash__(self):
+        return hash(tuple(id(m) for m in self._mains))
+
+
+def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
+    """The current interpreter stack, as an opaque comparable value (JAX's get_opaque_trace_state)."""
+    return OpaqueTraceState((*_core._state.trace_stack, _core._state.dynamic_trace))
+
+
+def mapped_aval(size: int, axis: int | None, aval: _core.ShapedArray) -> _core.ShapedArray:
+    """The aval of one slice of `aval` along a mapped axis of length size (vmap's per-example view)."""
+    if axis is None:
+        return aval
+    if aval.shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} has size {aval.shape[axis]}, not {size}")
+    return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1 :])
+
+
+def unmapped_aval(size: int, axis: int | None, aval: _core.ShapedArray, explicit_mesh_axis=None) -> _core.ShapedArray:
+    """The aval with a mapped axis of length size inserted at axis (the inverse of mapped_aval)."""
+    if axis is None:
+        return aval
+    return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
 
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None) -> JaxprEqn:

@@ -1,11 +1,13 @@
 """Run optax's and chex's own test suites (shipped inside their packages) on pyjax through alias_jax.
 
-    python tests/ecosystem/run.py [--suites optax chex] [--every N] [--timeout S] [--match SUBSTR]
+    python tests/ecosystem/run.py [--suites optax chex] [--every N] [--timeout S] [--match SUBSTR] [--models]
 
 Each test file runs in its own pytest process (`-p alias_plugin` aliases jax first, on the cpu
 backend unless JAX_PLATFORMS says otherwise); prints per-file and total pass/fail/error/skip counts
 and the most common failure reasons. `--every N` runs a fixed sample: every N-th test of each file.
-The full run takes hours on a 2-core machine; `make ecosystem` runs it.
+The full run takes hours on a 2-core machine; `make ecosystem` runs it. `--models` also trains the
+small models of models.py (equinox, flax; those whose package is installed) on pyjax and on JAX and
+prints whether they agree (`--suites` with no names: only the models).
 """
 
 from __future__ import annotations
@@ -53,6 +55,46 @@ def run_file(root: str, path: str | list, every: int, timeout: float, extra: lis
         return _parse(xml, tail)
 
 
+def compare_models(names: list) -> tuple[dict, dict]:
+    """models.py's results for names: (on pyjax through the alias, in a subprocess; on JAX, here)."""
+    import json
+
+    import jax
+    import models
+
+    cmd = [sys.executable, os.path.join(HERE, "models.py"), "--pyjax", *names]
+    env = dict(os.environ)
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"models.py --pyjax failed: {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout), models.run_all(jax, names)
+
+
+def run_models() -> None:
+    import models
+
+    names = [n for n, pkg in models.PACKAGES.items() if importlib.util.find_spec(pkg) is not None]
+    skipped = sorted(set(models.MODELS) - set(names))
+    if not names:
+        print(f"\nmodels: none of {sorted(set(models.PACKAGES.values()))} is installed")
+        return
+    got, want = compare_models(names)
+    print("\nmodels (pyjax through alias_jax vs JAX):")
+    for name in names:
+        g, w = got[name], want[name]
+        if isinstance(w, str):
+            verdict = f"fails on JAX: {w}"
+        elif isinstance(g, str):
+            verdict = f"fails on pyjax: {g}"
+        else:
+            worst = max((abs(a - b) for a, b in zip(g, w)), default=0.0)
+            verdict = f"{'agrees' if models.agree(g, w) else 'DIFFERS'} (largest difference {worst:.2g})"
+        print(f"  {name:20s} {verdict}")
+    for name in skipped:
+        print(f"  {name:20s} skipped ({models.PACKAGES[name]} is not installed)")
+
+
 def _reason(el) -> str:
     msg = (el.get("message") or el.text or "").strip().splitlines()
     text = msg[0] if msg else el.tag
@@ -86,11 +128,12 @@ def _parse(xml: str, tail: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suites", nargs="+", default=["optax", "chex"])
+    ap.add_argument("--suites", nargs="*", default=["optax", "chex"])
     ap.add_argument("--every", type=int, default=1, help="run every N-th test of each file (a fixed sample)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per test file")
     ap.add_argument("--match", default="", help="only files whose path contains this")
     ap.add_argument("--reasons", type=int, default=15, help="how many failure reasons to print")
+    ap.add_argument("--models", action="store_true", help="also compare models.py's trainings with JAX")
     args, extra = ap.parse_known_args(argv)
     total = collections.Counter()
     reasons = collections.Counter()
@@ -113,9 +156,12 @@ def main(argv=None) -> int:
         total.update(suite_total)
     if len(args.suites) > 1:
         _summary("all", total)
-    print("\nmost common failure reasons:")
-    for text, n in reasons.most_common(args.reasons):
-        print(f"{n:5d}  {text}")
+    if args.suites:
+        print("\nmost common failure reasons:")
+        for text, n in reasons.most_common(args.reasons):
+            print(f"{n:5d}  {text}")
+    if args.models:
+        run_models()
     return 0
 
 

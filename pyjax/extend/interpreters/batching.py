@@ -1,7 +1,9 @@
 """jax.interpreters.batching for custom primitives: primitive_batchers, not_mapped, defvectorized, defbroadcasting.
 
 A rule is JAX's rule(batched_args, batch_dims, **params) -> (out, out_dim); an unbatched input has
-batch dim `not_mapped` (None).
+batch dim `not_mapped` (None). Rules that need the axis (size, name) register in
+fancy_primitive_batchers (rule(axis_data, args, dims, **params)) or, in the older form equinox uses,
+axis_primitive_batchers (rule(size, name, trace_type, args, dims, **params)).
 """
 
 from __future__ import annotations
@@ -9,7 +11,15 @@ from __future__ import annotations
 from pyjax.interpreters import batching as _batching
 from pyjax.interpreters.batching import moveaxis  # noqa: F401
 
-__all__ = ["defbroadcasting", "defvectorized", "moveaxis", "not_mapped", "primitive_batchers"]
+__all__ = [
+    "axis_primitive_batchers",
+    "defbroadcasting",
+    "defvectorized",
+    "fancy_primitive_batchers",
+    "moveaxis",
+    "not_mapped",
+    "primitive_batchers",
+]
 
 not_mapped = None
 
@@ -21,6 +31,29 @@ class _Batchers(dict):
 
 
 primitive_batchers = _Batchers()
+
+
+class _AxisBatchers(dict):
+    """Rules that also take the mapped axis: `call(rule, axis, vals, dims, params)` says how."""
+
+    def __init__(self, call):
+        super().__init__()
+        self._call = call
+
+    def __setitem__(self, prim, rule):
+        super().__setitem__(prim, rule)
+
+        def batch_rule(size, vals, dims, **params):
+            axis = _batching.AxisData(size, _batching.rule_axis_name())
+            return self._call(rule, axis, list(vals), list(dims), params)
+
+        _batching.batch_rules[prim] = batch_rule
+
+
+fancy_primitive_batchers = _AxisBatchers(lambda rule, axis, vals, dims, params: rule(axis, vals, dims, **params))
+axis_primitive_batchers = _AxisBatchers(
+    lambda rule, axis, vals, dims, params: rule(axis.size, axis.name, None, vals, dims, **params)
+)
 
 
 def _dims_to_front(vals, dims):
