@@ -451,7 +451,7 @@ def _custom_jvp_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts):
     batched = _vmapped(jvp_flat_both, size, xdims + xdims)
 
     def batched_jvp(primals, tangents):
-        outs = batched(*primals, *tangents)
+        outs = batched(*primals, *[ad.instantiate(t) for t in tangents])
         m = len(outs) // 2
         return outs[:m], outs[m:]
 

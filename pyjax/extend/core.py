@@ -130,7 +130,7 @@ class OpaqueTraceState:
 
 def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
     """The current interpreter stack, as an opaque comparable value (JAX's get_opaque_trace_state)."""
-    return OpaqueTraceState((*_core._state.trace_stack, _core._state.dynamic_trace))
+    return OpaqueTraceState((*_core.state.trace_stack, _core.state.dynamic_trace))
 
 
 def mapped_aval(size: int, axis: int | None, aval: _core.ShapedArray) -> _core.ShapedArray:
