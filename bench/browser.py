@@ -1,6 +1,7 @@
 """pyjax under Pyodide vs jax-js 0.1.25 in the same headless Chromium, on wasm and webgpu.
 
-Both libraries run in one page and take turns: for each workload, both warm up, then several
+Runs the site's benchmark page (site/bench.html + bench.mjs, which `make serve` also shows with its
+ratio bars) headless and prints its results as a table. Both libraries run in one page and take turns: for each workload, both warm up, then several
 rounds in which each library runs the same number of calls back to back (who goes first
 alternates); a round gives one median per library. This shared machine's speed drifts by up to 2x
 over minutes, so only calls close in time are compared: the ratio printed is the median over rounds
@@ -14,8 +15,6 @@ Usage: python bench/browser.py [--devices wasm,webgpu] [--rounds 8] [--only matm
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -24,66 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "site"))
 sys.path.insert(0, str(ROOT / "playwright-tests"))
 
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
-<script type="importmap">{ "imports": { "@jax-js/jax": "./jaxjs/index.js" } }</script></head><body>
-<script type="module">
-import { jaxJsWorkloads } from "./bench/browser_jaxjs.mjs";
-import { loadPyjax } from "./web/pyjax.mjs";
-const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-window.__startup = async () => {
-  const t0 = performance.now();
-  const py = await loadPyjax();
-  return JSON.stringify({ total: performance.now() - t0, ...py.timings });
-};
-// One page, both libraries (or pyjax alone: withJaxJs false), workloads one after another.
-window.__pair = async (device, names, rounds, wasmThreads, withJaxJs) => {
-  try {
-    const jj = withJaxJs ? await jaxJsWorkloads(device) : null;
-    const py = await loadPyjax(wasmThreads ? { wasmThreads } : {});
-    const src = await (await fetch("./bench/browser_pyjax.py")).text();
-    await py.run(`DEVICE = ${JSON.stringify(device)}\n` + src);
-    const out = {};
-    for (const name of names) {
-      const q = JSON.stringify(name);
-      let tj = 0;
-      if (jj) {  // warm-up as the pyjax side's warm(): >= 2 calls and 1.5 s, at most 50 calls
-        const t0 = performance.now();
-        for (let i = 0; i < 50 && (i < 2 || performance.now() - t0 < 1500); i++) {
-          const t = performance.now(); await jj[name](); tj = performance.now() - t;
-        }
-      }
-      const tp = Number(await py.run(`await warm(${q}, 1.5)`));
-      // about 0.4 s per library per round, 1-7 calls; fewer rounds for calls of seconds
-      const slow = Math.max(tj, tp);
-      const calls = Math.max(1, Math.min(7, Math.round(400 / slow)));
-      const nr = slow > 10000 ? 1 : slow > 1000 ? Math.min(rounds, 3) : rounds;
-      const jaxJs = async () => {
-        const ts = [];
-        for (let i = 0; i < calls; i++) { const t = performance.now(); await jj[name](); ts.push(performance.now() - t); }
-        return med(ts);
-      };
-      const rows = [];
-      for (let r = 0; r < nr; r++) {
-        let j = null, p;
-        if (jj && r % 2 === 0) j = await jaxJs();
-        p = Number(await py.run(`await timed(${q}, ${calls})`));
-        if (jj && r % 2 === 1) j = await jaxJs();
-        rows.push([j, p]);
-      }
-      out[name] = rows;
-    }
-    if (device === "wasm") out.threads = JSON.parse(await py.run("import json; json.dumps(wasm_threads())"));
-    return JSON.stringify(out);
-  } catch (e) { return JSON.stringify({ error: String(e) }); }
-};
-window.__env = () => JSON.stringify({ cores: navigator.hardwareConcurrency, isolated: crossOriginIsolated });
-window.__ready = true;
-</script></body></html>"""
-
 ROWS = [
     ("matmul1024", "f32 matmul 1024², jit"),
     ("mlpStep", "MLP train step (128, 784-256-10), jit"),
     ("chain", "fused elementwise chain 2^20, jit"),
+    ("rowSum", "row sums of squares 1024², jit"),
     ("sort", "sort 10^6 f32"),
 ]
 
@@ -112,19 +56,16 @@ def _open(browser, url: str):
     page = browser.new_page()
     page.set_default_timeout(3_600_000)
     page.goto(url)
-    page.wait_for_function("() => window.__ready")
+    page.wait_for_function("() => window.pyjaxBench")
     return page
 
 
 def _pair(browser, url: str, dev: str, names: list, rounds: int, threads: int, with_jaxjs: bool) -> dict:
     page = _open(browser, url)
     try:
-        out = json.loads(page.evaluate("(a) => window.__pair(...a)", [dev, names, rounds, threads, with_jaxjs]))
+        return page.evaluate("(a) => window.pyjaxBench.pair(...a)", [dev, names, rounds, threads, with_jaxjs])
     finally:
         page.close()
-    if "error" in out:
-        raise RuntimeError(f"{dev}: {out['error']}")
-    return out
 
 
 def _median(xs: list) -> float:
@@ -149,11 +90,6 @@ def main() -> None:
     from conftest import CHROMIUM_ARGS
 
     out = site_build.main()
-    shutil.copytree(ROOT / "web" / "node_modules" / "@jax-js" / "jax" / "dist", out / "jaxjs")
-    (out / "bench").mkdir()
-    for f in ("browser_jaxjs.mjs", "browser_pyjax.py"):
-        shutil.copy2(ROOT / "bench" / f, out / "bench" / f)
-    (out / "bench.html").write_text(PAGE)
     wheel = next((out / "wheels").glob("*.whl"))
     httpd = site_serve.start(out)
     url = f"http://127.0.0.1:{httpd.server_address[1]}/bench.html"
@@ -161,8 +97,8 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         page = _open(browser, url)
-        startup = json.loads(page.evaluate("() => window.__startup()"))
-        env = json.loads(page.evaluate("() => window.__env()"))
+        startup = page.evaluate("() => window.pyjaxBench.startup()")
+        env = page.evaluate("() => window.pyjaxBench.env()")
         page.close()
         for dev in devs:
             print(f"{dev}: pyjax and jax-js taking turns in one page ...", file=sys.stderr, flush=True)

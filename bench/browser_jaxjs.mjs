@@ -1,6 +1,6 @@
-// jax-js 0.1.25 side of bench/browser.py: the same workloads as bench/browser_pyjax.py, each an
-// async function that runs one call to completion (blockUntilReady), set up once so that
-// bench/browser.py can alternate them with pyjax's in one page.
+// jax-js 0.1.25 side of the side-by-side benchmark (site/bench.html, driven by bench/browser.py): the
+// same workloads as bench/browser_pyjax.py, each an async function that runs one call to completion
+// (blockUntilReady), set up once so that the page can alternate them with pyjax's.
 import { numpy as np, nn, init, defaultDevice, jit, valueAndGrad, tree } from "@jax-js/jax";
 
 function rand(n, seed) {
@@ -23,6 +23,8 @@ export async function jaxJsWorkloads(device) {
   const b = np.array(rand(n * n, 2)).reshape([n, n]);
   const mm = jit((x, y) => np.matmul(x, y));
   w.matmul1024 = async () => { const c = mm(a.ref, b.ref); await c.blockUntilReady(); c.dispose(); };
+  const rowSum = jit((m) => np.sum(m.ref.mul(m), 1));
+  w.rowSum = async () => { const c = rowSum(a.ref); await c.blockUntilReady(); c.dispose(); };
 
   // MLP train step, batch 128, 784-256-10, relu, softmax cross-entropy, SGD(0.1), jitted; one
   // call is 10 steps with the loss awaited after the last (bench/browser.py divides by 10).

@@ -1,4 +1,5 @@
-"""pyjax side of bench/browser.py, run inside Pyodide: the same workloads as browser_jaxjs.mjs.
+"""pyjax side of the side-by-side benchmark (site/bench.html, driven by bench/browser.py), run inside
+Pyodide: the same workloads as browser_jaxjs.mjs.
 
 The page defines DEVICE before running this file. It leaves WORKLOADS: name -> async function
 running one call to completion (the MLP's call is 10 steps), and `timed(name, n)`, the median
@@ -36,6 +37,7 @@ a, b = rand_array((1024, 1024), 1), rand_array((1024, 1024), 2)
 mm = pyjax.jit(lambda x, y: x @ y)
 x = rand_array((1 << 20,), 3)
 chain = pyjax.jit(lambda v: jnp.tanh(v * 1.5 + 0.5) * jnp.exp(-v * v) + jnp.sin(v))
+row_sum = pyjax.jit(lambda m: jnp.sum(m * m, axis=1))
 s = rand_array((1000000,), 4)
 X = rand_array((128, 784), 5)
 Y = jnp.eye(10)[jnp.arange(128) % 10]
@@ -69,11 +71,15 @@ async def run_chain():
     await chain(x).block_until_ready_async()
 
 
+async def run_row_sum():
+    await row_sum(a).block_until_ready_async()
+
+
 async def run_sort():
     await jnp.sort(s).block_until_ready_async()
 
 
-WORKLOADS = {"matmul1024": run_mm, "mlpStep": run_mlp, "chain": run_chain, "sort": run_sort}
+WORKLOADS = {"matmul1024": run_mm, "mlpStep": run_mlp, "chain": run_chain, "rowSum": run_row_sum, "sort": run_sort}
 
 
 async def timed(name, n):

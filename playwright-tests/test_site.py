@@ -89,7 +89,8 @@ def test_gallery_lists_examples_and_screenshots(site):
     examples = site.page.evaluate("() => window.pyjaxSite.examples()")
     names = {e["name"] for e in examples}
     assert "quickstart" in names and all(e["title"] and e["description"] for e in examples)
-    assert site.page.locator("#gallery .card").count() == len(examples)
+    assert site.page.locator("#gallery .card[data-name]").count() == len(examples)
+    assert site.page.locator("#gallery a.card[href='bench.html']").count() == 1  # the benchmark page
     site.page.click("#gallery .card[data-name='quickstart']")
     assert site.code().startswith('"""Quickstart')
     result = site.page.evaluate("() => window.pyjaxSite.run('quickstart', 'wasm')")

@@ -67,6 +67,12 @@ def copy_tree(src: Path, dst: Path, pattern: str = "*") -> None:
             shutil.copy2(f, dst / f.name)
 
 
+def copy_bench(out: Path) -> None:
+    """bench.html's parts: the workloads of both libraries (bench/browser_*) and jax-js from npm."""
+    copy_tree(ROOT / "bench", out / "bench", "browser_*.*")
+    copy_tree(ROOT / "web" / "node_modules" / "@jax-js" / "jax" / "dist", out / "jaxjs", "*.js")
+
+
 def main() -> Path:
     if not (PYODIDE / "pyodide.mjs").exists():
         sys.exit("site/build.py: Pyodide is missing; run `npm install` in web/ first (make serve does it)")
@@ -82,6 +88,7 @@ def main() -> Path:
     (OUT / "wheels").mkdir()
     add_bytecode(wheel, OUT / "wheels" / wheel.name)
     (OUT / "wheels" / "index.json").write_text(json.dumps({"pyjax": wheel.name}))
+    copy_bench(OUT)
     playground_build.build(OUT)  # the editor/chart bundle and the examples gallery
     jupyterlite_build.build(OUT)  # PyScript and JupyterLite on the same Pyodide, offline
     return OUT

@@ -97,7 +97,11 @@ function showGallery() {
     b.onclick = () => openExample(e.name);
     return b;
   });
-  $("gallery").replaceChildren(...cards);
+  const bench = document.createElement("a");
+  bench.className = "card bench-card";
+  bench.href = "bench.html";
+  bench.innerHTML = "<h3>pyjax vs jax-js</h3><p>The same workloads side by side in this browser, on wasm and webgpu, with the ratios as bars.</p>";
+  $("gallery").replaceChildren(...cards, bench);
 }
 
 function openExample(name, { original = false } = {}) {
