@@ -35,6 +35,7 @@ from pyjax.core import dtypes
 
 __all__ = ["CANDIDATES", "MatmulPlan", "emit", "match", "may_match", "tile_for", "tunable", "tuning_kernel"]
 
+import math
 import os
 
 # Register tile (MR rows x 4*NV columns) by the engine that compiles the module to machine code.
@@ -109,6 +110,7 @@ def may_match(kernel) -> bool:
     return (
         kernel.reduce_op == "sum"
         and len(kernel.reduce_axes) == 1
+        and math.prod(kernel.shape[-3:]) >= MIN_WORK
         and body is not None
         and body.op == "mul"
         and body.dtype.name == "float32"
