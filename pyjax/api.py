@@ -16,7 +16,15 @@ from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
 from pyjax.core.lru import LRUCache, cache_size
-from pyjax.core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+from pyjax.core.pytree import (
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+from pyjax.dtypes import float0_zeros, is_float0
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax, parallel
@@ -165,6 +173,24 @@ def _argnums_tuple(argnums, n, name="argnums"):
 # --- jit -----------------------------------------------------------------------------------------
 
 
+class _Float0Out:
+    """A float0 output of a jitted function, kept in the output treedef: no buffer, unflattens to float0 zeros."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple):
+        self.shape = tuple(shape)
+
+    def __eq__(self, other):
+        return type(other) is _Float0Out and other.shape == self.shape
+
+    def __hash__(self):
+        return hash(self.shape)
+
+
+register_pytree_node(_Float0Out, lambda x: ((), x.shape), lambda shape, _: float0_zeros(shape))
+
+
 class _Jitted(stages.Wrapped):
     """The callable returned by jit; caches traced jaxprs by argument signature."""
 
@@ -256,6 +282,10 @@ class _Jitted(stages.Wrapped):
             full = [static_d[i] if i in static_d else next(it) for i in range(n_total)]
             out = self.fun(*full, **kw_, **dict(static_kw))
             leaves, tree = tree_flatten(out)
+            if any(is_float0(x) for x in leaves):  # float0 outputs (grad of an int input) live in the treedef
+                leaves, tree = tree_flatten(
+                    tree_unflatten(tree, [_Float0Out(x.shape) if is_float0(x) else x for x in leaves])
+                )
             out_tree_box.append(tree)
             return [_check_out_leaf(x) for x in leaves]
 
@@ -532,14 +562,28 @@ def value_and_grad(
         outs, backward, aux = ad.vjp_flat(flat_fun, flat)
         (out,) = outs
         ct = lax.full((), 1.0, get_aval(out).dtype)
-        grads = [_zeros_or(g, x) for g, x in zip(backward([ct]), flat)]
+        grads = [_tangent_or(g, x) for g, x in zip(backward([ct]), flat)]
         if not holomorphic:  # JAX: the gradient of a real function at complex inputs is never weak
-            grads = [lax._convert(g, get_aval(g).dtype, False) if get_aval(g).dtype.kind == "c" else g for g in grads]
+            grads = [
+                g if is_float0(g) or get_aval(g).dtype.kind != "c" else lax._convert(g, g.dtype, False) for g in grads
+            ]
         g = tree_unflatten(tree, grads)
         g = g[0] if single else tuple(g)
         return ((out, aux), g) if has_aux else (out, g)
 
     return vg
+
+
+def _tangent_or(g, x):
+    """The (co)tangent for value x: float0 zeros when x is an integer or bool value (JAX), else _zeros_or."""
+    a = get_aval(x)
+    return float0_zeros(a.shape) if a.dtype.kind in "biu" else _zeros_or(g, x)
+
+
+def _type_str(d, shape) -> str:
+    """JAX's short type in messages: float32[3,4], float0[]."""
+    name = "float0" if is_float0(d) else dtypes.dtype(d).name
+    return f"{name}[{','.join(str(s) for s in shape)}]"
 
 
 def _zeros_or(g, x):
@@ -570,7 +614,14 @@ def grad(
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
-    """(out, vjp_fn) or (out, vjp_fn, aux); vjp_fn(cotangent) -> tuple of input cotangents."""
+    """(out, vjp_fn) or (out, vjp_fn, aux); vjp_fn(cotangent) -> tuple of input cotangents.
+
+    Cotangents of integer or bool values are float0 (given and returned), as in JAX."""
+    return _vjp(fun, primals, has_aux, True)
+
+
+def _vjp(fun: Callable, primals, has_aux: bool, float0: bool):
+    """vjp; with float0=False integer inputs get zeros of their own dtype (jacrev vmaps over the result)."""
     _check_callable(fun, "vjp")
     primals_j = [tree_map(_to_jax, p) for p in primals]
     flat, in_tree = tree_flatten(primals_j)
@@ -598,14 +649,25 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
             raise ValueError(
                 f"vjp cotangent structure {tree_structure(ct)} does not match the function output structure {out_tree}"
             ) from None
-        for c, a in zip(cts, out_avals):
-            ca = get_aval(c)
-            if ca.shape != a.shape:
+        cts = list(cts)
+        for i, (c, a) in enumerate(zip(cts, out_avals)):
+            if is_float0(c) and (c.shape != a.shape or a.dtype.kind not in "biu"):
                 raise ValueError(
-                    f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
+                    f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                    f"{_type_str(c, c.shape)}, but expected "
+                    f"{_type_str(c if a.dtype.kind in 'biu' else a.dtype, a.shape)} because the corresponding "
+                    f"output of the differentiated function had JAX type {_type_str(a.dtype, a.shape)}"
+                )
+            ca = c.shape if is_float0(c) else get_aval(c).shape
+            if ca != a.shape:
+                raise ValueError(
+                    f"Shape of cotangent input to vjp pullback function {ca} must be the same "
                     f"as the shape of corresponding primal input {a.shape}."
                 )
-        res = [_zeros_or(g, x) for g, x in zip(backward(list(cts)), flat)]
+            if a.dtype.kind in "biu":  # an integer output carries no cotangent
+                cts[i] = Zero(a)
+        tangent_or = _tangent_or if float0 else _zeros_or
+        res = [tangent_or(g, x) for g, x in zip(backward(cts), flat)]
         return tuple(tree_unflatten(in_tree, res))
 
     out = tree_unflatten(out_tree, outs)
@@ -613,7 +675,13 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
 
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
-    """(primals_out, tangents_out) of fun at primals along tangents."""
+    """(primals_out, tangents_out) of fun at primals along tangents; integer and bool values have float0
+    tangents (given and returned), as in JAX."""
+    return _jvp(fun, primals, tangents, has_aux, True)
+
+
+def _jvp(fun: Callable, primals, tangents, has_aux: bool, float0: bool):
+    """jvp; with float0=False integer outputs get zero tangents of their own dtype (jacfwd vmaps over them)."""
     _check_callable(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
@@ -623,25 +691,13 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     if len(primals) != len(tangents):
         raise ValueError("jvp requires primals and tangents to have the same number of arguments")
     flat_p, tree_p = tree_flatten([tree_map(_to_jax, p) for p in primals])
-    flat_t, tree_t = tree_flatten([tree_map(_to_jax, t) for t in tangents])
+    flat_t, tree_t = tree_flatten(list(tangents))
     if tree_p != tree_t:
         raise TypeError(
             f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
             f"have tree structure {tree_p} whereas tangents have tree structure {tree_t}."
         )
-    for p, t in zip(flat_p, flat_t):
-        if get_aval(p).shape != get_aval(t).shape:
-            raise ValueError(
-                f"jvp called with different primal and tangent shapes; primal shape "
-                f"{get_aval(p).shape}, tangent shape {get_aval(t).shape}"
-            )
-        pd, td = get_aval(p).dtype, get_aval(t).dtype
-        if pd.kind == "f" and td is not pd:
-            raise TypeError(
-                f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal. Got "
-                f"primal dtype {pd.name} and so expected tangent dtype {pd.name}, but got tangent "
-                f"dtype {td.name} instead."
-            )
+    flat_t = [_jvp_tangent(p, t) for p, t in zip(flat_p, flat_t)]
     out_tree_box, aux_box = [], []
 
     def flat_fun(*xs):
@@ -654,12 +710,36 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         return leaves
 
     outs, touts = ad.jvp_flat(flat_fun, flat_p, flat_t)
-    touts = [_zeros_or(t, o) for t, o in zip(touts, outs)]
+    touts = [(_tangent_or if float0 else _zeros_or)(t, o) for t, o in zip(touts, outs)]
     res = tree_unflatten(out_tree_box[0], outs), tree_unflatten(out_tree_box[0], touts)
     if has_aux:
         aux = tree_map(lambda x: x.primal if isinstance(x, ad.JVPTracer) else x, aux_box[0])
         return res + (aux,)
     return res
+
+
+def _jvp_tangent(p, t):
+    """Check a tangent against its primal (JAX's rules: equal dtypes; float0 for integer and bool
+    primals); a float0 tangent becomes a symbolic zero."""
+    pa = get_aval(p)
+    f0 = is_float0(t)
+    if not f0:
+        t = _to_jax(t)
+    shape = t.shape if f0 else get_aval(t).shape
+    if pa.shape != shape:
+        raise ValueError(
+            f"jvp called with different primal and tangent shapes;Got primal shape {pa.shape} and tangent shape as {shape}"
+        )
+    want_f0 = pa.dtype.kind in "biu"
+    if f0 != want_f0 or (not f0 and get_aval(t).dtype is not pa.dtype):
+        f0_name = str(t.dtype) if f0 else "[('float0', 'V')]"
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
+            f"int/bool primal dtype the tangent dtype must be float0.Got primal dtype {pa.dtype.name} and so "
+            f"expected tangent dtype {f0_name if want_f0 else pa.dtype.name}, but got tangent dtype "
+            f"{f0_name if f0 else get_aval(t).dtype.name} instead."
+        )
+    return Zero(pa) if f0 else t
 
 
 def linearize(fun: Callable, *primals, has_aux: bool = False):
@@ -706,9 +786,12 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         flat_t, tree_t = tree_flatten(list(tangents))
         if tree_t != tree_p:
             raise ValueError("linearize: tangent structure does not match the primals")
-        unk = core.eval_jaxpr(unknown, residuals + list(flat_t))
+        flat_t = [_jvp_tangent(p, t) for p, t in zip(flat_p, flat_t)]
+        flat_t = [ad.instantiate(t) for t in flat_t]  # float0 tangents of integer inputs: zeros
+        unk = core.eval_jaxpr(unknown, residuals + flat_t)
         it_k, it_u = iter(known_outs[n_out:]), iter(unk)
         touts = [next(it_u) if u else next(it_k) for u in out_unknown[n_out:]]
+        touts = [float0_zeros(get_aval(o).shape) if get_aval(o).dtype.kind in "biu" else t for o, t in zip(outs, touts)]
         return tree_unflatten(out_tree, touts)
 
     res = (tree_unflatten(out_tree, outs), f_jvp)
@@ -994,7 +1077,15 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, a
         if holomorphic:
             for x in tree_leaves(dyn):
                 _check_holomorphic_dtype("jacrev", "inputs", get_aval(x).dtype)
-        res = vjp(f_dyn, *dyn, has_aux=has_aux)
+        for x in tree_leaves(dyn):
+            d = get_aval(_to_jax(x)).dtype
+            if d.kind in "biu" and not allow_int:
+                raise TypeError(
+                    f"jacrev requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
+                    f"but got {d.name}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                    "allow_int to True."
+                )
+        res = _vjp(f_dyn, dyn, has_aux, False)
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
         for o in out_leaves:
@@ -1049,7 +1140,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
             def push(t, k=k):
                 tans = [jnp.zeros_like(v) for v in flat]
                 tans[k] = t
-                r = jvp(f_flat, tuple(flat), tuple(tans), has_aux=has_aux)
+                r = _jvp(f_flat, tuple(flat), tuple(tans), has_aux, False)
                 return (r[1], r[2]) if has_aux else r[1]
 
             r = vmap(push)(basis)
@@ -1085,12 +1176,18 @@ def _check_jac_dtype(name: str, what: str, d, holomorphic: bool) -> None:
     """JAX: complex inputs (jacfwd) or outputs (jacrev) need holomorphic=True, which needs them complex."""
     if holomorphic:
         _check_holomorphic_dtype(name, what, d)
-    elif d.kind == "c":
+    elif d.kind in "c" or (d.kind in "biu" and name == "jacfwd"):
         direct = "jax.jvp" if name == "jacfwd" else "jax.vjp"
+        involving = "complex inputs or integer inputs" if name == "jacfwd" else f"complex {what}"
         raise TypeError(
             f"{name} requires real-valued {what} ({what[:-1]} dtype that is a sub-dtype of np.floating), but got "
             f"{d.name}. For holomorphic differentiation, pass holomorphic=True. For differentiation of "
-            f"non-holomorphic functions involving complex {what}, use {direct} directly."
+            f"non-holomorphic functions involving {involving}, use {direct} directly."
+        )
+    elif d.kind in "biu":  # jacrev's outputs
+        raise TypeError(
+            f"{name} requires real-valued {what} ({what[:-1]} dtype that is a sub-dtype of np.floating), but got "
+            f"{d.name}. For differentiation of functions with integer outputs, use jax.vjp directly."
         )
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "canonicalize_dtype",
     "extended",
     "finfo",
+    "float0",  # noqa: F822 (module __getattr__: numpy's dtype, made on first use)
     "iinfo",
     "issubdtype",
     "itemsize_bits",
@@ -75,3 +76,62 @@ def scalar_type_of(x: Any) -> type:
 def itemsize_bits(dtype: Any) -> int:
     """The size of one element of dtype in bits."""
     return _d.dtype(dtype).itemsize * 8
+
+
+# --- float0: the tangent dtype of integer and bool values --------------------------------------
+
+_FLOAT0 = _d.DType("float0", 0, "V")  # without numpy; natively float0 is numpy's, as in JAX
+
+
+def _float0_dtype() -> Any:
+    try:
+        import numpy as np
+    except ImportError:
+        return _FLOAT0
+    return np.dtype([("float0", np.void, 0)])
+
+
+class Float0Array:
+    """Zeros of dtype float0 where numpy is missing (Pyodide without numpy): only a shape."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple):
+        self.shape = tuple(shape)
+
+    dtype = _FLOAT0
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: _prod(self.shape))
+
+    def __repr__(self):
+        return f"Float0Array(shape={self.shape})"
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def float0_zeros(shape: tuple) -> Any:
+    """The tangent/cotangent of an integer or bool value of this shape: np.zeros(shape, float0), as JAX gives."""
+    try:
+        import numpy as np
+    except ImportError:
+        return Float0Array(shape)
+    return np.zeros(shape, _float0_dtype())
+
+
+def is_float0(x: Any) -> bool:
+    """Whether x is a float0 array (or x is the float0 dtype)."""
+    if x is _FLOAT0:
+        return True
+    d = getattr(x, "dtype", x)
+    return d is _FLOAT0 or getattr(d, "names", None) == ("float0",)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "float0":
+        return _float0_dtype()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
