@@ -348,6 +348,21 @@ def test_issubdtype_matches_jax(d):
         assert pjnp.issubdtype(d, other) == jnp.issubdtype(d, other), other
 
 
+def test_abstract_classes_are_numpys():
+    """jnp.integer is np.integer (and the other abstract classes), as in JAX, so issubclass on
+    x.dtype.type and numpy code that checks them work; bool_ stays pyjax's own, as JAX's does."""
+    for a in ABSTRACT + ["complexfloating", "bool_"]:
+        assert (getattr(pjnp, a) is getattr(np, a)) == (getattr(jnp, a) is getattr(np, a)), a
+    for d in DTYPES:
+        px, jx = pjnp.zeros(2, d), jnp.zeros(2, d)
+        scalar = "bool_" if d == "bool" else d
+        for a in ABSTRACT + ["complexfloating"]:
+            pa, ja = getattr(pjnp, a), getattr(jnp, a)
+            assert issubclass(px.dtype.type, pa) == issubclass(jx.dtype.type, ja), (d, a)
+            assert issubclass(getattr(pjnp, scalar), pa) == issubclass(getattr(jnp, scalar), ja), (d, a)
+            assert pjnp.issubdtype(px.dtype, pa) == jnp.issubdtype(jx.dtype, ja), (d, a)
+
+
 def test_isinstance_checks():
     x = pjnp.arange(3.0)
     assert isinstance(x, pyjax.Array) and isinstance(x, pjnp.ndarray)

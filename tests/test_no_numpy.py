@@ -33,6 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = {
     "arith": "(lambda x: [x * 2 + 1, x / 3 - x**2, -x, abs(x - 2.5), 1.5 - x])(jnp.arange(6.0).reshape(2, 3))",
     "int_arith": "(lambda i: [i * 3 // 2, i % 3, i - 7, i << 1, i & 5, -i // 2])(jnp.arange(7))",
+    "abstract_types": "str([jnp.issubdtype(jnp.int8, jnp.integer), jnp.issubdtype(jnp.float32, jnp.integer), "
+    "issubclass(jnp.zeros(2, jnp.int8).dtype.type, jnp.integer), issubclass(jnp.zeros(2).dtype.type, jnp.inexact)])",
     "int8_wrap": "jnp.array([100, 120, -128], jnp.int8) + jnp.array([100, 10, -1], jnp.int8)",
     "uint8": "jnp.array([250, 3], jnp.uint8) + 10",
     "compare": "[jnp.arange(5) > 2, jnp.arange(5.0) == 3, jnp.where(jnp.arange(4) % 2 == 0, 1.5, -1.0)]",

@@ -28,6 +28,13 @@ class DType:
 
     @property
     def type(self):
+        """The scalar type: numpy's once numpy is imported, as JAX's dtypes are numpy's (so
+        `issubclass(x.dtype.type, jnp.integer)` holds); else pyjax's."""
+        if "numpy" in sys.modules:
+            try:
+                return self.dtype.type
+            except AttributeError:  # bfloat16 without ml_dtypes
+                pass
         return SCALAR_TYPES[self.name]
 
     @property

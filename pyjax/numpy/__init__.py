@@ -3,18 +3,10 @@
 from pyjax import runtime as _runtime  # noqa: F401  (installs the executor)
 from pyjax.core.dtypes import (  # noqa: F401
     bool_type as bool_,
-    complexfloating,
     dtype as _dtype_fn,
     finfo,
-    floating,
-    generic,
     iinfo,
-    inexact,
-    integer,
-    number,
     promote_types,
-    signedinteger,
-    unsignedinteger,
 )
 from pyjax.core import dtypes as _dtypes
 from pyjax.dtypes import issubdtype  # noqa: F401  (knows typed-key dtypes too)

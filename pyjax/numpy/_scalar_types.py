@@ -1,13 +1,36 @@
-"""Dtype queries: isdtype (array-API kinds) and iterable."""
+"""Scalar type classes and dtype queries: the abstract classes (integer, floating, ...), isdtype
+(array-API kinds) and iterable.
+
+The abstract classes are numpy's when numpy is importable, as in JAX (`jnp.integer is np.integer`,
+so `issubclass(x.dtype.type, jnp.integer)` and numpy code that checks them work); without numpy
+(Pyodide offline) they are pyjax's own. issubdtype accepts both.
+"""
 
 from __future__ import annotations
 
 from pyjax.core import dtypes
 
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover - exercised by tests/test_no_numpy.py in a subprocess
+    _np = None
+
 __all__ = ["isdtype", "iterable"]
+__all__ += ["generic", "number", "inexact", "floating", "complexfloating", "integer", "signedinteger"]
+__all__ += ["unsignedinteger"]
+
+_ABSTRACT_SOURCE = dtypes if _np is None else _np
+generic = _ABSTRACT_SOURCE.generic
+number = _ABSTRACT_SOURCE.number
+inexact = _ABSTRACT_SOURCE.inexact
+floating = _ABSTRACT_SOURCE.floating
+complexfloating = _ABSTRACT_SOURCE.complexfloating
+integer = _ABSTRACT_SOURCE.integer
+signedinteger = _ABSTRACT_SOURCE.signedinteger
+unsignedinteger = _ABSTRACT_SOURCE.unsignedinteger
 
 
-# --- dtype queries, buffers, printing -----------------------------------------------------------
+# --- dtype queries --------------------------------------------------------------------------------
 
 _KINDS = {
     "bool": "b",
