@@ -27,6 +27,7 @@ from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import Tracer, get_aval
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 
 __all__ = [
     "PRNGKey",
@@ -700,12 +701,6 @@ def _shuffle(key, x, axis: int):
 _shuffle_jit = jit(_shuffle, static_argnums=(2,))
 
 
-def _canon_axis(axis: int, ndim: int) -> int:
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of arange(x) (int x) or of x along axis."""
     key = _check_key("permutation", key)
@@ -717,7 +712,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
             raise TypeError("x must be an integer or at least 1-dimensional")
         r = int(core.concrete_or_error(xa, "argument x of jax.random.permutation()"))
         return _shuffle_jit(key, jnp.arange(r), 0)
-    axis = _canon_axis(axis, a.ndim)
+    axis = canonical_axis(axis, a.ndim)
     if independent or a.ndim == 1:
         return _shuffle_jit(key, xa, axis)
     ind = _shuffle_jit(key, jnp.arange(a.shape[axis]), 0)
@@ -728,7 +723,7 @@ def shuffle(key, x, axis: int = 0):
     """Shuffle x along axis (deprecated in JAX; equals permutation(..., independent=True))."""
     key = _check_key("shuffle", key)
     xa = x if isinstance(x, Tracer) else _asarray(x)
-    return _shuffle_jit(key, xa, _canon_axis(axis, max(1, get_aval(xa).ndim)))
+    return _shuffle_jit(key, xa, canonical_axis(axis, max(1, get_aval(xa).ndim)))
 
 
 def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0, mode=None):
@@ -742,7 +737,7 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     if aa.ndim == 0:
         n_inputs = int(core.concrete_or_error(arr, "The error occurred in jax.random.choice()"))
     else:
-        axis = _canon_axis(axis, aa.ndim)
+        axis = canonical_axis(axis, aa.ndim)
         n_inputs = aa.shape[axis]
     shape = tuple(shape)
     n_draws = math.prod(shape)
@@ -823,7 +818,7 @@ def categorical(
     jnp = _jnp()
     logits = logits if isinstance(logits, Tracer) else jnp.asarray(logits)
     la = get_aval(logits)
-    axis_c = _canon_axis(axis, la.ndim)
+    axis_c = canonical_axis(axis, la.ndim)
     batch_shape = tuple(s for i, s in enumerate(la.shape) if i != axis_c)
     if shape is None:
         shape = batch_shape

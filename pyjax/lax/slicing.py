@@ -28,7 +28,7 @@ from pyjax.core.core import ShapedArray, bind
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
-from pyjax.lax._util import _jnp
+from pyjax.lax._util import _jnp, canonical_axis
 from pyjax.lax.lax import _aval, _prim, _shape_str
 from pyjax.runtime import execute as _execute
 
@@ -513,18 +513,11 @@ batching.batch_rules[dynamic_update_slice_p] = _dus_batch
 # --- lax's convenience wrappers -------------------------------------------------------------
 
 
-def _axis(fn, axis, nd):
-    axis = operator.index(axis)
-    if not -nd <= axis < builtins.max(nd, 1):
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
-    return axis % builtins.max(nd, 1)
-
-
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *, allow_negative_indices=True):
     """lax.dynamic_slice_in_dim: dynamic_slice along one axis (full extent elsewhere)."""
     operand = lax._as_array(operand)
     shape = _aval(operand).shape
-    axis = _axis("dynamic_slice_in_dim", axis, len(shape))
+    axis = canonical_axis(axis, len(shape), "dynamic_slice_in_dim", scalar_ok=True)
     starts = [0] * len(shape)
     starts[axis] = start_index
     sizes = list(shape)
@@ -537,7 +530,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *
 def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *, allow_negative_indices=True):
     """lax.dynamic_index_in_dim: one (traced) index along axis, keeping the axis unless keepdims=False."""
     operand = lax._as_array(operand)
-    axis = _axis("dynamic_index_in_dim", axis, _aval(operand).ndim)
+    axis = canonical_axis(axis, _aval(operand).ndim, "dynamic_index_in_dim", scalar_ok=True)
     out = dynamic_slice_in_dim(operand, index, 1, axis, allow_negative_indices=allow_negative_indices)
     return out if keepdims else lax.squeeze(out, (axis,))
 
@@ -546,7 +539,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *, allo
     """lax.dynamic_update_slice_in_dim: dynamic_update_slice with a start along one axis only."""
     operand = lax._as_array(operand)
     nd = _aval(operand).ndim
-    axis = _axis("dynamic_update_slice_in_dim", axis, nd)
+    axis = canonical_axis(axis, nd, "dynamic_update_slice_in_dim", scalar_ok=True)
     starts = [0] * nd
     starts[axis] = start_index
     negs = [True] * nd
@@ -558,7 +551,7 @@ def dynamic_update_index_in_dim(operand, update, index, axis: int, *, allow_nega
     """lax.dynamic_update_index_in_dim: write `update` (with or without the axis) at one index."""
     operand, update = lax._as_array(operand), lax._as_array(update)
     nd = _aval(operand).ndim
-    axis = _axis("dynamic_update_index_in_dim", axis, nd)
+    axis = canonical_axis(axis, nd, "dynamic_update_index_in_dim", scalar_ok=True)
     if _aval(update).ndim == nd - 1:
         update = lax.expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis, allow_negative_indices=allow_negative_indices)
@@ -568,7 +561,7 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
     """lax.index_in_dim: one static index along axis (negative wraps; out of range is an IndexError)."""
     operand = lax._as_array(operand)
     shape = _aval(operand).shape
-    axis = _axis("index_in_dim", axis, len(shape))
+    axis = canonical_axis(axis, len(shape), "index_in_dim", scalar_ok=True)
     index = operator.index(index)
     n = shape[axis]
     if not -n <= index < n:
@@ -582,7 +575,7 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     """lax.slice_in_dim: a static slice along one axis (None and negative bounds as in Python)."""
     operand = lax._as_array(operand)
     shape = _aval(operand).shape
-    axis = _axis("slice_in_dim", axis, len(shape))
+    axis = canonical_axis(axis, len(shape), "slice_in_dim", scalar_ok=True)
     n = shape[axis]
     start = 0 if start_index is None else operator.index(start_index)
     limit = n if limit_index is None else operator.index(limit_index)

@@ -12,6 +12,7 @@ from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
@@ -1412,26 +1413,19 @@ def moveaxis(a, source, destination):
     dst = [destination] if isinstance(destination, builtins.int) else list(destination)
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number of elements")
-    src = [_norm_axis(s, nd, "moveaxis") for s in src]
-    dst = [_norm_axis(d, nd, "moveaxis") for d in dst]
+    src = [canonical_axis(s, nd, "moveaxis") for s in src]
+    dst = [canonical_axis(d, nd, "moveaxis") for d in dst]
     order = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return lax.transpose(a, tuple(order))
 
 
-def _norm_axis(a, nd, fn="") -> int:
-    a = operator.index(a)
-    if not -nd <= a < nd:
-        raise ValueError(f"{fn}: axis {a} is out of bounds for array of dimension {nd}")
-    return a % nd
-
-
 def swapaxes(a, axis1, axis2):
     a = a if _is_array(a) else asarray(a)
     nd = _aval(a).ndim
     perm = list(range(nd))
-    i, j = _norm_axis(axis1, nd, "swapaxes"), _norm_axis(axis2, nd, "swapaxes")
+    i, j = canonical_axis(axis1, nd, "swapaxes"), canonical_axis(axis2, nd, "swapaxes")
     perm[i], perm[j] = perm[j], perm[i]
     return lax.transpose(a, tuple(perm))
 
@@ -1442,7 +1436,7 @@ def expand_dims(a, axis):
     a = a if _is_array(a) else asarray(a)
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
     nd = _aval(a).ndim + len(axes)
-    norm = sorted(_norm_axis(x, nd, "expand_dims") for x in axes)
+    norm = sorted(canonical_axis(x, nd, "expand_dims") for x in axes)
     if len(set(norm)) != len(norm):
         raise ValueError("repeated axis in expand_dims")
     return lax.expand_dims(a, norm)
@@ -1457,7 +1451,7 @@ def squeeze(a, axis=None):
         axes = tuple(i for i, s in enumerate(shp) if s == 1)
     else:
         axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
-        axes = tuple(_norm_axis(x, len(shp), "squeeze") for x in axes)
+        axes = tuple(canonical_axis(x, len(shp), "squeeze") for x in axes)
         for x in axes:
             if shp[x] != 1:
                 raise ValueError(
@@ -1515,7 +1509,7 @@ def concatenate(arrays, axis=0, dtype=None):
                 f"Cannot concatenate arrays with different numbers of dimensions: got "
                 f"{', '.join(str(_aval(x).shape) for x in arrs)}."
             )
-    ax = _norm_axis(axis, nd, "concatenate")
+    ax = canonical_axis(axis, nd, "concatenate")
     arrs = _promote_list(arrs)
     if dtype is not None:
         arrs = [lax.convert_element_type(a, dtype) for a in arrs]
@@ -1560,7 +1554,7 @@ def stack(arrays, axis=0, out=None, dtype=None):
     if len(shapes) > 1:
         raise ValueError("All input arrays must have the same shape.")
     nd = _aval(arrs[0]).ndim + 1
-    ax = _norm_axis(axis, nd, "stack")
+    ax = canonical_axis(axis, nd, "stack")
     arrs = [lax.expand_dims(a, (ax,)) for a in arrs]
     out_ = lax.concatenate(arrs, ax) if len(arrs) > 1 else arrs[0]
     return out_ if dtype is None else lax.convert_element_type(out_, dtype)
@@ -1594,7 +1588,7 @@ def split(ary, indices_or_sections, axis=0):
 def _split(fn, ary, indices_or_sections, axis):
     ary = ary if _is_array(ary) else asarray(ary)
     nd = _aval(ary).ndim
-    ax = _norm_axis(axis, nd, fn)
+    ax = canonical_axis(axis, nd, fn)
     n = _aval(ary).shape[ax]
     if isinstance(indices_or_sections, (builtins.int, builtins.float)) or (
         hasattr(indices_or_sections, "__index__") and not isinstance(indices_or_sections, (list, tuple, Array))
@@ -1674,7 +1668,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if axis is None:
         a = ravel(a)
         axis = 0
-    ax = _norm_axis(axis, a.ndim, "repeat")
+    ax = canonical_axis(axis, a.ndim, "repeat")
     if isinstance(repeats, builtins.int) or (
         isinstance(repeats, Array) and repeats.ndim == 0 and not isinstance(repeats, Tracer)
     ):
@@ -1718,7 +1712,7 @@ def roll(a, shift, axis=None):
     if len(axes) == 1 and len(shifts) > 1:
         axes = axes * len(shifts)
     for s, ax in zip(shifts, axes):
-        ax = _norm_axis(ax, a.ndim, "roll")
+        ax = canonical_axis(ax, a.ndim, "roll")
         n = a.shape[ax]
         if n == 0:
             continue
@@ -1748,7 +1742,7 @@ def rot90(m, k=1, axes=(0, 1)):
         )
     if len(axes) != 2:
         raise ValueError(f"rot90: axes must hold two axes, got {tuple(axes)}")
-    a0, a1 = (_norm_axis(a, m.ndim, "rot90") for a in axes)
+    a0, a1 = (canonical_axis(a, m.ndim, "rot90") for a in axes)
     if a0 == a1:
         raise ValueError("Axes must be different")
     k %= 4
@@ -1835,32 +1829,30 @@ def _pad_widths(pw, nd):
     return [(operator.index(r[0]), operator.index(r[-1])) for r in (rows * nd if len(rows) == 1 else rows)]
 
 
-def tril(m, k=0):
+def _triangle(fn: str, m, k, keep):
+    """m with zeros where keep(row + k, col) is false: tril keeps >=, triu keeps <=."""
     m = m if _is_array(m) else asarray(m)
     if m.ndim < 2:
-        raise ValueError("tril requires an array of at least 2 dimensions")
+        raise ValueError(f"{fn} requires an array of at least 2 dimensions")
     n, mm = m.shape[-2:]
-    mask = lax.ge(
+    mask = keep(
         lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1)
     )
     return where(mask, m, zeros_like(m))
+
+
+def tril(m, k=0):
+    return _triangle("tril", m, k, lax.ge)
 
 
 def triu(m, k=0):
-    m = m if _is_array(m) else asarray(m)
-    if m.ndim < 2:
-        raise ValueError("triu requires an array of at least 2 dimensions")
-    n, mm = m.shape[-2:]
-    mask = lax.le(
-        lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1)
-    )
-    return where(mask, m, zeros_like(m))
+    return _triangle("triu", m, k, lax.le)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     a = a if _is_array(a) else asarray(a)
     nd = a.ndim
-    ax1, ax2 = _norm_axis(axis1, nd, "diagonal"), _norm_axis(axis2, nd, "diagonal")
+    ax1, ax2 = canonical_axis(axis1, nd, "diagonal"), canonical_axis(axis2, nd, "diagonal")
     a = moveaxis(a, (ax1, ax2), (-2, -1))
     n, m = a.shape[-2:]
     if offset >= 0:
@@ -2021,8 +2013,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         ca, cb = axes
         ca = (ca,) if isinstance(ca, builtins.int) else tuple(ca)
         cb = (cb,) if isinstance(cb, builtins.int) else tuple(cb)
-        ca = tuple(_norm_axis(x, a.ndim, "tensordot") for x in ca)
-        cb = tuple(_norm_axis(x, b.ndim, "tensordot") for x in cb)
+        ca = tuple(canonical_axis(x, a.ndim, "tensordot") for x in ca)
+        cb = tuple(canonical_axis(x, b.ndim, "tensordot") for x in cb)
     d, weak = _weak_result(a, b)
     a, b = lax._convert(a, d, weak), lax._convert(b, d, weak)
     for x, y in zip(ca, cb):

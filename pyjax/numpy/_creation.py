@@ -10,9 +10,10 @@ from typing import Any
 
 from pyjax.core import core, dtypes
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
 from pyjax.numpy._indexing import indices
-from pyjax.numpy._util import _SCALARS, _aval, _norm_axis, _result, _to_dtype
+from pyjax.numpy._util import _SCALARS, _aval, _result, _to_dtype
 
 __all__ = ["logspace", "geomspace", "diagflat", "fromfunction", "frombuffer", "fromiter", "fromstring"]
 
@@ -42,7 +43,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     sign = jnp.sign(s)
     res = logspace(jnp.log10(s * sign), jnp.log10(e * sign), num, endpoint=endpoint, base=10.0, axis=axis)
     res_a = _aval(res)
-    ax = _norm_axis(axis, res_a.ndim, "geomspace")
+    ax = canonical_axis(axis, res_a.ndim, "geomspace")
     keep = tuple(i for i in builtins.range(res_a.ndim) if i != ax)
     res = res * lax.broadcast_in_dim(
         jnp.broadcast_to(sign, jnp.broadcast_shapes(_aval(s).shape, _aval(e).shape)), res_a.shape, keep

@@ -9,8 +9,9 @@ import math
 import operator
 
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
-from pyjax.numpy._util import _SCALARS, _arr, _aval, _norm_axis, _result, _slice_axis, _to_dtype
+from pyjax.numpy._util import _SCALARS, _arr, _aval, _result, _slice_axis, _to_dtype
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "unwrap", "cumulative_sum", "cumulative_prod"]
 
@@ -30,7 +31,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     nd = _aval(a).ndim
     if nd == 0:
         raise ValueError(f"diff requires input that is at least one dimensional; got {a}")
-    axis = _norm_axis(axis, nd, "diff")
+    axis = canonical_axis(axis, nd, "diff")
     parts = []
     for v in (prepend, append):
         if v is None:
@@ -78,9 +79,9 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     if axis is None:
         axes = tuple(range(nd))
     elif isinstance(axis, (builtins.list, builtins.tuple)):
-        axes = tuple(_norm_axis(x, nd, "gradient") for x in axis)
+        axes = tuple(canonical_axis(x, nd, "gradient") for x in axis)
     else:
-        axes = (_norm_axis(axis, nd, "gradient"),)
+        axes = (canonical_axis(axis, nd, "gradient"),)
     if not axes:
         return []
     if builtins.min(_aval(a).shape[x] for x in axes) < 2:
@@ -150,13 +151,13 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     if x is None:
         (y,) = _result("trapezoid", y, to_float=True)
         nd = _aval(y).ndim
-        axis = _norm_axis(axis, nd, "trapezoid")
+        axis = canonical_axis(axis, nd, "trapezoid")
         n = _aval(y).shape[axis]
         mid = lax.add(_slice_axis(y, 1, n, axis), _slice_axis(y, 0, n - 1, axis)) if n else y
         return jnp.multiply(dx, jnp.sum(mid, axis=axis) * 0.5) if n else jnp.sum(mid, axis=axis)
     y, x = _result("trapezoid", y, _arr(x), to_float=True)
     nd = _aval(y).ndim
-    axis = _norm_axis(axis, nd, "trapezoid")
+    axis = canonical_axis(axis, nd, "trapezoid")
     if _aval(x).ndim == 1:
         dxs = diff(x)
         shape = [1] * nd
@@ -179,7 +180,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
     d = _aval(p).dtype
     if d.kind == "c":
         raise ValueError("jnp.unwrap does not support complex inputs.")
-    axis = _norm_axis(axis, _aval(p).ndim, "unwrap")
+    axis = canonical_axis(axis, _aval(p).ndim, "unwrap")
     n = _aval(p).shape[axis]
     if n < 2:
         return p
@@ -210,7 +211,7 @@ def _cumulative_api(name: str, fn):
                     "argument is only optional for one-dimensional arrays."
                 )
             axis = 0
-        axis = _norm_axis(axis, nd, name)
+        axis = canonical_axis(axis, nd, name)
         d = _aval(x).dtype
         if dtype is None and name == "cumulative_sum" and d.kind in "biu" and d.itemsize < 4:
             dtype = "uint32" if d.kind == "u" else "int32"  # the array API's sum widens small integers (JAX too)

@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 
 from pyjax.core import dtypes
 from pyjax.interpreters import batching
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
-from pyjax.numpy._util import _arr, _aval, _norm_axis, _to_dtype
+from pyjax.numpy._util import _arr, _aval, _to_dtype
 
 __all__ = ["apply_along_axis", "apply_over_axes", "vectorize", "piecewise"]
 
@@ -50,7 +51,7 @@ def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
     """Apply func1d to the 1-D slices of arr along axis (vmapped over the other axes)."""
     a = _arr(arr)
     nd = _aval(a).ndim
-    axis = _norm_axis(axis, nd, "apply_along_axis")
+    axis = canonical_axis(axis, nd, "apply_along_axis")
 
     def func(x):
         return func1d(x, *args, **kwargs)

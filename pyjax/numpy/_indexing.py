@@ -21,6 +21,7 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from pyjax.lax import lax, slicing
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
 from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
@@ -100,123 +101,74 @@ class _IndexUpdateRef:
     def _update(self, kind, values, mode, unique_indices=False):
         return scatter_update(self.x, self.idx, values, kind, mode=mode, unique_indices=unique_indices)
 
-    def set(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] = values (out-of-range updates are dropped unless mode='clip')."""
-        return self._update("set", values, mode, unique_indices)
-
-    def add(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] += values (repeated indices accumulate)."""
-        return self._update("add", values, mode, unique_indices)
-
-    def subtract(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] -= values."""
-        values = values if jnp._is_array(values) else jnp.asarray(values)
-        values = values.astype(jnp._aval(self.x).dtype) if jnp._is_array(self.x) else values
-        return self._update("add", jnp.negative(values), mode, unique_indices)
-
-    def multiply(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] *= values."""
-        return self._update("mul", values, mode, unique_indices)
-
-    mul = multiply
-
-    def divide(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] /= values, as x / (ones with values multiplied in at idx), like JAX."""
-        x = self.x if jnp._is_array(self.x) else jnp.asarray(self.x)
-        ones = scatter_update(jnp.ones_like(x), self.idx, values, "mul", mode=mode, unique_indices=unique_indices)
-        return jnp.true_divide(x, ones)
-
-    def power(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] **= values, as x ** (ones with values multiplied in at idx), like JAX."""
-        x = self.x if jnp._is_array(self.x) else jnp.asarray(self.x)
-        ones = scatter_update(jnp.ones_like(x), self.idx, values, "mul", mode=mode, unique_indices=unique_indices)
-        return jnp.power(x, ones)
-
-    def min(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] = minimum(x[idx], values)."""
-        return self._update("min", values, mode, unique_indices)
-
-    def max(
-        self,
-        values,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-        out_sharding=None,
-        wrap_negative_indices=True,
-    ):
-        """x[idx] = maximum(x[idx], values)."""
-        return self._update("max", values, mode, unique_indices)
-
     def apply(
         self, func: Callable, *, indices_are_sorted=False, unique_indices=False, mode=None, wrap_negative_indices=True
     ):
         """x[idx] = func(x[idx]) (func applied once per distinct index)."""
         return self._update("set", func(self.get(mode=mode)), mode, unique_indices)
+
+
+def _scatter(kind: str) -> Callable:
+    return lambda ref, values, mode, unique: ref._update(kind, values, mode, unique)
+
+
+def _subtract(ref, values, mode, unique):
+    values = values if jnp._is_array(values) else jnp.asarray(values)
+    values = values.astype(jnp._aval(ref.x).dtype) if jnp._is_array(ref.x) else values
+    return ref._update("add", jnp.negative(values), mode, unique)
+
+
+def _through_ones(op: Callable) -> Callable:
+    """x op (ones with values multiplied in at idx), as JAX computes x[idx] /= v and x[idx] **= v."""
+
+    def update(ref, values, mode, unique):
+        x = ref.x if jnp._is_array(ref.x) else jnp.asarray(ref.x)
+        ones = scatter_update(jnp.ones_like(x), ref.idx, values, "mul", mode=mode, unique_indices=unique)
+        return op(x, ones)
+
+    return update
+
+
+# x.at[idx].<name>(values, ...): how each update is computed, and its docstring.
+_UPDATES = {
+    "set": (_scatter("set"), "x[idx] = values (out-of-range updates are dropped unless mode='clip')."),
+    "add": (_scatter("add"), "x[idx] += values (repeated indices accumulate)."),
+    "subtract": (_subtract, "x[idx] -= values."),
+    "multiply": (_scatter("mul"), "x[idx] *= values."),
+    "mul": (_scatter("mul"), "x[idx] *= values."),
+    "divide": (
+        _through_ones(jnp.true_divide),
+        "x[idx] /= values, as x / (ones with values multiplied in at idx), like JAX.",
+    ),
+    "power": (
+        _through_ones(jnp.power),
+        "x[idx] **= values, as x ** (ones with values multiplied in at idx), like JAX.",
+    ),
+    "min": (_scatter("min"), "x[idx] = minimum(x[idx], values)."),
+    "max": (_scatter("max"), "x[idx] = maximum(x[idx], values)."),
+}
+
+
+def _update_method(name: str, update: Callable, doc: str) -> Callable:
+    def method(
+        self,
+        values,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        out_sharding=None,
+        wrap_negative_indices=True,
+    ):
+        return update(self, values, mode, unique_indices)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"_IndexUpdateRef.{name}", doc
+    return method
+
+
+for _name, (_fn, _doc) in _UPDATES.items():
+    setattr(_IndexUpdateRef, _name, _update_method(_name, _fn, _doc))
+del _name, _fn, _doc
 
 
 try:  # numpy scalars and arrays are valid indices when numpy is present
@@ -630,13 +582,6 @@ def _arr(x):
     return x if jnp._is_array(x) else jnp.asarray(x)
 
 
-def _norm_axis(fn, axis, nd):
-    axis = operator.index(axis)
-    if not -nd <= axis < builtins.max(nd, 1):
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
-    return axis % builtins.max(nd, 1)
-
-
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
     """jnp.take: elements of a along axis (flattened a if axis is None) at integer indices.
 
@@ -654,7 +599,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         a = jnp.ravel(a)
         axis = 0
     nd = jnp._aval(a).ndim
-    axis = _norm_axis("take", axis, nd)
+    axis = canonical_axis(axis, nd, "take", scalar_ok=True)
     n = jnp._aval(a).shape[axis]
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
@@ -689,7 +634,7 @@ def _along_axis_grid(fn, arr, indices, axis):
     aa = jnp._aval(arr)
     if ia.ndim != aa.ndim:
         raise ValueError(f"indices and arr must have the same number of dimensions; {ia.ndim} vs. {aa.ndim}")
-    axis = _norm_axis(fn, axis, aa.ndim)
+    axis = canonical_axis(axis, aa.ndim, fn, scalar_ok=True)
     out_shape = []
     for d in range(aa.ndim):
         if d == axis:
@@ -820,7 +765,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     if axis is None:
         a = jnp.ravel(a)
         axis = 0
-    axis = _norm_axis("compress", axis, jnp._aval(a).ndim)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, "compress", scalar_ok=True)
     n = jnp._aval(a).shape[axis]
     m = jnp._aval(cond).shape[0]
     if m > n:

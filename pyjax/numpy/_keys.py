@@ -5,11 +5,11 @@ result back into keys. Arithmetic on keys stays a TypeError (see pyjax/_prng.py)
 from __future__ import annotations
 
 import functools
-import operator
 from typing import Any
 
 from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for _core)
 from pyjax.core.pytree import tree_map
+from pyjax.lax._util import canonical_axis
 
 
 def any_key(*xs: Any) -> bool:
@@ -26,18 +26,11 @@ def _data(x: Any) -> Any:
     return x._data
 
 
-def _axis(axis: Any, nd: int, fn: str) -> int:
-    a = operator.index(axis)
-    if not -nd <= a < nd:
-        raise ValueError(f"{fn}: axis {a} is out of bounds for array of dimension {nd}")
-    return a % nd
-
-
 def stack(arrays, axis=0) -> PRNGKeyArray:
     from pyjax.numpy import _core
 
     datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_core.stack(datas, axis=_axis(axis, arrays[0].ndim + 1, "stack")))
+    return PRNGKeyArray(_core.stack(datas, axis=canonical_axis(axis, arrays[0].ndim + 1, "stack")))
 
 
 def concatenate(arrays, axis=0) -> PRNGKeyArray:
@@ -48,7 +41,7 @@ def concatenate(arrays, axis=0) -> PRNGKeyArray:
     if arrays[0].ndim == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_core.concatenate(datas, axis=_axis(axis, arrays[0].ndim, "concatenate")))
+    return PRNGKeyArray(_core.concatenate(datas, axis=canonical_axis(axis, arrays[0].ndim, "concatenate")))
 
 
 def where(condition, x, y) -> PRNGKeyArray:
@@ -63,7 +56,7 @@ def expand_dims(a: PRNGKeyArray, axis) -> PRNGKeyArray:
 
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = a.ndim + len(axes)
-    return PRNGKeyArray(_core.expand_dims(a._data, tuple(_axis(x, nd, "expand_dims") for x in axes)))
+    return PRNGKeyArray(_core.expand_dims(a._data, tuple(canonical_axis(x, nd, "expand_dims") for x in axes)))
 
 
 def broadcast_to(a: PRNGKeyArray, shape) -> PRNGKeyArray:
@@ -78,7 +71,7 @@ def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
 
     if axis is None:
         a, axis = a.ravel(), 0
-    return PRNGKeyArray(_indexing.take(a._data, indices, axis=_axis(axis, a.ndim, "take"), **kwargs))
+    return PRNGKeyArray(_indexing.take(a._data, indices, axis=canonical_axis(axis, a.ndim, "take"), **kwargs))
 
 
 def lifted(fn):

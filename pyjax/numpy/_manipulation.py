@@ -11,9 +11,10 @@ import operator
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
 from pyjax.numpy._indexing import take
-from pyjax.numpy._util import _arr, _aval, _concrete, _norm_axis, _slice_axis, _to_dtype
+from pyjax.numpy._util import _arr, _aval, _concrete, _slice_axis, _to_dtype
 
 __all__ = [
     "append",
@@ -59,7 +60,7 @@ def insert(arr, obj, values, axis: int | None = None):
         a = jnp.ravel(a)
         axis = 0
     nd = _aval(a).ndim
-    axis = _norm_axis(axis, nd, "insert")
+    axis = canonical_axis(axis, nd, "insert")
     n = _aval(a).shape[axis]
     if isinstance(obj, builtins.slice):
         ind = jnp.asarray(list(builtins.range(*obj.indices(n))), dtype=dtypes.int32)
@@ -104,7 +105,7 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
         a = jnp.ravel(a)
         axis = 0
     nd = _aval(a).ndim
-    axis = _norm_axis(axis, nd, "delete")
+    axis = canonical_axis(axis, nd, "delete")
     n = _aval(a).shape[axis]
     drop: set
     if isinstance(obj, builtins.slice):
@@ -216,7 +217,7 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
     axes = (
         tuple(builtins.range(nd))
         if axis is None
-        else tuple(_norm_axis(x, nd, "trim_zeros") for x in ((axis,) if isinstance(axis, builtins.int) else axis))
+        else tuple(canonical_axis(x, nd, "trim_zeros") for x in ((axis,) if isinstance(axis, builtins.int) else axis))
     )
     nz = lax.ne(a, lax.full_like(a, 0))
     bounds = []

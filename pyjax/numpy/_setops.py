@@ -13,11 +13,12 @@ from typing import NamedTuple
 from pyjax.core import core, dtypes
 from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import sort as lax_sort
 from pyjax.numpy import _core as jnp
 from pyjax.numpy._indexing import take
 from pyjax.numpy._sorting import searchsorted, sort
-from pyjax.numpy._util import _arr, _aval, _axis, _checked_arr, _i32, _result
+from pyjax.numpy._util import _arr, _aval, _checked_arr, _i32, _result
 
 __all__ = [
     "unique",
@@ -84,7 +85,7 @@ def unique(
         cols = [jnp.ravel(ar)]
         rest = ()
     else:
-        axis = _axis("unique", axis, len(shape))
+        axis = canonical_axis(axis, len(shape), "unique", scalar_ok=True)
         moved = jnp.moveaxis(ar, axis, 0)
         rest = jnp._aval(moved).shape[1:]
         flat = jnp.reshape(moved, (shape[axis], -1))

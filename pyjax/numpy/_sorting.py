@@ -12,11 +12,12 @@ import builtins
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import argsort_lax
 from pyjax.lax.sorting import sort as lax_sort
 from pyjax.numpy import _core as jnp
-from pyjax.numpy._util import _axis, _i32
 from pyjax.numpy._util import _checked_arr as _arr
+from pyjax.numpy._util import _i32
 
 __all__ = [
     "sort",
@@ -58,7 +59,7 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
         a, axis = jnp.ravel(a), 0
     if jnp._aval(a).ndim == 0:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
-    axis = _axis("sort", axis, jnp._aval(a).ndim)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, "sort", scalar_ok=True)
     out = lax_sort(a, dimension=axis)
     return lax.rev(out, (axis,)) if descending else out
 
@@ -72,7 +73,7 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
         a, axis = jnp.ravel(a), 0
     if jnp._aval(a).ndim == 0:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
-    axis = _axis("argsort", axis, jnp._aval(a).ndim)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, "argsort", scalar_ok=True)
     return argsort_lax(a, axis, bool(descending))
 
 
@@ -88,7 +89,7 @@ def lexsort(keys, axis: int = -1):
         raise ValueError("all keys need to be the same shape")
     if not shape:
         return jnp.asarray(0, dtype=_i32)
-    axis = _axis("lexsort", axis, len(shape))
+    axis = canonical_axis(axis, len(shape), "lexsort", scalar_ok=True)
     idx = lax.broadcasted_iota(_i32, shape, axis)
     out = lax_sort(tuple(reversed(keys)) + (idx,), dimension=axis, num_keys=len(keys))
     return out[-1]
@@ -111,9 +112,9 @@ def sort_complex(a):
 def partition(a, kth: int, axis: int = -1):
     """The kth smallest at position kth, smaller ones (ascending) before it, larger ones after."""
     a = _arr("partition", a)
-    axis = _axis("partition", axis, jnp._aval(a).ndim)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, "partition", scalar_ok=True)
     n = jnp._aval(a).shape[axis]
-    kth = _axis("partition", kth, n)
+    kth = canonical_axis(kth, n, "partition", scalar_ok=True)
     x = jnp.swapaxes(a, axis, -1)
     s = lax_sort(x, dimension=_last(x))
     bottom, top = s[..., : kth + 1], s[..., kth + 1 :]
@@ -124,9 +125,9 @@ def partition(a, kth: int, axis: int = -1):
 def argpartition(a, kth: int, axis: int = -1):
     """Indices that partition `a`: the kth+1 smallest (in value order), then the rest in index order."""
     a = _arr("argpartition", a)
-    axis = _axis("argpartition", axis, jnp._aval(a).ndim)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, "argpartition", scalar_ok=True)
     n = jnp._aval(a).shape[axis]
-    kth = _axis("argpartition", kth, n)
+    kth = canonical_axis(kth, n, "argpartition", scalar_ok=True)
     x = jnp.swapaxes(a, axis, -1)
     last = _last(x)
     perm = argsort_lax(x, last)

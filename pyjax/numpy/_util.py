@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import operator
 
 from pyjax.core import dtypes
 from pyjax.core.core import Tracer
@@ -22,13 +21,6 @@ def _checked_arr(fn: str, a):
     if isinstance(a, (list, tuple)):
         raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
     return jnp.asarray(a)
-
-
-def _axis(fn: str, axis, nd: int) -> int:
-    axis = operator.index(axis)
-    if not -nd <= axis < builtins.max(nd, 1):
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {nd}")
-    return axis % builtins.max(nd, 1)
 
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
@@ -89,7 +81,3 @@ def _slice_axis(a, start, stop, axis):
     limits = list(shape)
     starts[axis], limits[axis] = start, stop
     return lax.slice(a, starts, limits)
-
-
-def _norm_axis(axis, nd, fn):
-    return jnp._norm_axis(axis, nd, fn) % builtins.max(nd, 1)

@@ -19,6 +19,7 @@ from pyjax._typing import Array
 from pyjax.core import dtypes
 from pyjax.core.core import get_aval
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _core as jnp
 
 __all__ = [
@@ -263,13 +264,6 @@ def _real_input(a, name: str):
     return lax.convert_element_type(a, rd) if d is not rd else a
 
 
-def _axis(axis, ndim: int) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
 def _resize(x, n: int, axis: int):
     """Truncate or zero-pad x along axis to length n (numpy's n= / s= semantics)."""
     shape = get_aval(x).shape
@@ -312,7 +306,7 @@ def _axes_and_sizes(name: str, shape: tuple, s, axes):
         axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
     else:
         axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    axes = tuple(_axis(ax, nd) for ax in axes)
+    axes = tuple(canonical_axis(ax, nd) for ax in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes {tuple(axes)}.")
     if s is not None:
@@ -332,7 +326,7 @@ def fft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional discrete Fourier transform (complex output)."""
     norm = _check_norm(norm)
     x = _complex_input(a, "fft")
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     return _c1(x, _length(n, get_aval(x).shape[ax]), ax, False, norm)
 
 
@@ -340,7 +334,7 @@ def ifft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional inverse discrete Fourier transform."""
     norm = _check_norm(norm)
     x = _complex_input(a, "ifft")
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     return _c1(x, _length(n, get_aval(x).shape[ax]), ax, True, norm)
 
 
@@ -408,7 +402,7 @@ def rfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional FFT of a real signal: the n // 2 + 1 non-negative frequency terms."""
     norm = _check_norm(norm)
     x = _real_input(a, "rfft")
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     return _r1(x, _length(n, get_aval(x).shape[ax]), ax, norm)
 
 
@@ -416,7 +410,7 @@ def irfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)) from m frequency terms."""
     norm = _check_norm(norm)
     x = _complex_input(a, "irfft")
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     return _ir1(x, _length(n, 2 * (get_aval(x).shape[ax] - 1)), ax, norm)
 
 
@@ -471,7 +465,7 @@ def hfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum."""
     norm = _check_norm(norm)
     x = _complex_input(a, "hfft")
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     n = _length(n, 2 * (get_aval(x).shape[ax] - 1))
     return _ir1(lax.conj(x), n, ax, _swap_norm(norm))
 
@@ -480,7 +474,7 @@ def ihfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """Inverse of hfft: the half spectrum (conjugated rfft) of a real signal."""
     norm = _check_norm(norm)
     x = _real_input(a, "rfft")  # JAX names rfft in ihfft's message too
-    ax = _axis(axis, get_aval(x).ndim)
+    ax = canonical_axis(axis, get_aval(x).ndim)
     return lax.conj(_r1(x, _length(n, get_aval(x).shape[ax]), ax, _swap_norm(norm)))
 
 
@@ -521,7 +515,7 @@ def _shift(x, axes, sign: int):
         axes = tuple(range(len(shape)))
     elif isinstance(axes, int):
         axes = (axes,)
-    shifts = tuple(sign * (shape[_axis(ax, len(shape))] // 2) for ax in axes)
+    shifts = tuple(sign * (shape[canonical_axis(ax, len(shape))] // 2) for ax in axes)
     return jnp.roll(x, shifts, tuple(axes))
 
 
