@@ -198,10 +198,8 @@ class WebGPUBackend(Backend):
     def clear_caches(self) -> None:
         super().clear_caches()
         self._pipes.clear()
-        self.flush()
-        self._dead.extend(self._scratch.values())
+        self._dead.extend(self._scratch.values())  # freed after the next flush (queued work may use them)
         self._scratch.clear()
-        self._release()
 
     # --- queue ----------------------------------------------------------------------------
     def pipeline(self, wgsl_text: str) -> int:
