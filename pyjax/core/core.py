@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-from pyjax.core import dtypes
+from pyjax.core import dtypes, hooks
 from pyjax.core.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -42,6 +42,8 @@ class ShapedArray:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
+    # jax.typeof(x).sharding: pyjax.sharding lends the answer (core/hooks.py)
+    sharding = property(lambda self: hooks.op("aval_sharding")(self))
 
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
         return ShapedArray(
@@ -263,8 +265,59 @@ class Trace:
         raise NotImplementedError
 
 
-class Tracer:
-    """A value being traced by some Trace. Operators are installed by pyjax.numpy."""
+# The array surface Tracer and the runtime's Array share (x + y, x[i], x.sum(), x.T): the names
+# are declared here, the implementations are the library's (pyjax.numpy registers them in
+# core/hooks.py), so neither class is patched from above.
+OPERATORS = tuple(
+    f"__{name}__"
+    for name in (
+        "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod divmod rdivmod pow rpow "
+        "matmul rmatmul and rand or ror xor rxor lshift rlshift rshift rrshift lt le gt ge eq ne neg pos "
+        "abs invert getitem"
+    ).split()
+)
+METHODS = OPERATORS + tuple(
+    "sum mean max min prod var std argmax argmin all any cumsum cumprod reshape transpose astype ravel "
+    "flatten squeeze clip round sort argsort swapaxes dot diagonal trace ptp repeat view nonzero take "
+    "searchsorted argpartition choose compress copy conj conjugate".split()
+)
+PROPERTIES = ("T", "mT", "at", "real", "imag", "flat")
+
+
+def _method(name: str) -> Callable:
+    def method(self, *args, **kwargs):
+        return hooks.methods[name](self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _property(name: str) -> property:
+    return property(lambda self: hooks.properties[name](self), doc=f"x.{name} (the library's)")
+
+
+class ArrayMethods:
+    """The numpy-style methods and properties of tracers and arrays, each forwarding to the
+    library's function of that name (METHODS, PROPERTIES)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            f"'{type(self).__name__}' object does not support item assignment. JAX arrays are immutable. "
+            "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+        )
+
+
+for _name in METHODS:
+    setattr(ArrayMethods, _name, _method(_name))
+for _name in PROPERTIES:
+    setattr(ArrayMethods, _name, _property(_name))
+
+
+class Tracer(ArrayMethods):
+    """A value being traced by some Trace (its operators and methods: ArrayMethods)."""
 
     __slots__ = ("_trace", "__weakref__")
     __array_priority__ = 1000

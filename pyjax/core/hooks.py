@@ -12,8 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 # name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate (lax);
+# aval_sharding (pyjax.sharding: what jax.typeof(x).sharding answers);
 # physicalize (lax.complex: a jaxpr over complex values as one over real pairs)
 array_ops: dict[str, Callable] = {}
+
+
+# Operators, methods and properties of arrays and tracers (x + y, x[i], x.sum(), x.T):
+# pyjax.numpy fills these for the names core.ArrayMethods declares (Tracer's and Array's base).
+methods: dict[str, Callable] = {}
+properties: dict[str, Callable] = {}
 
 
 def register(**fns: Callable) -> None:

@@ -1,14 +1,12 @@
-"""Operators and methods shared by concrete Arrays and tracers (installed on both classes)."""
+"""Operators and methods shared by concrete Arrays and tracers (registered in core/hooks.py)."""
 
 from __future__ import annotations
 
 import builtins
 
-from pyjax.core import dtypes
-from pyjax.core.core import Tracer
+from pyjax.core import core, dtypes, hooks
 from pyjax.lax import lax
 from pyjax.numpy import _core as jnp
-from pyjax.runtime.array import Array
 
 _NOT_IMPLEMENTED_TYPES = (str, bytes, dict, set)
 
@@ -66,26 +64,6 @@ def _at(self):
     from pyjax.numpy._indexing import _IndexUpdateHelper
 
     return _IndexUpdateHelper(self)
-
-
-_array_item = Array.item
-
-
-def _item(self, *args):
-    """x.item() of a size-1 array; x.item(k) takes the k-th element of the flattened array, x.item(i, j) an index."""
-    if len(args) == 1:
-        (k,) = args
-        k = k if isinstance(k, tuple) else (k,)
-        if len(k) == 1 and self.ndim != 1:
-            n = self.size
-            i = k[0].__index__()
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for size {n}")
-            return _array_item(jnp.ravel(self)[i % n])
-        return _array_item(self[k])
-    if args:
-        return _array_item(self[args])
-    return _array_item(self)
 
 
 def _round(self, decimals=0):
@@ -245,31 +223,12 @@ PROPERTIES = {
 
 
 def install() -> None:
-    for cls in (Array, Tracer):
-        for name, fn in METHODS.items():
-            setattr(cls, name, fn)
-        for name, fn in PROPERTIES.items():
-            setattr(cls, name, property(fn))
-    Array.__hash__ = _unhashable
-    Tracer.__setitem__ = _setitem_traced
-    Array.item = _item
-    Tracer.__hash__ = _unhashable_tracer
-
-
-def _setitem_traced(self, key, value):
-    raise TypeError(
-        f"'{type(self).__name__}' object does not support item assignment. JAX arrays are immutable. "
-        "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
-        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
-    )
-
-
-def _unhashable(self):
-    raise TypeError("unhashable type: 'ArrayImpl'")
-
-
-def _unhashable_tracer(self):
-    raise TypeError(f"unhashable type: '{type(self).__name__}'")
+    """Register the operators, methods and properties of Array and Tracer (core.ArrayMethods
+    forwards to these tables; nothing of the lower layers is patched)."""
+    if set(METHODS) != set(core.METHODS) or set(PROPERTIES) != set(core.PROPERTIES):
+        raise RuntimeError("pyjax.numpy's array methods differ from the names core.ArrayMethods declares")
+    hooks.methods.update(METHODS)
+    hooks.properties.update(PROPERTIES)
 
 
 builtins = builtins

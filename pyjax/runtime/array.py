@@ -23,8 +23,8 @@ except ImportError:  # pragma: no cover
     np = None
 
 
-class Array:
-    """A pyjax array. Operators and methods are installed by pyjax.numpy."""
+class Array(core.ArrayMethods):
+    """A pyjax array: a device buffer seen through a view (its operators and methods: ArrayMethods)."""
 
     __slots__ = ("aval", "_buf", "_tracker", "_device", "_host", "_committed", "_sharding", "__weakref__")
     __array_priority__ = 100
@@ -127,8 +127,17 @@ class Array:
         return _nest(self._flat_list(), self.aval.shape)
 
     def item(self, *args):
+        """x.item() of a size-1 array; x.item(k) the k-th element of the flattened array, x.item(i, j) an index."""
+        if len(args) == 1:
+            k = args[0] if isinstance(args[0], tuple) else (args[0],)
+            if len(k) == 1 and self.ndim != 1:
+                n, i = self.size, k[0].__index__()
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for size {n}")
+                return self.ravel()[i % n].item()
+            return self[k].item()
         if args:
-            return self[args if len(args) > 1 else args[0]].item()
+            return self[args].item()
         if self.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
         return self._flat_list()[0]
@@ -206,7 +215,7 @@ class Array:
         return format(str(self), spec)
 
     def __hash__(self):
-        raise TypeError("unhashable type: 'Array'")
+        raise TypeError("unhashable type: 'ArrayImpl'")  # JAX's class name
 
     def __reduce__(self):
         return (hooks.op("asarray"), (self.tolist(), self.dtype.name))
@@ -215,13 +224,6 @@ class Array:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
-
-    def __setitem__(self, key, value):
-        raise TypeError(
-            "'Array' object does not support item assignment. JAX arrays are immutable. "
-            "Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: "
-            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
-        )
 
     def __dlpack__(self, *args, **kwargs):
         return self._numpy().__dlpack__(*args, **kwargs)
