@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from pyjax.core import core as _core
+from pyjax.core import hooks as _hooks
 from pyjax.core.pytree import tree_flatten, tree_leaves
 from pyjax.runtime import device as _devmod
 from pyjax.runtime.device import Sharding, SingleDeviceSharding
@@ -488,4 +488,4 @@ def _aval_sharding(aval: Any) -> NamedSharding:
     return NamedSharding(_empty_mesh(), PartitionSpec(*[None] * len(aval.shape)))
 
 
-_core.ShapedArray.sharding = property(_aval_sharding)
+_hooks.register(aval_sharding=_aval_sharding)  # read by core.ShapedArray.sharding

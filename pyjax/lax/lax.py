@@ -767,8 +767,6 @@ def zeros_like_array(x):
     return full_like(x, 0)
 
 
-ad.zeros_like_aval = lambda aval: full(aval.shape, 0, aval.dtype)
-
 # --- shape ops ----------------------------------------------------------------------------------
 
 broadcast_in_dim_p = _prim("broadcast_in_dim")
