@@ -10,6 +10,9 @@ units may use the layer's shared modules, never each other (no sideways imports)
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
+import itertools
 import pathlib
 import re
 
@@ -56,6 +59,7 @@ def unit_of(module: str) -> str | None:
     return parts[2]
 
 
+@functools.cache
 def _is_module(name: str) -> bool:
     path = PKG.parent.joinpath(*name.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
@@ -65,6 +69,11 @@ def _is_module(name: str) -> bool:
 # parsed with `ast`: parsing all of pyjax/ takes seconds, the statements milliseconds.
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t]+\w)", re.M)
 _IMPORT_MODULE = re.compile(r"import_module\(\s*[\"']([\w.]+)")  # importlib with a literal name
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    """Offsets where each line starts: bisect(starts, offset) is the 1-based line number."""
+    return [0, *itertools.accumulate(map(len, lines))]
 
 
 def _statement(lines: list[str], i: int) -> ast.stmt:
@@ -82,9 +91,10 @@ def imports(path: pathlib.Path, module: str) -> list[tuple[str, int]]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     text = path.read_text()
     lines = text.splitlines(keepends=True)
+    starts = _line_starts(lines)
     found = []
     for m in _IMPORT.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
+        line = bisect.bisect(starts, m.start())
         node = _statement(lines, line - 1)
         if isinstance(node, ast.Import):
             found += [(a.name, line) for a in node.names]
@@ -97,7 +107,7 @@ def imports(path: pathlib.Path, module: str) -> list[tuple[str, int]]:
             full = f"{base}.{a.name}"
             found.append((full if _is_module(full) else base, line))
     for m in _IMPORT_MODULE.finditer(text):
-        found.append((m.group(1), text.count("\n", 0, m.start()) + 1))
+        found.append((m.group(1), bisect.bisect(starts, m.start())))
     return [(name, line) for name, line in found if name == "pyjax" or name.startswith("pyjax.")]
 
 
@@ -124,6 +134,38 @@ def violations(files=None) -> list[str]:
                 ok = there in LAYERS[here]
             if not ok and (module, target) not in ALLOWED:
                 bad.append(f"{module}:{line} imports {target} ({here} -> {there})")
+    return bad
+
+
+# A module-level `alias.name = value`: rebinding a name of another module at import.
+_PATCH = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)[ \t]*=[^=]", re.M)
+
+
+def patches(files=None) -> list[str]:
+    """Module-level assignments into a module of another layer (import-time monkey-patching):
+    the lower layer should declare a table that the upper one fills instead."""
+    bad = []
+    for path, module in files or modules():
+        text = path.read_text()
+        lines = text.splitlines(keepends=True)
+        starts = _line_starts(lines)
+        aliases = {}  # name bound at module level -> the pyjax module it names
+        for m in _IMPORT.finditer(text):
+            line = bisect.bisect(starts, m.start()) - 1
+            if lines[line][:1].isspace():
+                continue
+            node = _statement(lines, line)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if _is_module(f"{node.module}.{a.name}"):
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names if a.asname})
+        for m in _PATCH.finditer(text):
+            target = aliases.get(m.group(1), "")
+            if target.startswith("pyjax.") and layer_of(target) != layer_of(module):
+                line = bisect.bisect(starts, m.start())
+                bad.append(f"{module}:{line} assigns {target}.{m.group(2)}")
     return bad
 
 
@@ -168,3 +210,14 @@ def test_an_upward_import_fails(tmp_path, module, source):
     path = tmp_path / "m.py"
     path.write_text(source)
     assert len(violations([(path, module)])) == 1
+
+
+def test_no_monkey_patching_across_layers():
+    bad = patches()
+    assert not bad, "import-time assignments into another layer's module:\n" + "\n".join(bad)
+
+
+def test_a_patch_fails(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from pyjax.runtime import execute\n\nexecute.physicalize = len\nexecute.x == 1\n")
+    assert patches([(path, "pyjax.lax.complex")]) == ["pyjax.lax.complex:3 assigns pyjax.runtime.execute.physicalize"]
