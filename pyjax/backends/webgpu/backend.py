@@ -26,6 +26,7 @@ from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core.lru import LRUCache, cache_size
 
 _MAX_QUEUE = int(os.environ.get("PYJAX_WEBGPU_MAX_QUEUE", "256"))
+_SCRATCH_BYTES = 256 << 20  # scratch kept across calls (WebGPUBackend.scratch)
 
 
 def _round16(n: int) -> int:
@@ -226,20 +227,23 @@ class WebGPUBackend(Backend):
         return h
 
     def scratch(self, nbytes: int, j: int) -> int:
-        """A kernel's j-th scratch buffer (partial sums, indirect counts), kept across calls.
+        """A kernel's j-th scratch buffer (partial sums, sort passes), kept across calls.
 
-        Queued dispatches run in order, so every kernel can share it; a fresh temp per call
-        cost a buffer and new bind groups each time (a full sum of 2^26 floats spent more time
-        on that than on the GPU). At most 16 are kept; an evicted one is freed after the flush.
+        Queued dispatches run in order (and are queued under the runtime's lock), so every
+        kernel can share it; a fresh temp per call cost a buffer and new bind groups each time
+        (a full sum of 2^26 floats spent more time on that than on the GPU). At most 16 buffers
+        and 256 MiB are kept (the newest always); an evicted one is freed after the next flush.
         """
         key = (_round16(max(nbytes, 4)), j)
         h = self._scratch.pop(key, None)
         if h is None:
             h = self.host.create_buffer(key[0])
-            if len(self._scratch) >= 16:
-                old = next(iter(self._scratch))
-                self._dead.append(self._scratch.pop(old))
-        self._scratch[key] = h  # most recently used last
+        kept = sum(size for size, _ in self._scratch)
+        while self._scratch and (len(self._scratch) >= 16 or kept + key[0] > _SCRATCH_BYTES):
+            old = next(iter(self._scratch))  # least recently used first
+            kept -= old[0]
+            self._dead.append(self._scratch.pop(old))
+        self._scratch[key] = h
         self._busy.add(h)
         return h
 
