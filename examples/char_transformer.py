@@ -73,27 +73,38 @@ def train_step(i, state):
     return opt_update(i, grads, state), loss
 
 
+SAMPLE = 60  # characters per sample
+
+
 @jax.jit
-def next_char(p, window):
-    return jnp.argmax(forward(p, window[None])[0][0, -1])
+def generate(p, context):
+    """SAMPLE greedy characters after a T-character context, in one jitted loop (nothing is read back
+    per character: on a GPU each read waits for the device)."""
+
+    def step(k, buf):
+        window = jax.lax.dynamic_slice(buf, (k,), (T,))
+        return buf.at[T + k].set(jnp.argmax(forward(p, window[None])[0][0, -1]).astype(jnp.int32))
+
+    buf = jnp.concatenate([context, jnp.zeros(SAMPLE, jnp.int32)])
+    return jax.lax.fori_loop(0, SAMPLE, step, buf)[T:]
 
 
-def sample(p, prompt, n=60):
-    """Greedy continuation of prompt (the last T characters are the context)."""
-    out = [chars.index(c) for c in prompt]
-    for _ in range(n):
-        window = jnp.array((out[-T:] if len(out) >= T else [chars.index(" ")] * (T - len(out)) + out), jnp.int32)
-        out.append(int(next_char(p, window)))
-    return "".join(chars[i] for i in out)
+def sample(p, prompt):
+    """Greedy continuation of prompt (the last T characters, padded with spaces, are the context)."""
+    context = ([chars.index(" ")] * T + [chars.index(c) for c in prompt])[-T:]
+    return prompt + "".join(chars[i] for i in generate(p, jnp.array(context, jnp.int32)).tolist())
 
 
 params = init(jax.random.key(0))
 print("parameters:", sum(leaf.size for leaf in jax.tree_util.tree_leaves(params)))
-state, losses = opt_init(params), []
+state, losses, pending = opt_init(params), [], []
 for i in show.progress(range(240), desc="training"):
     state, loss = train_step(i, state)
-    losses.append(float(loss))
-    show.line(losses, title="training loss (nats per character)", label="cross-entropy")
+    pending.append(loss)  # stays on the device: reading each step back would wait for the GPU each step
+    if i % 10 == 9:
+        losses += jnp.stack(pending).tolist()  # ten losses in one read
+        pending = []
+        show.line(losses, title="training loss (nats per character)", label="cross-entropy")
     if i % 80 == 79:
         print(f"step {i + 1}: loss {sum(losses[-20:]) / 20:.3f}")
         print(f"sample: {sample(get_params(state), 'Beautiful is ')!r}")

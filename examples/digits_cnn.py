@@ -67,11 +67,14 @@ def accuracy(p, x, y):
     return jnp.mean(jnp.argmax(predict(p, x), axis=1) == y)
 
 
-state, losses = opt_init(params), []
+state, losses, pending = opt_init(params), [], []
 for i in show.progress(range(120), desc="training"):
     state, loss = train_step(i, state, (i * BATCH) % 1500)
-    losses.append(float(loss))
-    show.line(losses, title="CNN loss", label="mini-batch cross-entropy")
+    pending.append(loss)  # stays on the device: reading each step back would wait for the GPU each step
+    if i % 10 == 9:
+        losses += jnp.stack(pending).tolist()  # ten losses in one read
+        pending = []
+        show.line(losses, title="CNN loss", label="mini-batch cross-entropy")
     if i % 20 == 19:
         acc = float(accuracy(get_params(state), x_test, y_test))
         print(f"step {i + 1:3d}  loss {losses[-1]:.4f}  test accuracy {acc:.3f}")

@@ -51,12 +51,14 @@ def train_step(i, state):
 
 
 state = opt_init(params)
-losses, accs = [], []
+losses, accs, pending = [], [], []
 for i in show.progress(range(150), desc="training"):
     state, loss = train_step(i, state)
-    losses.append(float(loss))
-    show.line(losses, title="loss", label="train cross-entropy")
+    pending.append(loss)  # stays on the device: reading each step back would wait for the GPU each step
     if i % 10 == 9:
+        losses += jnp.stack(pending).tolist()  # ten losses in one read
+        pending = []
+        show.line(losses, title="loss", label="train cross-entropy")
         accs.append(float(accuracy(get_params(state), x_test, y_test)))
         show.line(accs, x=list(range(10, i + 2, 10)), title="test accuracy", label="test")
         print(f"step {i + 1:3d}  loss {losses[-1]:.4f}  test accuracy {accs[-1]:.3f}")
