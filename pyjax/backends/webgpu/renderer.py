@@ -195,19 +195,23 @@ def _flatten(k: Kernel) -> Kernel | None:
     memo: dict = {}
 
     def flat(x: ir.Node, shapes: tuple, m: int):
-        hit = memo.get((x, shapes))
-        if hit is not None:
-            return hit
+        # Failures are memoized too: a shared subexpression that cannot be flattened (threefry's
+        # idx-heavy DAGs) would otherwise be revisited once per path to it, exponentially.
+        if (x, shapes) in memo:
+            return memo[(x, shapes)]
         if x.op in ("idx", "gather"):
-            return None
-        if x.op == "load":
+            r = None
+        elif x.op == "load":
             tr = _flat_tracker(x.arg[1], shapes, m)
             r = None if tr is None else ir.load(x.arg[0], tr, x.dtype)
         else:
-            srcs = [flat(s, shapes, m) for s in x.srcs]
+            srcs = []
+            for s in x.srcs:
+                srcs.append(flat(s, shapes, m))
+                if srcs[-1] is None:
+                    break
             r = None if None in srcs else ir.node(x.op, x.dtype, tuple(srcs), x.arg)
-        if r is not None:
-            memo[(x, shapes)] = r
+        memo[(x, shapes)] = r
         return r
 
     if red:
