@@ -546,3 +546,23 @@ def test_pure_python_backend_matches_jax():
                 equal_nan=True,
                 err_msg=name,
             )
+
+
+def test_multi_output_containers_as_jax():
+    """lax functions with several outputs return JAX's container (a list for top_k, lu, schur; a tuple for
+    qr, eigh, svd): code that concatenates or compares the result sees the same type."""
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
+    fns = {
+        "top_k": lambda lax, x: lax.top_k(x, 1),
+        "lu": lambda lax, x: lax.linalg.lu(x),
+        "lu_complex": lambda lax, x: lax.linalg.lu(x.astype(np.complex64)),
+        "schur": lambda lax, x: lax.linalg.schur(x),
+        "schur_no_vectors": lambda lax, x: lax.linalg.schur(x, compute_schur_vectors=False),
+        "qr": lambda lax, x: lax.linalg.qr(x),
+        "eigh": lambda lax, x: lax.linalg.eigh(x),
+        "svd": lambda lax, x: lax.linalg.svd(x),
+        "sort_key_val": lambda lax, x: lax.sort_key_val(x, x),
+    }
+    for name, fn in fns.items():
+        got, want = fn(plax, pjnp.asarray(a)), fn(jax.lax, jnp.asarray(a))
+        assert (type(got), len(got)) == (type(want), len(want)), name

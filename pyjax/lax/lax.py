@@ -704,8 +704,48 @@ def _bitcast_abstract(x, new_dtype):
     return ShapedArray(x.shape, new_dtype)
 
 
+_UNSIGNED_OF_SIZE = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
+
+
 def bitcast_convert_type(x, new_dtype):
-    return bind(bitcast_convert_type_p, _as_array(x), new_dtype=dtypes.dtype(new_dtype))
+    """x's bits read as new_dtype. Between widths (as JAX): a wider type becomes a trailing axis of
+    size ratio (least significant part first), and a trailing axis of that size folds back into one
+    wider element. Composed from same-width bitcasts, shifts and masks on unsigned integers."""
+    x, new = _as_array(x), dtypes.dtype(new_dtype)
+    a = _aval(x)
+    if a.dtype is not new and (a.dtype.kind in "bc" or new.kind in "bc"):
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values unless the operand and destination "
+            f"types match. Got operand dtype={a.dtype.name}, new_dtype={new.name}. Consider using the arr.view() "
+            "method instead."
+        )
+    wide, narrow = builtins.max(a.dtype.itemsize, new.itemsize), builtins.min(a.dtype.itemsize, new.itemsize)
+    if wide == narrow:
+        return bind(bitcast_convert_type_p, x, new_dtype=new)
+    ratio, bits = wide // narrow, 8 * narrow
+    uw, un = _UNSIGNED_OF_SIZE[wide], _UNSIGNED_OF_SIZE[narrow]
+    if a.dtype.itemsize == wide:  # split: [...] -> [..., ratio]
+        u = bind(bitcast_convert_type_p, x, new_dtype=uw)
+        mask = full(a.shape, (1 << bits) - 1, uw)
+        parts = [
+            expand_dims(
+                convert_element_type(bitwise_and(shift_right_logical(u, full(a.shape, bits * i, uw)), mask), un),
+                (a.ndim,),
+            )
+            for i in range(ratio)
+        ]
+        return bind(bitcast_convert_type_p, concatenate(parts, a.ndim), new_dtype=new)
+    if not a.shape or a.shape[-1] != ratio:  # fold: [..., ratio] -> [...]
+        last = a.shape[-1] if a.shape else 1
+        raise ValueError(
+            f"Attempting to convert array of shape {a.shape} from {a.dtype.name} of size {8 * a.dtype.itemsize} bits to "
+            f"{new.name} of size {8 * new.itemsize}, bits but {last} * {8 * a.dtype.itemsize} != {8 * new.itemsize}"
+        )
+    u = convert_element_type(bind(bitcast_convert_type_p, x, new_dtype=un), uw)
+    shifted = shift_left(u, mul(broadcasted_iota(uw, a.shape, a.ndim - 1), full(a.shape, bits, uw)))
+    return bind(
+        bitcast_convert_type_p, reduce_sum(shifted, (a.ndim - 1,)), new_dtype=new
+    )  # the parts' bits are disjoint
 
 
 _nondiff(bitcast_convert_type_p)

@@ -300,14 +300,14 @@ def _lu_abstract(x):
 
 
 def lu(x):
-    """LU decomposition with partial pivoting: (lu, pivots, permutation) with x[perm] = L @ U.
+    """LU decomposition with partial pivoting: [lu, pivots, permutation] (a list, as JAX) with x[perm] = L @ U.
 
     lu packs the unit-lower L (below the diagonal) and U; pivots are LAPACK-style row swaps (0-based).
     """
     x = lax._as_array(x)
     if get_aval(x).dtype.kind == "c" and get_aval(x).ndim >= 2:
-        return _lu_complex(x)
-    return tuple(lu_p.bind(x))
+        return list(_lu_complex(x))
+    return list(lu_p.bind(x))
 
 
 def _lu_complex(x):
@@ -888,7 +888,7 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False, select_callable=None):
-    """(t, vs): x = vs t vs^H with t quasi-triangular (real x) or triangular (complex x)."""
+    """[t, vs] (as JAX, a list; [t] without vectors): x = vs t vs^H, t quasi-triangular (real x) or triangular."""
     from pyjax.scipy.linalg import schur as _schur
 
     if sort_eig_vals or select_callable is not None:
@@ -897,7 +897,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
         )
     x = _check_matrix("schur", x, square=True)
     t, vs = _schur(x, "complex" if get_aval(x).dtype.kind == "c" else "real")
-    return (t, vs) if compute_schur_vectors else (t, None)
+    return [t, vs] if compute_schur_vectors else [t]
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0, symmetrize_output: bool = False):

@@ -71,7 +71,7 @@ def _iota_like(x, dimension: int):
 
 
 def top_k(operand, k: int):
-    """The k largest entries along the last axis and their indices (ties: lower index first)."""
+    """[values, indices] (a list, as JAX): the k largest entries along the last axis (ties: lower index first)."""
     x = lax._as_array(operand)
     a = get_aval(x)
     k = int(k)
@@ -89,7 +89,7 @@ def top_k(operand, k: int):
     s, neg_idx = lax.rev(s, (last,)), lax.rev(neg_idx, (last,))
     start, limit = [0] * a.ndim, list(a.shape)
     limit[-1] = k
-    return lax.slice(s, start, limit), lax.neg(lax.slice(neg_idx, start, limit))
+    return [lax.slice(s, start, limit), lax.neg(lax.slice(neg_idx, start, limit))]
 
 
 # --- rules --------------------------------------------------------------------------------------

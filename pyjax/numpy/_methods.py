@@ -80,9 +80,28 @@ def _neg_check(self):
 
 
 def _view(self, dtype=None, type=None):
+    """x.view(dtype): the same bytes as another dtype; the last axis grows or shrinks by the size ratio
+    (numpy's rule); bools are bytes (0 or 1 in, nonzero -> True out)."""
     if dtype is None:
         return self
-    return lax.bitcast_convert_type(self, dtype)
+    new = dtypes.dtype(dtype)
+    x = lax.convert_element_type(self, dtypes.uint8) if self.dtype == dtypes.bool_ else self
+    target = dtypes.uint8 if new == dtypes.bool_ else new
+    old_size, new_size = x.dtype.itemsize, target.itemsize
+    if old_size != new_size and x.ndim == 0:
+        raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+    if new_size > old_size:
+        ratio, last = new_size // old_size, x.shape[-1]
+        if last % ratio:
+            raise ValueError(
+                "When changing to a larger dtype, its size must be a divisor of the total size in bytes of the last "
+                "axis of the array."
+            )
+        x = lax.reshape(x, x.shape[:-1] + (last // ratio, ratio))
+    out = lax.bitcast_convert_type(x, target)
+    if new_size < old_size:
+        out = lax.reshape(out, x.shape[:-1] + (x.shape[-1] * (old_size // new_size),))
+    return lax.ne(out, lax.full((), 0, dtypes.uint8)) if new == dtypes.bool_ else out
 
 
 def _clip(self, min=None, max=None):
