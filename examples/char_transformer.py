@@ -73,26 +73,18 @@ def train_step(i, state):
     return opt_update(i, grads, state), loss
 
 
-SAMPLE = 60  # characters per sample
-
-
 @jax.jit
-def generate(p, context):
-    """SAMPLE greedy characters after a T-character context, in one jitted loop (nothing is read back
-    per character: on a GPU each read waits for the device)."""
-
-    def step(k, buf):
-        window = jax.lax.dynamic_slice(buf, (k,), (T,))
-        return buf.at[T + k].set(jnp.argmax(forward(p, window[None])[0][0, -1]).astype(jnp.int32))
-
-    buf = jnp.concatenate([context, jnp.zeros(SAMPLE, jnp.int32)])
-    return jax.lax.fori_loop(0, SAMPLE, step, buf)[T:]
+def next_char(p, window):
+    return jnp.argmax(forward(p, window[None])[0][0, -1])
 
 
-def sample(p, prompt):
-    """Greedy continuation of prompt (the last T characters, padded with spaces, are the context)."""
-    context = ([chars.index(" ")] * T + [chars.index(c) for c in prompt])[-T:]
-    return prompt + "".join(chars[i] for i in generate(p, jnp.array(context, jnp.int32)).tolist())
+def sample(p, prompt, n=60):
+    """Greedy continuation of prompt (the last T characters are the context)."""
+    out = [chars.index(c) for c in prompt]
+    for _ in range(n):
+        window = jnp.array((out[-T:] if len(out) >= T else [chars.index(" ")] * (T - len(out)) + out), jnp.int32)
+        out.append(int(next_char(p, window)))
+    return "".join(chars[i] for i in out)
 
 
 params = init(jax.random.key(0))
