@@ -169,6 +169,9 @@ class BrowserWasmHost:
         self._instances: dict = {}
         self._run_split = self.mgr.runSplit if self.threads > 1 else None
 
+    def keep_trap_handlers(self) -> None:
+        """Nothing to keep: the browser's engine owns its trap handling (see WasmtimeHost)."""
+
     async def start_async(self) -> int:
         """Start the worker pool and wait until its workers run (at most 10 s); returns how many do."""
         return int(await self.mgr.ready())

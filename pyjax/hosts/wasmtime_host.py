@@ -37,6 +37,50 @@ _SLOT = 16
 _FAST_KINDS = ("i32", "i64", "f32", "f64")
 
 
+class _TrapHandlers:
+    """wasmtime turns a trap (out-of-bounds access, `unreachable`, division by zero) into an error
+    from its SIGSEGV/SIGBUS/SIGILL/SIGFPE handlers, installed with the first engine. A handler
+    installed over them later turns every trap into a crash of the process: `faulthandler.enable()`
+    after pyjax started (a debugging session, a test runner) did exactly that (a pytest worker died
+    of SIGSEGV in a trap test). faulthandler is the one Python-level way to do it, and its state
+    is cheap to read, so each dispatch compares it with the state at the snapshot and, when it was
+    switched on since, puts wasmtime's handlers back (faulthandler's report of a real crash is lost
+    then; a trap raising WasmTrap matters more). C libraries that install handlers are not watched.
+    """
+
+    SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")
+
+    def __init__(self) -> None:
+        import faulthandler
+        import signal
+
+        self.enabled = faulthandler.is_enabled
+        self.was_enabled = faulthandler.is_enabled()
+        self.saved: list = []
+        try:
+            self.sigaction = ctypes.CDLL(None, use_errno=True).sigaction
+        except (OSError, AttributeError):  # no POSIX signals (Windows uses exception handlers)
+            self.sigaction = None
+            return
+        for name in self.SIGNALS:
+            num = getattr(signal, name, None)
+            if num is not None:
+                action = ctypes.create_string_buffer(512)  # >= any platform's struct sigaction
+                self.sigaction(num, None, action)
+                self.saved.append((num, action))
+
+    def keep(self) -> None:
+        if self.enabled() is self.was_enabled:
+            return
+        self.was_enabled = self.enabled()
+        if self.was_enabled and self.sigaction is not None:
+            for num, action in self.saved:
+                self.sigaction(num, action, None)
+
+
+_trap_handlers: _TrapHandlers | None = None  # wasmtime's handlers, read after its first engine
+
+
 class WasmTrap(RuntimeError):
     """A Wasm function trapped (out-of-bounds access, unreachable, integer divide by zero, ...)."""
 
@@ -232,6 +276,10 @@ class WasmtimeHost:
         cfg.wasm_multi_value = True
         cfg.wasm_bulk_memory = True
         self.wasm_engine = wasmtime.Engine(cfg)  # (`engine` names the compiler)
+        global _trap_handlers
+        if _trap_handlers is None:
+            _trap_handlers = _TrapHandlers()
+        self.keep_trap_handlers = _trap_handlers.keep
         self.max_pages = max_pages
         self.max_modules = max_modules
         self.cache_dir = cache_dir

@@ -1,5 +1,6 @@
 """Native wasmtime host: fast call path, traps, memory, caching, and threefry against JAX."""
 
+import pathlib
 import subprocess
 import sys
 
@@ -101,6 +102,31 @@ def test_traps_raise_wasmtrap_naming_the_function(host, fast):
         inst.function("div", fast=fast)(1, 0)
     assert e.value.code == "INTEGER_DIVISION_BY_ZERO"
     assert inst.function("ident", fast=fast)(3) == 3  # the store is still usable after a trap
+
+
+def test_traps_raise_after_faulthandler_is_enabled_later():
+    """faulthandler.enable() after the first engine put its handlers over wasmtime's, and the next
+    trap crashed the process (SIGSEGV, once a pytest worker) instead of raising."""
+    code = (
+        "import faulthandler, sys\n"
+        "sys.path.insert(0, 'tests/wasm')\n"
+        "from test_wasmtime_host import _module\n"
+        "from pyjax.backends.wasm.backend import WasmBackend, WasmKernelError, _Exe\n"
+        "from pyjax.hosts.wasmtime_host import WasmtimeHost\n"
+        "faulthandler.disable()\n"
+        "b = WasmBackend(WasmtimeHost(pages=2, max_pages=64))\n"
+        "inst = b.host.load(_module())\n"
+        "faulthandler.enable()\n"
+        "for name, args in (('load_u', (b.host.nbytes,)), ('boom', ())):\n"
+        "    f = inst[name]\n"
+        "    try:\n"
+        "        b.dispatch(_Exe(lambda ins, outs: f(*args), name, 1), [], [])\n"
+        "    except WasmKernelError:\n"
+        "        print('raised', name)\n"
+    )
+    root = pathlib.Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300)
+    assert r.returncode == 0 and r.stdout.split() == ["raised", "load_u", "raised", "boom"], r.stderr[-3000:]
 
 
 def test_trap_message_has_function_name_from_name_section(host):

@@ -281,6 +281,7 @@ class WasmBackend(Backend):
     def dispatch(self, exe: _Exe, in_slots: list, out_slots: list) -> None:
         if exe.size == 0:
             return
+        self.host.keep_trap_handlers()
         try:
             exe.run(in_slots, out_slots)
         except MemoryError:
