@@ -79,16 +79,6 @@ def _check_float(fn: str, aval) -> None:
         raise TypeError(f"{fn} requires a floating-point input, got dtype {aval.dtype.name}")
 
 
-def _transpose_via_tape(tangent_fn, x):
-    """backward(ct) for a rule whose tangent map t -> tangent_fn(t) is linear in t."""
-
-    def backward(ct):
-        _, f_vjp, _ = ad.vjp_flat(lambda t: ([tangent_fn(t)], None), [lax.full_like(x, 0)])
-        return f_vjp([ad.instantiate(ct)])
-
-    return backward
-
-
 # --- cholesky -----------------------------------------------------------------------------------
 
 cholesky_p = lax._prim("cholesky")
@@ -139,14 +129,7 @@ def _cholesky_jvp(primals, tangents):
     return L, _cholesky_tangent(L, ad.instantiate(t))
 
 
-def _cholesky_vjp(primals, needs):
-    (x,) = primals
-    L = cholesky_p.bind(x)
-    return L, _transpose_via_tape(lambda t: _cholesky_tangent(L, t), x)
-
-
 ad.jvp_rules[cholesky_p] = _cholesky_jvp
-ad.vjp_rules[cholesky_p] = _cholesky_vjp
 batching.batch_rules[cholesky_p] = lambda size, vals, dims: (cholesky_p.bind(batching.moveaxis(vals[0], dims[0], 0)), 0)
 
 # --- triangular_solve ---------------------------------------------------------------------------
@@ -235,25 +218,9 @@ def _tri_solve_jvp(primals, tangents, **params):
     return x, triangular_solve_p.bind(a, rhs, **params)
 
 
-def _tri_solve_vjp(primals, needs, **params):
-    a, b = primals
-    x = triangular_solve_p.bind(a, b, **params)
-
-    def backward(ct):
-        if type(ct) is Zero:
-            return [None, None]
-        p2 = dict(params, transpose_a=not params["transpose_a"])
-        ct_b = triangular_solve_p.bind(a, ct, **p2)
-        ct_a = None
-        if needs[0]:
-            op = _matmul(ct_b, _T(x)) if params["left_side"] else _matmul(_T(x), ct_b)
-            op = lax.neg(op)
-            if params["transpose_a"]:
-                op = _T(op)
-            ct_a = _mask_a(op, params["lower"], params["unit_diagonal"])
-        return [ct_a, ct_b if needs[1] else None]
-
-    return x, backward
+def _tri_solve_transpose(ct, a, b, **params):
+    """triangular_solve is linear in b (its jvp applies it to b's tangent; a is then a constant)."""
+    return [None, triangular_solve_p.bind(a, ct, **dict(params, transpose_a=not params["transpose_a"]))]
 
 
 def _tri_solve_batch(size, vals, dims, **params):
@@ -277,7 +244,7 @@ def _tri_solve_batch(size, vals, dims, **params):
 
 
 ad.jvp_rules[triangular_solve_p] = _tri_solve_jvp
-ad.vjp_rules[triangular_solve_p] = _tri_solve_vjp
+ad.transpose_rules[triangular_solve_p] = _tri_solve_transpose
 batching.batch_rules[triangular_solve_p] = _tri_solve_batch
 
 # --- lu -------------------------------------------------------------------------------------------
@@ -403,20 +370,7 @@ def _lu_jvp(primals, tangents):
     return [lu_mat, piv, perm], [dlu, Zero(get_aval(piv)), Zero(get_aval(perm))]
 
 
-def _lu_vjp(primals, needs):
-    (x,) = primals
-    lu_mat, piv, perm = lu_p.bind(x)
-    inner = _transpose_via_tape(lambda t: _lu_tangent(lu_mat, perm, t), x)
-
-    def backward(cts):
-        return inner(cts[0]) if type(cts[0]) is not Zero else [None]
-
-    backward.multiple_results = True
-    return [lu_mat, piv, perm], backward
-
-
 ad.jvp_rules[lu_p] = _lu_jvp
-ad.vjp_rules[lu_p] = _lu_vjp
 batching.batch_rules[lu_p] = lambda size, vals, dims: (lu_p.bind(batching.moveaxis(vals[0], dims[0], 0)), [0, 0, 0])
 
 

@@ -130,6 +130,22 @@ def _sort_vjp(primals, needs, dimension, is_stable, num_keys):
     return outs[:n], backward
 
 
+def _sort_transpose(cts, *args, dimension, is_stable, num_keys):
+    """sort with constant keys permutes its other operands (e.g. a tangent carried along): undo the permutation."""
+    if builtins.any(ad.is_undefined_primal(k) for k in args[:num_keys]):
+        raise NotImplementedError("sort is linear only in its non-key operands")
+    keys = args[:num_keys]
+    lin = [i for i in range(num_keys, len(args)) if ad.is_undefined_primal(args[i])]
+    perm = sort_p.bind(
+        *keys, _iota_like(keys[0], dimension), dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
+    back = sort_p.bind(perm[num_keys], *[cts[i] for i in lin], dimension=dimension, is_stable=True, num_keys=1)
+    res = [None] * len(args)
+    for j, i in enumerate(lin):
+        res[i] = back[1 + j]
+    return res
+
+
 def _no_grad(n):
     def backward(cts):
         return [None] * n
@@ -145,7 +161,8 @@ def _sort_batch(size, vals, dims, dimension, is_stable, num_keys):
 
 
 ad.jvp_rules[sort_p] = _sort_jvp
-ad.vjp_rules[sort_p] = _sort_vjp
+ad.vjp_rules[sort_p] = _sort_vjp  # its jvp sorts primals and tangents in one op: not linearizable
+ad.transpose_rules[sort_p] = _sort_transpose
 batching.batch_rules[sort_p] = _sort_batch
 
 
