@@ -151,12 +151,8 @@ UNARY = {
     "asin": (np.arcsin, lin(-1, 1, 400001)),
     "acos": (np.arccos, lin(-1, 1, 400001)),
     "atan": (np.arctan, lin(-20, 20)),
-    "sinh": (np.sinh, lin(-90, 90)),
-    "cosh": (np.cosh, lin(-90, 90)),
-    "tanh": (np.tanh, lin(-10, 10)),
     "erf": (lambda v: _erf(v).astype(np.float64), lin(-5, 5)),
     "erfc": (lambda v: _erfc(v).astype(np.float64), lin(-11, 11)),
-    "logistic": (lambda v: 1.0 / (1.0 + np.exp(-v)), lin(-110, 110)),
 }
 MEASURED: dict[str, float] = {}
 
@@ -378,9 +374,9 @@ def test_jax_random_bits_from_threefry(host):
 
 
 def test_helpers_for_resolves_dependencies_in_order():
-    src = wm.helpers_for({"sinh"})
+    src = wm.helpers_for({"expm1"})
     names = re.findall(r"^fn (pj_\w+)", src, re.MULTILINE)
-    assert names[-1] == "pj_sinh" and "pj_expm1" in names and "pj_ldexp" in names
+    assert names[-1] == "pj_expm1" and "pj_ldexp" in names
     assert len(names) == len(set(names))
     assert names.index("pj_expm1_kernel") < names.index("pj_expm1")
     assert wm.helpers_for(set()) == ""

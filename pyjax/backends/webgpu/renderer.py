@@ -32,6 +32,7 @@ from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG, Emitter, Input, Scope, 
 from pyjax.backends.webgpu.wgsl_special import helpers as helper_code
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel
+from pyjax.compiler.mathlib import expand_kernel
 from pyjax.compiler.views import ShapeTracker, View
 from pyjax.core import dtypes
 
@@ -833,6 +834,7 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return g
     if math.prod(k.out_shape if k.reduce_op else k.shape) == 0:
         return GPUKernel(k, [])
+    k = expand_kernel(k)  # exp, log, tanh, ... as core ops, written once in compiler/mathlib.py
     flat = _flatten(k)
     big = math.prod(k.shape) >= _LITERAL_SIZES_FROM
     if k.reduce_op is None:

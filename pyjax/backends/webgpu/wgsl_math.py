@@ -19,6 +19,10 @@ Rules the code follows, because WGSL compilers optimize floats loosely:
 - Polynomial coefficients are minimax fits (Lawson's algorithm, relative error, float64)
   rounded to f32; the fitted ranges are noted next to each polynomial.
 
+Kernels get exp, log, expm1, log1p, exp2, log2, tanh, logistic and the hyperbolics written once
+as core ops by pyjax/compiler/mathlib.py (the same algorithms as here); the helpers for exp and log
+below remain for the helpers that call them (pow, erf, lgamma, ...) until those move there too.
+
 Public API: ``helpers_for(names) -> str`` returns the WGSL for the named helpers plus their
 dependencies, in dependency order; ``fn_name(name)`` gives the WGSL function name ("pj_" +
 name); ``HELPER_NAMES`` lists what exists. Signatures are in ``SIGNATURES``.
@@ -28,6 +32,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
+
+# the polynomials shared with the core-op decompositions (written once there)
+from pyjax.compiler.mathlib import _ERF_E, _ERFC_A, _ERFC_B, _ERFC_C, _EXP_P, _LOG_Q
 
 __all__ = ["HELPER_NAMES", "SIGNATURES", "fn_name", "helpers_for"]
 
@@ -138,21 +145,6 @@ _TWO_OVER_PI_WORDS = (
     0xDEBBC561,
 )
 
-# exp(r) = 1 + r + r^2 * P(r), |r| <= ln2/2: relative error 3e-9.
-_EXP_P = [
-    0.4999999403953552,
-    0.1666652113199234,
-    0.04166838899254799,
-    0.008368714712560177,
-    0.0013814589474350214,
-]
-# ln(1+f) = 2s + s^3 Q(s^2), s = f/(2+f), |s| <= 0.1716: relative error 5e-12.
-_LOG_Q = [
-    0.6666666269302368,
-    0.4000033736228943,
-    0.2853720784187317,
-    0.2358430176973343,
-]
 # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
 _SIN_S = [
     -0.1666666716337204,
@@ -186,52 +178,6 @@ _ASIN_B = [
     0.03181875869631767,
     0.01439452450722456,
     0.0375814251601696,
-]
-# erf x = x E(x^2), |x| <= 1: 3e-11.
-_ERF_E = [
-    1.128379225730896,
-    -0.37612637877464294,
-    0.11283782124519348,
-    -0.0268654003739357,
-    0.005220945458859205,
-    -0.0008482827106490731,
-    0.0001125693233916536,
-    -9.641468750487547e-06,
-]
-# erfc(x) exp(x^2): on [0.5, 1.5] in (x - 1) (6e-10), on [1.5, 2.5] in (x - 2) (5e-10),
-# and x erfc(x) exp(x^2) on [2.5, 10.1] in 1/x^2 (1.4e-9).
-_ERFC_A = [
-    0.42758357524871826,
-    -0.2732120156288147,
-    0.15437151491641998,
-    -0.07922699302434921,
-    0.03757401183247566,
-    -0.0166618749499321,
-    0.006950917188078165,
-    -0.002765652723610401,
-    0.0011373399756848812,
-    -0.0004058303020428866,
-]
-_ERFC_B = [
-    0.25539568066596985,
-    -0.10679645836353302,
-    0.04180275276303291,
-    -0.01546076126396656,
-    0.00544075109064579,
-    -0.0018298830837011337,
-    0.0005921095726080239,
-    -0.00019420712487772107,
-    5.8113022532779723e-05,
-]
-_ERFC_C = [
-    0.5641895532608032,
-    -0.2820891737937927,
-    0.4226931631565094,
-    -1.0396288633346558,
-    3.2711548805236816,
-    -10.149112701416016,
-    23.14360809326172,
-    -26.026094436645508,
 ]
 
 # ---- bits, NaN and infinity -------------------------------------------------------------
@@ -917,72 +863,6 @@ fn pj_atan2(y: f32, x: f32) -> f32 {{
 )
 
 # ---- hyperbolic ---------------------------------------------------------------------------
-
-# Beyond |x| = 9, e^-|x| is below half an ulp of e^|x|; exp(|x|/2)^2 / 2 avoids overflowing
-# before sinh/cosh do.
-_def(
-    "sinh",
-    ("expm1", "exp", "xorsign"),
-    "pj_sinh(x: f32) -> f32",
-    """
-fn pj_sinh(x: f32) -> f32 {
-  let ax = abs(x);
-  var y: f32;
-  if (ax < 9.0) {
-    let em = pj_expm1(ax);
-    y = 0.5 * (em + em / (em + 1.0));
-  } else {
-    let h = pj_exp(0.5 * ax);
-    y = (0.5 * h) * h;
-  }
-  return pj_xorsign(y, x);
-}
-""",
-)
-_def(
-    "cosh",
-    ("exp",),
-    "pj_cosh(x: f32) -> f32",
-    """
-fn pj_cosh(x: f32) -> f32 {
-  let ax = abs(x);
-  if (ax < 9.0) {
-    let e = pj_exp(ax);
-    return 0.5 * (e + 1.0 / e);
-  }
-  let h = pj_exp(0.5 * ax);
-  return (0.5 * h) * h;
-}
-""",
-)
-_def(
-    "tanh",
-    ("expm1_kernel", "pow2f", "xorsign", "isnan"),
-    "pj_tanh(x: f32) -> f32",
-    f"""
-fn pj_tanh(x: f32) -> f32 {{
-  // em = expm1(2 |x|) / (em + 2); tanh rounds to 1 from 9.1 on, so 2|x| <= 18.2 and the scale
-  // 2^k (k <= 27) needs none of pj_expm1's range handling (SwiftShader: half its cost).
-  let ax = abs(x);
-  let a = 2.0 * select(ax, 9.1, ax > 9.1);
-  let kf = floor(a * {_f(_LOG2E)} + 0.5);
-  let s = pj_pow2f(kf);
-  let em = s * pj_expm1_kernel((a - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)}) + (s - 1.0);
-  return select(pj_xorsign(em / (em + 2.0), x), x, pj_isnan(x));
-}}
-""",
-)
-_def(
-    "logistic",
-    ("exp", "isnan"),
-    "pj_logistic(x: f32) -> f32  (1 / (1 + exp(-x)))",
-    """
-fn pj_logistic(x: f32) -> f32 {
-  let e = pj_exp(-abs(x));
-  return select(select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0), x, pj_isnan(x));
-}
-""",
-)
 
 # ---- error function -----------------------------------------------------------------------
 

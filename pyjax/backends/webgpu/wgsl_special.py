@@ -1,5 +1,6 @@
 """More WGSL helpers for generated kernels, on top of `wgsl_math`: half-precision conversions,
-exact fmod, nextafter, inverse hyperbolics, cbrt, erf_inv, lgamma, digamma, integer pow.
+exact fmod, nextafter, cbrt, erf_inv, lgamma, digamma, integer pow (the hyperbolic functions
+are written once as core ops in pyjax/compiler/mathlib.py).
 
 Same rules as `wgsl_math` (NaN/inf tested through bit patterns, inf/NaN built at run time, no
 reliance on exact float cancellation). Half floats are stored as 16-bit patterns and computed in
@@ -212,50 +213,8 @@ fn pj_nextafter_{_h}(x: f32, y: f32) -> f32 {{
 """,
     )
 
-# ---- inverse hyperbolics, cbrt -------------------------------------------------------------
+# ---- cbrt, erf_inv ----------------------------------------------------------------------
 
-_def(
-    "asinh",
-    ("log", "log1p", "copysign"),
-    """
-fn pj_asinh(x: f32) -> f32 {
-  let a = abs(x);
-  var r: f32;
-  if (a > 268435456.0) { r = pj_log(a) + 0.6931471805599453; }
-  else if (a > 2.0) { r = pj_log(2.0 * a + 1.0 / (sqrt(a * a + 1.0) + a)); }
-  else { let t = a * a; r = pj_log1p(a + t / (1.0 + sqrt(1.0 + t))); }
-  return pj_copysign(r, x);
-}
-""",
-)
-_def(
-    "acosh",
-    ("log", "log1p", "nan"),
-    """
-fn pj_acosh(x: f32) -> f32 {
-  if (x < 1.0) { return pj_nan(); }
-  if (x > 268435456.0) { return pj_log(x) + 0.6931471805599453; }
-  if (x > 2.0) { return pj_log(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0))); }
-  let t = x - 1.0;
-  return pj_log1p(t + sqrt(2.0 * t + t * t));
-}
-""",
-)
-_def(
-    "atanh",
-    ("log1p", "copysign", "inf", "nan", "isnan"),
-    """
-fn pj_atanh(x: f32) -> f32 {
-  let a = abs(x);
-  if (pj_isnan(x) || a > 1.0) { return pj_nan(); }
-  if (a == 1.0) { return pj_copysign(pj_inf(), x); }
-  var r: f32;
-  if (a < 0.5) { r = 0.5 * pj_log1p(2.0 * a + 2.0 * a * a / (1.0 - a)); }
-  else { r = 0.5 * pj_log1p(2.0 * a / (1.0 - a)); }
-  return pj_copysign(r, x);
-}
-""",
-)
 _def(
     "cbrt",
     ("exp2", "log2", "copysign", "isfinite"),
