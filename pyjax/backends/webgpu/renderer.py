@@ -834,9 +834,11 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return g
     if math.prod(k.out_shape if k.reduce_op else k.shape) == 0:
         return GPUKernel(k, [])
-    k = expand_kernel(k)  # exp, log, tanh, ... as core ops, written once in compiler/mathlib.py
     flat = _flatten(k)
     big = math.prod(k.shape) >= _LITERAL_SIZES_FROM
+    # exp, log, tanh, ... as core ops, written once in compiler/mathlib.py (after _flatten, so
+    # that it walks the small DAG, not the decompositions)
+    k, flat = expand_kernel(k), flat and expand_kernel(flat)
     if k.reduce_op is None:
         gk = _elementwise(k, caps) if flat is None or big else _elementwise(flat, caps, generic=True)
         gk.kernel = k
