@@ -35,53 +35,32 @@ def _segment(name: str, op: str, data, segment_ids, num_segments):
     return getattr(out.at[ids], _UPDATE[op])(data, mode="drop")
 
 
-def segment_sum(
-    data,
-    segment_ids,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode=None,
-):
-    """Sum of the rows of `data` in each segment (0 for an empty one)."""
-    return _segment("segment_sum", "sum", data, segment_ids, num_segments)
+def _segment_function(op: str, doc: str):
+    """One public segment reduction: JAX's signature (the sorting/bucket hints are accepted and
+    unused, since the scatter is correct for any order), reducing with `op`."""
+    name = f"segment_{op}"
+
+    def segment(
+        data,
+        segment_ids,
+        num_segments: int | None = None,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        bucket_size: int | None = None,
+        mode=None,
+    ):
+        return _segment(name, op, data, segment_ids, num_segments)
+
+    segment.__name__ = segment.__qualname__ = name
+    segment.__doc__ = doc
+    return segment
 
 
-def segment_prod(
-    data,
-    segment_ids,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode=None,
-):
-    """Product of the rows of `data` in each segment (1 for an empty one)."""
-    return _segment("segment_prod", "prod", data, segment_ids, num_segments)
-
-
-def segment_max(
-    data,
-    segment_ids,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode=None,
-):
-    """Maximum of the rows of `data` in each segment (-inf, or the dtype's minimum, if empty)."""
-    return _segment("segment_max", "max", data, segment_ids, num_segments)
-
-
-def segment_min(
-    data,
-    segment_ids,
-    num_segments: int | None = None,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    bucket_size: int | None = None,
-    mode=None,
-):
-    """Minimum of the rows of `data` in each segment (inf, or the dtype's maximum, if empty)."""
-    return _segment("segment_min", "min", data, segment_ids, num_segments)
+segment_sum = _segment_function("sum", "Sum of the rows of `data` in each segment (0 for an empty one).")
+segment_prod = _segment_function("prod", "Product of the rows of `data` in each segment (1 for an empty one).")
+segment_max = _segment_function(
+    "max", "Maximum of the rows of `data` in each segment (-inf, or the dtype's minimum, if empty)."
+)
+segment_min = _segment_function(
+    "min", "Minimum of the rows of `data` in each segment (inf, or the dtype's maximum, if empty)."
+)

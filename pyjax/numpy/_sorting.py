@@ -333,75 +333,39 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
     return jnp.reshape(result, qa.shape + out_kept)
 
 
-def quantile(
-    a,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights=None,
-):
-    """q-th quantiles (q in [0, 1], scalar or 1-D) of `a` over `axis`; NaN if a slice has a NaN."""
-    if out is not None:
-        raise ValueError("jax.numpy.quantile does not support the 'out' argument")
-    return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
+def _quantile_function(name: str, squash_nans: bool, scale: int, doc: str):
+    """One public quantile function with numpy's signature: q is read on a 0..`scale` scale
+    (1 for quantile, 100 for percentile), NaNs skipped when `squash_nans`."""
+
+    def quantile(
+        a,
+        q,
+        axis=None,
+        out=None,
+        overwrite_input: bool = False,
+        method: str = "linear",
+        keepdims: bool = False,
+        *,
+        weights=None,
+    ):
+        if out is not None:
+            raise ValueError(f"jax.numpy.{name} does not support the 'out' argument")
+        if scale != 1:
+            (q,) = jnp._promote(name, _arr(name, q), to_float=True)
+            q = lax.div(q, lax.full_like(q, scale))
+        return _quantile(name, a, q, axis, method, keepdims, squash_nans, weights)
+
+    quantile.__name__ = quantile.__qualname__ = name
+    quantile.__doc__ = doc
+    return quantile
 
 
-def nanquantile(
-    a,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights=None,
-):
-    """quantile ignoring NaNs."""
-    if out is not None:
-        raise ValueError("jax.numpy.nanquantile does not support the 'out' argument")
-    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
-
-
-def _pct(fn, q):
-    (q,) = jnp._promote(fn, _arr(fn, q), to_float=True)
-    return lax.div(q, lax.full_like(q, 100))
-
-
-def percentile(
-    a,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights=None,
-):
-    """q-th percentiles (q in [0, 100]) of `a` over `axis`."""
-    return quantile(a, _pct("percentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights)
-
-
-def nanpercentile(
-    a,
-    q,
-    axis=None,
-    out=None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights=None,
-):
-    """percentile ignoring NaNs."""
-    return nanquantile(
-        a, _pct("nanpercentile", q), axis=axis, out=out, method=method, keepdims=keepdims, weights=weights
-    )
+quantile = _quantile_function(
+    "quantile", False, 1, "q-th quantiles (q in [0, 1], scalar or 1-D) of `a` over `axis`; NaN if a slice has a NaN."
+)
+nanquantile = _quantile_function("nanquantile", True, 1, "quantile ignoring NaNs.")
+percentile = _quantile_function("percentile", False, 100, "q-th percentiles (q in [0, 100]) of `a` over `axis`.")
+nanpercentile = _quantile_function("nanpercentile", True, 100, "percentile ignoring NaNs.")
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
