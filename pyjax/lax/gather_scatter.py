@@ -326,7 +326,9 @@ def _combine_scalar(kind, x, u, batch):
     return op(x, red(vals, (0,)))
 
 
-def _scatter_api(kind: str, doc: str) -> Callable:
+def _scatter_api(name: str, kind: str, doc: str) -> Callable:
+    """A public scatter combining with `kind` ("sub" is an "add" of the negated updates)."""
+
     def f(
         operand: Any,
         scatter_indices: Any,
@@ -337,42 +339,28 @@ def _scatter_api(kind: str, doc: str) -> Callable:
         unique_indices: bool = False,
         mode: str | GatherScatterMode | None = None,
     ) -> Any:
+        combine = kind
+        if kind == "sub":
+            combine, updates = "add", lax.neg(lax._as_array(updates))
         return _scatter(
-            kind, operand, scatter_indices, updates, dimension_numbers, unique_indices=unique_indices, mode=mode
+            combine, operand, scatter_indices, updates, dimension_numbers, unique_indices=unique_indices, mode=mode
         )
 
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
     return f
 
 
-scatter = _scatter_api("set", "XLA's scatter: each update window overwrites the operand at its index vector.")
-scatter_add = _scatter_api("add", "XLA's scatter with addition (duplicate indices accumulate).")
-scatter_mul = _scatter_api("mul", "XLA's scatter with multiplication.")
-scatter_min = _scatter_api("min", "XLA's scatter with minimum.")
-scatter_max = _scatter_api("max", "XLA's scatter with maximum.")
-scatter.__name__, scatter_add.__name__, scatter_mul.__name__ = "scatter", "scatter_add", "scatter_mul"
-scatter_min.__name__, scatter_max.__name__ = "scatter_min", "scatter_max"
-
-
-def scatter_sub(
-    operand: Any,
-    scatter_indices: Any,
-    updates: Any,
-    dimension_numbers: ScatterDimensionNumbers,
-    *,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    mode: str | GatherScatterMode | None = None,
-) -> Any:
-    """XLA's scatter with subtraction (a scatter_add of the negated updates)."""
-    return scatter_add(
-        operand,
-        scatter_indices,
-        lax.neg(lax._as_array(updates)),
-        dimension_numbers,
-        unique_indices=unique_indices,
-        mode=mode,
-    )
+scatter = _scatter_api(
+    "scatter", "set", "XLA's scatter: each update window overwrites the operand at its index vector."
+)
+scatter_add = _scatter_api("scatter_add", "add", "XLA's scatter with addition (duplicate indices accumulate).")
+scatter_sub = _scatter_api(
+    "scatter_sub", "sub", "XLA's scatter with subtraction (a scatter_add of the negated updates)."
+)
+scatter_mul = _scatter_api("scatter_mul", "mul", "XLA's scatter with multiplication.")
+scatter_min = _scatter_api("scatter_min", "min", "XLA's scatter with minimum.")
+scatter_max = _scatter_api("scatter_max", "max", "XLA's scatter with maximum.")
 
 
 def scatter_apply(

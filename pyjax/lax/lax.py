@@ -1253,32 +1253,24 @@ def _norm_axes(x, axes):
     return tuple(sorted(int(a) % nd if nd else int(a) for a in axes))
 
 
-def reduce_sum(x, axes):
-    return bind(reduce_sum_p, _as_array(x), axes=_norm_axes(x, axes))
+def _reducer(prim):
+    """The public lax reduction binding `prim` over `axes` (negative axes counted from the end)."""
+
+    def reduce(x, axes):
+        return bind(prim, _as_array(x), axes=_norm_axes(x, axes))
+
+    reduce.__name__ = reduce.__qualname__ = prim.name
+    reduce.__doc__ = f"{prim.name} of `x` over `axes`."
+    return reduce
 
 
-def reduce_max(x, axes):
-    return bind(reduce_max_p, _as_array(x), axes=_norm_axes(x, axes))
-
-
-def reduce_min(x, axes):
-    return bind(reduce_min_p, _as_array(x), axes=_norm_axes(x, axes))
-
-
-def reduce_prod(x, axes):
-    return bind(reduce_prod_p, _as_array(x), axes=_norm_axes(x, axes))
-
-
-def reduce_and(x, axes):
-    return bind(reduce_and_p, _as_array(x), axes=_norm_axes(x, axes))
-
-
-def reduce_or(x, axes):
-    return bind(reduce_or_p, _as_array(x), axes=_norm_axes(x, axes))
-
-
-def reduce_xor(x, axes):
-    return bind(reduce_xor_p, _as_array(x), axes=_norm_axes(x, axes))
+reduce_sum = _reducer(reduce_sum_p)
+reduce_max = _reducer(reduce_max_p)
+reduce_min = _reducer(reduce_min_p)
+reduce_prod = _reducer(reduce_prod_p)
+reduce_and = _reducer(reduce_and_p)
+reduce_or = _reducer(reduce_or_p)
+reduce_xor = _reducer(reduce_xor_p)
 
 
 def _keep_shape(x_shape, axes):

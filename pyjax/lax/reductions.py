@@ -62,28 +62,23 @@ def reduce(
     return tree_unflatten(tree, res)
 
 
-def approx_max_k(
-    operand: Any,
-    k: int,
-    reduction_dimension: int = -1,
-    recall_target: float = 0.95,
-    reduction_input_size_override: int = -1,
-    aggregate_to_topk: bool = True,
-) -> list:
-    """The k largest values along reduction_dimension and their indices (exact in pyjax)."""
-    return _top_k_along(operand, k, reduction_dimension, largest=True)
+def _approx_k(name: str, largest: bool, doc: str) -> Callable:
+    """approx_max_k / approx_min_k with JAX's signature; pyjax answers exactly, so the recall and
+    aggregation hints are accepted and unused."""
 
+    def approx_k(
+        operand: Any,
+        k: int,
+        reduction_dimension: int = -1,
+        recall_target: float = 0.95,
+        reduction_input_size_override: int = -1,
+        aggregate_to_topk: bool = True,
+    ) -> list:
+        return _top_k_along(operand, k, reduction_dimension, largest=largest)
 
-def approx_min_k(
-    operand: Any,
-    k: int,
-    reduction_dimension: int = -1,
-    recall_target: float = 0.95,
-    reduction_input_size_override: int = -1,
-    aggregate_to_topk: bool = True,
-) -> list:
-    """The k smallest values along reduction_dimension and their indices (exact in pyjax)."""
-    return _top_k_along(operand, k, reduction_dimension, largest=False)
+    approx_k.__name__ = approx_k.__qualname__ = name
+    approx_k.__doc__ = doc
+    return approx_k
 
 
 def _top_k_along(operand, k, axis, largest: bool):
@@ -97,3 +92,11 @@ def _top_k_along(operand, k, axis, largest: bool):
     if not largest:
         vals = -vals
     return [jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)]
+
+
+approx_max_k = _approx_k(
+    "approx_max_k", True, "The k largest values along reduction_dimension and their indices (exact in pyjax)."
+)
+approx_min_k = _approx_k(
+    "approx_min_k", False, "The k smallest values along reduction_dimension and their indices (exact in pyjax)."
+)

@@ -602,39 +602,39 @@ def reciprocal(x, /):
     return lax.div(lax.full_like(x, 1), x)
 
 
-def isfinite(x, /):
+def _float_test(name: str, x, other_answer: bool, combine, test):
+    """isfinite/isnan/isinf: `test` on real floats; keys and other non-float dtypes give
+    `other_answer` everywhere; a complex value `combine`s the tests of its two parts."""
     if isinstance(x, _keys.PRNGKeyArray):
-        return full(x.shape, True, dtypes.bool_)
-    (x,) = _promote("isfinite", x)
+        return full(x.shape, other_answer, dtypes.bool_)
+    (x,) = _promote(name, x)
     if x.dtype.kind == "c":
-        return lax.bitwise_and(isfinite(lax.real(x)), isfinite(lax.imag(x)))
+        return combine(*(_float_test(name, part, other_answer, combine, test) for part in (lax.real(x), lax.imag(x))))
     if x.dtype.kind != "f":
-        return full(x.shape, True, dtypes.bool_)
+        return full(x.shape, other_answer, dtypes.bool_)
+    return test(x)
+
+
+def _finite(x):
     out = lax.is_finite(x)
     return lax._convert(out, dtypes.bool_, True) if x.aval.weak_type else out
 
 
+def _infinite(x):
+    out = lax.eq(lax.abs(x), math.inf)
+    return lax._convert(out, dtypes.bool_, False) if _aval(out).weak_type else out  # JAX's isinf is never weak
+
+
+def isfinite(x, /):
+    return _float_test("isfinite", x, True, lax.bitwise_and, _finite)
+
+
 def isnan(x, /):
-    if isinstance(x, _keys.PRNGKeyArray):
-        return full(x.shape, False, dtypes.bool_)
-    (x,) = _promote("isnan", x)
-    if x.dtype.kind == "c":
-        return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
-    if x.dtype.kind != "f":
-        return full(x.shape, False, dtypes.bool_)
-    return lax.ne(x, x)
+    return _float_test("isnan", x, False, lax.bitwise_or, lambda x: lax.ne(x, x))
 
 
 def isinf(x, /):
-    if isinstance(x, _keys.PRNGKeyArray):
-        return full(x.shape, False, dtypes.bool_)
-    (x,) = _promote("isinf", x)
-    if x.dtype.kind == "c":
-        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-    if x.dtype.kind != "f":
-        return full(x.shape, False, dtypes.bool_)
-    out = lax.eq(lax.abs(x), math.inf)
-    return lax._convert(out, dtypes.bool_, False) if _aval(out).weak_type else out  # JAX's isinf is never weak
+    return _float_test("isinf", x, False, lax.bitwise_or, _infinite)
 
 
 def _no_complex_inf(x) -> None:
