@@ -67,6 +67,25 @@ def _binop(op: str, reflected: bool = False):
     return method
 
 
+# arithmetic dunder (without underscores) -> the lax op named in the error; each is set on
+# PRNGKeyArray twice, plain and reflected (__add__ and __radd__), below the class
+_BINARY_DUNDERS = {
+    "add": "add",
+    "sub": "sub",
+    "mul": "multiply",
+    "truediv": "div",
+    "floordiv": "floor_divide",
+    "mod": "rem",
+    "pow": "pow",
+    "matmul": "dot_general",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+    "lshift": "shift_left",
+    "rshift": "shift_right_arithmetic",
+}
+
+
 def _unop(op: str):
     def method(self):
         raise TypeError(
@@ -217,19 +236,6 @@ class PRNGKeyArray:
 
         return jnp.any(self._data != other._data, axis=-1)
 
-    __add__, __radd__ = _binop("add"), _binop("add", True)
-    __sub__, __rsub__ = _binop("sub"), _binop("sub", True)
-    __mul__, __rmul__ = _binop("multiply"), _binop("multiply", True)
-    __truediv__, __rtruediv__ = _binop("div"), _binop("div", True)
-    __floordiv__, __rfloordiv__ = _binop("floor_divide"), _binop("floor_divide", True)
-    __mod__, __rmod__ = _binop("rem"), _binop("rem", True)
-    __pow__, __rpow__ = _binop("pow"), _binop("pow", True)
-    __matmul__, __rmatmul__ = _binop("dot_general"), _binop("dot_general", True)
-    __and__, __rand__ = _binop("and"), _binop("and", True)
-    __or__, __ror__ = _binop("or"), _binop("or", True)
-    __xor__, __rxor__ = _binop("xor"), _binop("xor", True)
-    __lshift__, __rlshift__ = _binop("shift_left"), _binop("shift_left", True)
-    __rshift__, __rrshift__ = _binop("shift_right_arithmetic"), _binop("shift_right_arithmetic", True)
     __neg__, __pos__, __abs__, __invert__ = _unop("neg"), _unop("pos"), _unop("abs"), _unop("not")
     __lt__, __le__, __gt__, __ge__ = _cmp("lt"), _cmp("le"), _cmp("gt"), _cmp("ge")
 
@@ -248,6 +254,12 @@ class PRNGKeyArray:
             "pyjax.numpy functions do not accept typed PRNG key arrays (dtype key<fry>); use "
             "jax.random.key_data(keys) to get their uint32 data."
         )
+
+
+for _dunder, _op in _BINARY_DUNDERS.items():
+    setattr(PRNGKeyArray, f"__{_dunder}__", _binop(_op))
+    setattr(PRNGKeyArray, f"__r{_dunder}__", _binop(_op, True))
+del _dunder, _op
 
 
 def _no_aval(keys: PRNGKeyArray):

@@ -103,6 +103,15 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 # --- statistics ---------------------------------------------------------------------------------------
 
 
+def _variables(name: str, a, rowvar: bool):
+    """cov's input `a` as a 2-D array with one variable per row."""
+    a = _arr(a)
+    if _aval(a).ndim > 2:
+        raise ValueError(f"{name} has more than 2 dimensions")
+    a = jnp.atleast_2d(a)
+    return a.T if not rowvar and _aval(a).shape[0] != 1 else a
+
+
 def cov(
     m,
     y=None,
@@ -115,22 +124,11 @@ def cov(
 ):
     """Covariance matrix of the variables in the rows (or columns, rowvar=False) of m (and y)."""
     jnp._check_arraylike("cov", m)
-    m = _arr(m)
-    if _aval(m).ndim > 2:
-        raise ValueError("m has more than 2 dimensions")
-    x = jnp.atleast_2d(m)
-    if not rowvar and _aval(x).shape[0] != 1:
-        x = x.T
+    x = _variables("m", m, rowvar)
     if _aval(x).shape[0] == 0:
         return jnp.zeros((0, 0), dtype=dtypes.default_float())
     if y is not None:
-        y = _arr(y)
-        if _aval(y).ndim > 2:
-            raise ValueError("y has more than 2 dimensions")
-        yy = jnp.atleast_2d(y)
-        if not rowvar and _aval(yy).shape[0] != 1:
-            yy = yy.T
-        x, yy = _result("cov", x, yy)
+        x, yy = _result("cov", x, _variables("y", y, rowvar))
         x = jnp.concatenate([x, yy], axis=0)
     (x,) = _result("cov", x, to_float=True)
     if dtype is not None:
