@@ -51,17 +51,20 @@ def _index_array(obj, fn: str):
     return ind
 
 
+def _along(arr, axis: int | None, fn: str):
+    """insert/delete's operand and axis: axis None means the flattened array."""
+    a = _arr(arr)
+    if axis is None:
+        return jnp.ravel(a), 0
+    return a, canonical_axis(axis, _aval(a).ndim, fn)
+
+
 def insert(arr, obj, values, axis: int | None = None):
     """arr with values inserted before the given positions along axis (positions may be traced;
     out-of-range positions are clipped, as in JAX)."""
     jnp._check_arraylike("insert", arr, values)
-    a = _arr(arr)
-    if axis is None:
-        a = jnp.ravel(a)
-        axis = 0
-    nd = _aval(a).ndim
-    axis = canonical_axis(axis, nd, "insert")
-    n = _aval(a).shape[axis]
+    a, axis = _along(arr, axis, "insert")
+    nd, n = _aval(a).ndim, _aval(a).shape[axis]
     if isinstance(obj, builtins.slice):
         ind = jnp.asarray(list(builtins.range(*obj.indices(n))), dtype=dtypes.int32)
     else:
@@ -100,12 +103,7 @@ def insert(arr, obj, values, axis: int | None = None):
 def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
     """arr without the entries at the given (static) positions, slice or boolean mask along axis."""
     jnp._check_arraylike("delete", arr)
-    a = _arr(arr)
-    if axis is None:
-        a = jnp.ravel(a)
-        axis = 0
-    nd = _aval(a).ndim
-    axis = canonical_axis(axis, nd, "delete")
+    a, axis = _along(arr, axis, "delete")
     n = _aval(a).shape[axis]
     drop: set
     if isinstance(obj, builtins.slice):
