@@ -103,24 +103,24 @@ def _idct1(x, n, axis: int, norm):
     return jnp.take(v, jnp.asarray(order, dtype=jnp.int32), axis=axis)
 
 
-def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
-    """Discrete cosine transform (type 2) of x along axis, optionally resized to length n."""
-    _check("dct", type, norm)
+def _cosine(name: str, one_axis, x, type: int, n: int | None, axis: int, norm: str | None):
+    """dct/idct: checks, then `one_axis` on x (on its real and imaginary parts if complex)."""
+    _check(name, type, norm)
     x = _inexact(x)
-    split = _split_complex(lambda r: dct(r, type, n, axis, norm), x)
+    split = _split_complex(lambda r: _cosine(name, one_axis, r, type, n, axis, norm), x)
     if split is not None:
         return split
-    return _dct1(x, n, _canon(axis, x.ndim), norm)
+    return one_axis(x, n, _canon(axis, x.ndim), norm)
+
+
+def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
+    """Discrete cosine transform (type 2) of x along axis, optionally resized to length n."""
+    return _cosine("dct", _dct1, x, type, n, axis, norm)
 
 
 def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
     """Inverse discrete cosine transform (of type 2) of x along axis."""
-    _check("idct", type, norm)
-    x = _inexact(x)
-    split = _split_complex(lambda r: idct(r, type, n, axis, norm), x)
-    if split is not None:
-        return split
-    return _idct1(x, n, _canon(axis, x.ndim), norm)
+    return _cosine("idct", _idct1, x, type, n, axis, norm)
 
 
 def _nd_axes(x, s, axes) -> tuple[list[int] | None, tuple[int, ...]]:
