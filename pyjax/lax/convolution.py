@@ -25,7 +25,7 @@ from pyjax.core.core import ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
-from pyjax.lax._util import _arr
+from pyjax.lax._util import _arr, static_ints
 from pyjax.lax.lax import _as_array, _aval, _inv_perm, _prim
 from pyjax.lax.types import Precision, PrecisionLike
 
@@ -320,20 +320,6 @@ def _conv_abstract(
     return ShapedArray(shape, d, lhs.weak_type and rhs.weak_type and preferred_element_type is None)
 
 
-def _ints(name, v, n, default=1) -> tuple:
-    if v is None:
-        return (default,) * n
-    try:
-        out = tuple(operator.index(s) for s in v)
-    except TypeError as e:
-        raise TypeError(f"conv_general_dilated {name} must be a sequence of ints, got {v!r}") from e
-    if len(out) != n:
-        raise ValueError(
-            f"conv_general_dilated {name} must have {n} entries (one per spatial dimension), got {len(out)}: {v!r}"
-        )
-    return out
-
-
 def conv_general_dilated(
     lhs,
     rhs,
@@ -355,9 +341,9 @@ def conv_general_dilated(
     if la.ndim < 2:
         raise TypeError(f"conv_general_dilated requires operands of rank >= 2, got shapes {la.shape} and {ra.shape}")
     nsp = la.ndim - 2
-    window_strides = _ints("window_strides", window_strides, nsp)
-    lhs_dilation = _ints("lhs_dilation", lhs_dilation, nsp)
-    rhs_dilation = _ints("rhs_dilation", rhs_dilation, nsp)
+    window_strides = static_ints("conv_general_dilated", "window_strides", window_strides, nsp, "spatial dimension")
+    lhs_dilation = static_ints("conv_general_dilated", "lhs_dilation", lhs_dilation, nsp, "spatial dimension")
+    rhs_dilation = static_ints("conv_general_dilated", "rhs_dilation", rhs_dilation, nsp, "spatial dimension")
     if isinstance(padding, str):
         if any(d != 1 for d in lhs_dilation):
             raise ValueError(
@@ -468,8 +454,8 @@ def conv_transpose(
         dimension_numbers = defaults[nd]
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     nsp = nd - 2
-    strides = _ints("strides", strides, nsp)
-    rhs_dilation = _ints("rhs_dilation", rhs_dilation, nsp)
+    strides = static_ints("conv_transpose", "strides", strides, nsp, "spatial dimension")
+    rhs_dilation = static_ints("conv_transpose", "rhs_dilation", rhs_dilation, nsp, "spatial dimension")
     ks = [ra.shape[i] for i in dn.rhs_spec[2:]]
     if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
         per = [padding] * nsp if isinstance(padding, str) else [tuple(p) for p in padding]

@@ -24,6 +24,7 @@ from pyjax.core.core import ShapedArray, Tracer, bind
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.lax._util import static_ints
 from pyjax.lax.convolution import padtype_to_pads
 from pyjax.lax.lax import _as_array, _aval, _prim
 from pyjax.runtime import execute as _execute
@@ -242,24 +243,12 @@ for _op in ("max", "min", "prod"):
 # --- public API ---------------------------------------------------------------------------------
 
 
-def _tuple(name, v, n, default):
-    if v is None:
-        return (default,) * n
-    try:
-        out = tuple(operator.index(s) for s in v)
-    except TypeError as e:
-        raise TypeError(f"reduce_window {name} must be a sequence of ints, got {v!r}") from e
-    if len(out) != n:
-        raise TypeError(f"reduce_window {name} must have one entry per operand dimension ({n}), got {v!r}")
-    return out
-
-
 def _params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation) -> dict:
     nd = _aval(x).ndim
-    wdims = _tuple("window_dimensions", window_dimensions, nd, 1)
-    strides = _tuple("window_strides", window_strides, nd, 1)
-    bdil = _tuple("base_dilation", base_dilation, nd, 1)
-    wdil = _tuple("window_dilation", window_dilation, nd, 1)
+    wdims = static_ints("reduce_window", "window_dimensions", window_dimensions, nd, "operand dimension", TypeError)
+    strides = static_ints("reduce_window", "window_strides", window_strides, nd, "operand dimension", TypeError)
+    bdil = static_ints("reduce_window", "base_dilation", base_dilation, nd, "operand dimension", TypeError)
+    wdil = static_ints("reduce_window", "window_dilation", window_dilation, nd, "operand dimension", TypeError)
     if isinstance(padding, str):
         padding = padtype_to_pads(_aval(x).shape, [_dilate(k, d) for k, d in zip(wdims, wdil)], strides, padding)
     try:
