@@ -436,36 +436,36 @@ class WgpuHost:
         self._staging_pool.setdefault(cls, []).append(st)
         return out
 
-    def _read_span(self, buf: _Buffer, start: int, size: int) -> bytes:
+    def _read_span(self, buf: _Buffer, start: int, size: int, skip: int = 0, n: int | None = None) -> bytes:
+        """Bytes [start + skip, start + skip + n) of buf; [start, start + size) is 4-byte aligned."""
         st, cls = self._stage(buf, start, size)
         st.map_sync(self._wgpu.MapMode.READ, 0, size)
-        return self._unstage(st, cls, size, 0, size)
+        return self._unstage(st, cls, size, skip, size if n is None else n)
+
+    def _read_range(self, h: int, nbytes: int | None, offset: int) -> tuple:
+        """(buffer, aligned start, aligned size, n) covering the n bytes a read asks for."""
+        buf = self._buf(h)
+        n = self._range(buf, nbytes, offset)
+        start = offset & ~3
+        return buf, start, _round4(offset + n) - start, n
 
     def read(self, h: int, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Wait for pending work, then return nbytes (default: to the end) from offset."""
-        buf = self._buf(h)
-        n = self._range(buf, nbytes, offset)
-        if n == 0:
-            return b""
-        start, end = offset & ~3, _round4(offset + n)
+        buf, start, size, n = self._read_range(h, nbytes, offset)
         try:
-            st, cls = self._stage(buf, start, end - start)
-            st.map_sync(self._wgpu.MapMode.READ, 0, end - start)
-            return self._unstage(st, cls, end - start, offset - start, n)
+            return self._read_span(buf, start, size, offset - start, n) if n else b""
         except self._gpu_errors as e:
             raise self._translate(e, "read") from e
 
     async def read_async(self, h: int, nbytes: int | None = None, offset: int = 0) -> bytes:
         """Awaitable ``read``: the browser host can only read back asynchronously."""
-        buf = self._buf(h)
-        n = self._range(buf, nbytes, offset)
+        buf, start, size, n = self._read_range(h, nbytes, offset)
         if n == 0:
             return b""
-        start, end = offset & ~3, _round4(offset + n)
         try:
-            st, cls = self._stage(buf, start, end - start)
-            await st.map_async(self._wgpu.MapMode.READ, 0, end - start)
-            return self._unstage(st, cls, end - start, offset - start, n)
+            st, cls = self._stage(buf, start, size)
+            await st.map_async(self._wgpu.MapMode.READ, 0, size)
+            return self._unstage(st, cls, size, offset - start, n)
         except self._gpu_errors as e:
             raise self._translate(e, "read_async") from e
 
@@ -573,6 +573,16 @@ class WgpuHost:
             self._bind_groups.clear()  # they reference the old uniform buffer
         return self._ubuf
 
+    def _entries(self, bufs: list[_Buffer], uoff: int, usize: int) -> list[dict]:
+        """Bind-group entries: buffer i at binding i, then the uniform slice (if any) after them."""
+        entries = [
+            {"binding": i, "resource": {"buffer": b.gpu, "offset": 0, "size": max(4, _round4(b.nbytes))}}
+            for i, b in enumerate(bufs)
+        ]
+        if usize:
+            entries.append({"binding": len(bufs), "resource": {"buffer": self._ubuf, "offset": uoff, "size": usize}})
+        return entries
+
     def _bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], usize: int):
         key = (
             pipe.layout_key,
@@ -584,24 +594,7 @@ class WgpuHost:
         bg = self._bind_groups.get(key)
         if bg is not None:
             return bg
-        entries = [
-            {
-                "binding": i,
-                "resource": {
-                    "buffer": b.gpu,
-                    "offset": 0,
-                    "size": max(4, _round4(b.nbytes)),
-                },
-            }
-            for i, b in enumerate(bufs)
-        ]
-        if usize:
-            entries.append(
-                {
-                    "binding": len(bufs),
-                    "resource": {"buffer": self._ubuf, "offset": 0, "size": usize},
-                }
-            )
+        entries = self._entries(bufs, 0, usize)
         group = self._layout(pipe.layout_key)[0]
         if len(self._bind_groups) >= _BIND_GROUP_CACHE:
             self._bind_groups.clear()
@@ -611,24 +604,7 @@ class WgpuHost:
     def _auto_bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], uoff: int, usize: int):
         # Fallback for WGSL outside the binding convention: layout 'auto' drops bindings the
         # shader does not use, so such shaders must use every binding they declare.
-        entries = [
-            {
-                "binding": i,
-                "resource": {
-                    "buffer": b.gpu,
-                    "offset": 0,
-                    "size": max(4, _round4(b.nbytes)),
-                },
-            }
-            for i, b in enumerate(bufs)
-        ]
-        if usize:
-            entries.append(
-                {
-                    "binding": len(bufs),
-                    "resource": {"buffer": self._ubuf, "offset": uoff, "size": usize},
-                }
-            )
+        entries = self._entries(bufs, uoff, usize)
         return self._device.create_bind_group(layout=pipe.gpu.get_bind_group_layout(0), entries=entries)
 
     def _grid(self, grid) -> tuple:
