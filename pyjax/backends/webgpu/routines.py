@@ -463,20 +463,23 @@ class CumulativeExe:
         def pos(i: str) -> str:  # element i of a row -> index in the row's memory
             return f"({n - 1}i - {i})" if self.rev else i
 
-        # per-block scan with a carry-in (block totals' exclusive prefix when nb > 1)
-        carry = f"tp[row * {nb}i + blk]" if nb > 1 else "ident()"
-        binds = [("x", t, False), ("y", t, True)] + ([("tp", t, False)] if nb > 1 else [])
-        text = (
-            wgsl.header(binds)
-            + pre
-            + f"""
+        # both block kernels: one workgroup per (row, block) of B elements, E per thread
+        block_head = f"""
 var<workgroup> sh: array<{t}, {WG}>;
 @compute @workgroup_size({WG})
 fn main({ENTRY}) {{
   {LINEAR_WG}
   let row = i32(wgl / {nb}u);
   let blk = i32(wgl % {nb}u);
-  let b0 = row * {n}i;
+  let b0 = row * {n}i;"""
+        # per-block scan with a carry-in (block totals' exclusive prefix when nb > 1)
+        carry = f"tp[row * {nb}i + blk]" if nb > 1 else "ident()"
+        binds = [("x", t, False), ("y", t, True)] + ([("tp", t, False)] if nb > 1 else [])
+        text = (
+            wgsl.header(binds)
+            + pre
+            + block_head
+            + f"""
   let first = blk * {B}i + i32(lid) * {E}i;
   var v: array<{t}, {E}>;
   var acc = ident();
@@ -511,14 +514,8 @@ fn main({ENTRY}) {{
             text = (
                 wgsl.header([("x", t, False), ("tt", t, True)])
                 + pre
+                + block_head
                 + f"""
-var<workgroup> sh: array<{t}, {WG}>;
-@compute @workgroup_size({WG})
-fn main({ENTRY}) {{
-  {LINEAR_WG}
-  let row = i32(wgl / {nb}u);
-  let blk = i32(wgl % {nb}u);
-  let b0 = row * {n}i;
   var acc = ident();
   for (var q = 0i; q < {E}i; q = q + 1i) {{
     let i = blk * {B}i + i32(lid) * {E}i + q;
