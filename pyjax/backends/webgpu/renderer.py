@@ -697,17 +697,27 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
     loop += ["  " + x for x in accumulate(v, iv, "s")]
     loop.append("}")
 
-    # The final value of output o (after the loop / the workgroup combine).
-    def epilogue_value(acc_v: str, acc_i: str | None):
+    shared = ""
+    lines: list = []
+
+    # The kernel's last step for output q (after the loop / the workgroup combine): a partial
+    # (value, index) pair, or the epilogue's value stored into out (packed words go by `packed`).
+    def finish(acc_v: str, acc_i: str, packed: str) -> None:
         if mode == "partial":
-            return None
+            lines.append(f"tv[q] = {_to_store(acc_v, vd)};")
+            if arg:
+                lines.append(f"ti[q] = {acc_i};")
+            return
         post = Scope(out_scope, {0: "o"} if generic else {}, acc=acc_i if arg else acc_v)
         with ir.shape_context((n_out,) if generic else out_shape):
             v = em.expr(k.epilogue, post)
-        return post, v
+        lines.append(("POST", post))
+        if P > 1:
+            em.helpers |= wgsl.helpers_for_dtype(od)
+            lines.append(packed.format(bits=wgsl.to_bits(v, od)))
+        else:
+            lines.append(f"out[q] = {v};")
 
-    shared = ""
-    lines: list = []
     if not coop:
         lines.append(f"let g = wgl * {wg}u + lid;")
         lines.append(f"if (i32(g) * {P}i >= {NQ}) {{ return; }}")
@@ -724,18 +734,7 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
         lines.append("OUTSCOPE")
         lines += acc_init
         lines += loop
-        if mode == "partial":
-            lines.append(f"tv[q] = {_to_store('av', vd)};")
-            if arg:
-                lines.append("ti[q] = ai;")
-        else:
-            post, v = epilogue_value("av", "ai")
-            lines.append(("POST", post))
-            if P > 1:
-                em.helpers |= wgsl.helpers_for_dtype(od)
-                lines.append(f"word = word | ({wgsl.to_bits(v, od)} << (p * {wgsl.bits(od)}u));")
-            else:
-                lines.append(f"out[q] = {v};")
+        finish("av", "ai", f"word = word | ({{bits}} << (p * {wgsl.bits(od)}u));")
         lines.append("}")
         if P > 1:
             lines.append("}")
@@ -771,22 +770,13 @@ def _reduce_launch(k: Kernel, caps: Caps, T: int, mode: str, S: int, generic: bo
             lines.append("workgroupBarrier();")
             s //= 2
         lines.append("if (t == 0i && qv) {")
-        fin_v = _from_store("sv[lid]", vd)
-        if mode == "partial":
-            lines.append(f"tv[q] = {_to_store(fin_v, vd)};")
-            if arg:
-                lines.append("ti[q] = si[lid];")
-        else:
+        fin_v, fin_i = _from_store("sv[lid]", vd), "si[lid]"
+        if mode != "partial":  # name them once: the epilogue may read the value several times
             lines.append(f"let fv = {fin_v};")
             if arg:
                 lines.append("let fi = si[lid];")
-            post, v = epilogue_value("fv", "fi")
-            lines.append(("POST", post))
-            if P > 1:
-                em.helpers |= wgsl.helpers_for_dtype(od)
-                lines.append(f"sres[seg] = {wgsl.to_bits(v, od)};")
-            else:
-                lines.append(f"out[q] = {v};")
+            fin_v, fin_i = "fv", "fi"
+        finish(fin_v, fin_i, "sres[seg] = {bits};")
         lines.append("}")
         if P > 1 and mode != "partial":
             lines.append("workgroupBarrier();")
