@@ -410,6 +410,8 @@ def emit(cg, p: MatmulPlan) -> None:
 
     def tile(nrows: int, width: int):
         nvec = -(-width // 4)
+        # the accumulator vectors: (row, vector, live lanes) -- the last vector of a row may be partial
+        vecs = [(r, v, min(4, width - 4 * v)) for r in range(nrows) for v in range(nvec)]
         # j0 = jc + s * nr
         j0 = L(I32)
         f.local_get(jc).local_get(s).i32_const(nr).i32_mul().i32_add().local_set(j0)
@@ -429,22 +431,19 @@ def emit(cg, p: MatmulPlan) -> None:
         # init: zeros on the first K block, else the partial sums stored in C
         f.local_get(first)
         with f.if_():
-            for r in range(nrows):
-                for v in range(nvec):
-                    f.v128_const(bytes(16)).local_set(acc[r][v])
+            for r, v, _ in vecs:
+                f.v128_const(bytes(16)).local_set(acc[r][v])
             f.else_()
-            for r in range(nrows):
-                for v in range(nvec):
-                    lanes = min(4, width - 4 * v)
-                    if lanes == 4:
+            for r, v, lanes in vecs:
+                if lanes == 4:
+                    c_addr(r, v)
+                    f.v128_load(align=2).local_set(acc[r][v])
+                else:
+                    f.v128_const(bytes(16)).local_set(acc[r][v])
+                    for ln in range(lanes):
+                        f.local_get(acc[r][v])
                         c_addr(r, v)
-                        f.v128_load(align=2).local_set(acc[r][v])
-                    else:
-                        f.v128_const(bytes(16)).local_set(acc[r][v])
-                        for ln in range(lanes):
-                            f.local_get(acc[r][v])
-                            c_addr(r, v)
-                            f.f32_load(offset=4 * ln, align=2).f32x4_replace_lane(ln).local_set(acc[r][v])
+                        f.f32_load(offset=4 * ln, align=2).f32x4_replace_lane(ln).local_set(acc[r][v])
         # pointers: the packed A tile, the packed strip s
         f.local_get(scratch).i32_const(a_pack_off).i32_add().local_set(pa)
         f.local_get(s).i32_const(kc_max * nr * 4).i32_mul().local_get(scratch).i32_add().local_set(pb)
@@ -485,21 +484,17 @@ def emit(cg, p: MatmulPlan) -> None:
         # last K block: epilogue + store; otherwise keep the partial sums in C
         f.local_get(kc).local_get(kcur).i32_add().i32_const(Kd).i32_ge_s()
         with f.if_():
-            for r in range(nrows):
-                for v in range(nvec):
-                    lanes = min(4, width - 4 * v)
-                    epilogue(r, v, j0, acc[r][v], lanes)
+            for r, v, lanes in vecs:
+                epilogue(r, v, j0, acc[r][v], lanes)
             f.else_()
-            for r in range(nrows):
-                for v in range(nvec):
-                    lanes = min(4, width - 4 * v)
-                    if lanes == 4:
+            for r, v, lanes in vecs:
+                if lanes == 4:
+                    c_addr(r, v)
+                    f.local_get(acc[r][v]).v128_store(align=2)
+                else:
+                    for ln in range(lanes):
                         c_addr(r, v)
-                        f.local_get(acc[r][v]).v128_store(align=2)
-                    else:
-                        for ln in range(lanes):
-                            c_addr(r, v)
-                            f.local_get(acc[r][v]).f32x4_extract_lane(ln).f32_store(offset=4 * ln, align=2)
+                        f.local_get(acc[r][v]).f32x4_extract_lane(ln).f32_store(offset=4 * ln, align=2)
 
     def epilogue(r, v, j0, acc_local, lanes):
         saved_env, saved_vec = dict(cg.env), cg.vec
