@@ -95,11 +95,16 @@ class _Builder:
             self.f.call(f16_helpers(self.m)["f32_to_f16" if d.name == "float16" else "f32_to_bf16"])
         self.f.op(DTYPE_INFO[d.name][2], align=0)
 
-    def to_f64(self, d) -> None:
+    def load_f64(self, base: int, index: int, d) -> None:
+        """Push element `index` of the d-typed array at `base`, widened to f64 (routines work in f64)."""
+        self.addr(base, index, d.itemsize)
+        self.load(d)
         self.ops._cast(d, dtypes.float64)
 
-    def from_f64(self, d) -> None:
+    def store_f64(self, d) -> None:
+        """Address and an f64 value on the stack -> stored as d."""
         self.ops._cast(dtypes.float64, d)
+        self.store(d)
 
     def bytes(self) -> bytes:
         self.f.finish()
@@ -460,9 +465,7 @@ def _cholesky(r: Routine):
     def inner():
         # s = a[i, j] - L[i, :j] . L[j, :j]
         f.local_get(off).local_get(i).i32_const(n).i32_mul().i32_add().local_get(j).i32_add().local_set(b)
-        B.addr(a, b, d.itemsize)
-        B.load(d)
-        B.to_f64(d)
+        B.load_f64(a, b, d)
         Lrow(i)
         Lrow(j)
         f.local_get(j).call(dot).f64_sub().local_set(s)
@@ -491,8 +494,7 @@ def _cholesky(r: Routine):
                 f.local_get(j).i32_const(3).i32_shl().i32_add().f64_load()
                 f.f64_const(math.nan).local_get(ok).select()  # a failed matrix: NaN lower triangle
                 f.f64_const(0.0).local_get(j).local_get(i).i32_le_s().select()  # zero upper triangle
-                B.from_f64(d)
-                B.store(d)
+                B.store_f64(d)
 
             B.loop(j, 0, n, write)
 
@@ -547,9 +549,7 @@ def _triangular_solve(r: Routine):
         def cell():
             b_index(i, c)
             X_at(i, c)
-            B.addr(b, e, d.itemsize)
-            B.load(d)
-            B.to_f64(d)
+            B.load_f64(b, e, d)
             f.f64_store()
 
         B.loop(i, 0, m, lambda: B.loop(c, 0, nrhs, cell))
@@ -561,9 +561,7 @@ def _triangular_solve(r: Routine):
         else:
             f.local_get(row).i32_const(m).i32_mul().local_get(col).i32_add()
         f.i32_add().local_set(e)
-        B.addr(a, e, d.itemsize)
-        B.load(d)
-        B.to_f64(d)
+        B.load_f64(a, e, d)
 
     def eliminate():
         # X[i] -= op(a)[i, j] X[j]
@@ -608,8 +606,7 @@ def _triangular_solve(r: Routine):
             B.addr(out, e, d.itemsize)
             X_at(i, c)
             f.f64_load()
-            B.from_f64(d)
-            B.store(d)
+            B.store_f64(d)
 
         B.loop(i, 0, m, lambda: B.loop(c, 0, nrhs, cell))
 
@@ -649,9 +646,7 @@ def _lu(r: Routine):
         def load_cell():
             W_at(i, c)
             f.local_get(off).local_get(i).i32_const(n).i32_mul().i32_add().local_get(c).i32_add().local_set(e)
-            B.addr(a, e, d.itemsize)
-            B.load(d)
-            B.to_f64(d)
+            B.load_f64(a, e, d)
             f.f64_store()
 
         B.loop(i, 0, m, lambda: B.loop(c, 0, n, load_cell))
@@ -717,8 +712,7 @@ def _lu(r: Routine):
             B.addr(out_lu, e, d.itemsize)
             W_at(i, c)
             f.f64_load()
-            B.from_f64(d)
-            B.store(d)
+            B.store_f64(d)
 
         B.loop(i, 0, m, lambda: B.loop(c, 0, n, store_cell))
 
