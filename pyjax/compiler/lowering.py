@@ -241,23 +241,25 @@ def pad_zero(ctx, x: Lazy, pads) -> Lazy:
     pads = tuple(pads)
     new_shape = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape, pads))
 
-    def valid():
-        v = const(True, BOOL)
-        for i, ((lo, hi), s) in enumerate(zip(pads, x.shape)):
-            if lo:
-                v = alu("and", v, alu("ge", idx(i), const(lo, i32)))
-            if hi:
-                v = alu("and", v, alu("lt", idx(i), const(lo + s, i32)))
-        return v
-
     return _move(
         ctx,
         x,
         lambda tr: tr.pad(pads),
         lambda: tuple(alu("sub", idx(i), const(lo, i32)) for i, (lo, _) in enumerate(pads)),
         new_shape,
-        pad_valid=valid,
+        pad_valid=lambda: _inside_pads(pads, x.shape),
     )
+
+
+def _inside_pads(pads, shape) -> Node:
+    """True where the (current shape context's) index lies in the body, not in the (lo, hi) pads."""
+    v = const(True, BOOL)
+    for i, ((lo, hi), s) in enumerate(zip(pads, shape)):
+        if lo:
+            v = alu("and", v, alu("ge", idx(i), const(lo, i32)))
+        if hi:
+            v = alu("and", v, alu("lt", idx(i), const(lo + s, i32)))
+    return v
 
 
 def gather_move(ctx, x: Lazy, new_shape, index_fn, valid_fn=None) -> Lazy:
@@ -503,12 +505,7 @@ def _pad(ctx, x, padval, padding_config):
     if padval.red is None and padval.expr.op == "const" and padval.expr.arg == 0:
         return padded
     with ir.shape_context(padded.shape):
-        v = const(True, BOOL)
-        for i, ((lo, hi), s) in enumerate(zip(pads, x.shape)):
-            if lo:
-                v = alu("and", v, alu("ge", idx(i), const(lo, i32)))
-            if hi:
-                v = alu("and", v, alu("lt", idx(i), const(lo + s, i32)))
+        v = _inside_pads(pads, x.shape)
     return _fill_outside(ctx, padded, padval, v)
 
 
