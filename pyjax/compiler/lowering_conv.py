@@ -153,7 +153,7 @@ def _reduce_window(op):
             span = (k - 1) * wd + 1 if k else 0
             out_shape.append(max(0, (padded - span) // s + 1) if padded >= span else 0)
         out_shape = tuple(out_shape)
-        fill = _identity(op, x.dtype)
+        fill = dtypes.reduction_identity(op, x.dtype)
         if math.prod(out_shape) == 0 or math.prod(window_dimensions) == 0:
             return constant(fill, x.dtype, out_shape)
         cfg = [(lo, hi, bd - 1) for (lo, hi), bd in zip(padding, base_dilation)]
@@ -168,19 +168,6 @@ def _reduce_window(op):
         return reduce(ctx, v, rop, range(nd, 2 * nd))
 
     return rule
-
-
-def _identity(op, dtype):
-    if op == "sum":
-        return 0
-    if op == "prod":
-        return 1
-    if dtype.kind == "f":
-        return float("-inf") if op == "max" else float("inf")
-    if dtype.kind == "b":
-        return op == "min"
-    info = dtypes.iinfo(dtype)
-    return info.min if op == "max" else info.max
 
 
 for _op in ("sum", "max", "min", "prod"):

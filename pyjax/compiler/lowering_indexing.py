@@ -19,16 +19,6 @@ i32 = dtypes.int32
 BOOL = dtypes.bool_
 
 
-def _fill_default(dtype):
-    if dtype.kind == "f":
-        return float("nan")
-    if dtype.kind == "i":
-        return dtypes.iinfo(dtype).min
-    if dtype.kind == "u":
-        return dtypes.iinfo(dtype).max
-    return True
-
-
 def _scalar_expr(ctx, s: Lazy, shape: tuple) -> Node:
     """The value of a scalar Lazy as an expression usable in a kernel over `shape`."""
     return gather_move(ctx, s, shape, lambda: ()).expr
@@ -55,7 +45,7 @@ def _gather(ctx, x: Lazy, ind: Lazy, *, axes, mode, fill_value):
     nd, nb = len(x.shape), len(ind.shape) - 1
     rest = [a for a in range(nd) if a not in axes]
     out_shape = tuple(ind.shape[:-1]) + tuple(x.shape[a] for a in rest)
-    fill = _fill_default(x.dtype) if fill_value is None else fill_value
+    fill = dtypes.gather_fill_value(x.dtype) if fill_value is None else fill_value
     if math.prod(out_shape) == 0 or math.prod(x.shape) == 0:
         return constant(fill if mode == "fill" else 0, x.dtype, out_shape)
     batch = tuple(idx(i) for i in range(nb))

@@ -445,3 +445,30 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
+
+
+def reduction_identity(op: str, d: DType) -> float | int | bool:
+    """The value x with op(x, y) == y for every y of dtype d (sum, prod, max, min).
+
+    Windowed and full reductions start from it, so padding with it never changes a result.
+    """
+    if op == "sum":
+        return 0
+    if op == "prod":
+        return 1
+    if d.kind == "f":
+        return float("-inf") if op == "max" else float("inf")
+    if d.kind == "b":
+        return op == "min"
+    info = iinfo(d)
+    return info.min if op == "max" else info.max
+
+
+def gather_fill_value(d: DType) -> float | int | bool:
+    """JAX's fill for out-of-range gathers: NaN (inexact), min (signed), max (unsigned), True (bool)."""
+    if d.kind in "fc":
+        return float("nan")
+    if d.kind in "iu":
+        info = iinfo(d)
+        return info.min if d.kind == "i" else info.max
+    return True

@@ -235,7 +235,7 @@ def gather(
     if m is GatherScatterMode.FILL_OR_DROP and oob is not None:
         shape = get_aval(g).shape
         bdims = tuple(k for k in range(len(shape)) if k not in offset)
-        fill = slicing.default_fill_value(xa.dtype) if fill_value is None else fill_value
+        fill = dtypes.gather_fill_value(xa.dtype) if fill_value is None else fill_value
         mask = lax.broadcast_in_dim(oob, shape, bdims)
         g = lax.select_n(mask, g, lax._convert(lax.full(shape, fill, xa.dtype), xa.dtype, xa.weak_type))
     return g

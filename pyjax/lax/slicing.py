@@ -48,17 +48,6 @@ SCATTER_KINDS = ("set", "add", "mul", "min", "max")
 GATHER_MODES = ("clip", "fill", "promise_in_bounds")
 
 
-def default_fill_value(dtype):
-    """JAX's fill for out-of-range gathers: NaN (floats), min (signed), max (unsigned), True (bool)."""
-    if dtype.kind in "fc":
-        return float("nan")
-    if dtype.kind == "i":
-        return dtypes.iinfo(dtype).min
-    if dtype.kind == "u":
-        return dtypes.iinfo(dtype).max
-    return True
-
-
 def _is_int_dtype(d) -> bool:
     return d.kind in "iu"
 

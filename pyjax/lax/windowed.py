@@ -288,19 +288,6 @@ def _monoid_op(computation: Callable, dtype) -> str | None:
     return op
 
 
-def _identity(op: str, dtype):
-    if op == "sum":
-        return 0
-    if op == "prod":
-        return 1
-    if dtype.kind == "f":
-        return float("-inf") if op == "max" else float("inf")
-    if dtype.kind == "b":
-        return op == "min"
-    info = dtypes.iinfo(dtype)
-    return info.min if op == "max" else info.max
-
-
 def _concrete_scalar(v):
     if isinstance(v, Tracer):
         return None
@@ -345,7 +332,7 @@ def reduce_window(
             f"lax.max, lax.min (or equivalent), got {computation!r}."
         )
     init = _concrete_scalar(init_value)
-    ident = _identity(op, xa.dtype)
+    ident = dtypes.reduction_identity(op, xa.dtype)
     if init is not None and (
         init == ident or (op in ("max", "min") and xa.dtype.kind == "b" and builtins.bool(init) == ident)
     ):
