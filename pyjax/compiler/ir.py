@@ -17,6 +17,7 @@ Node ops:
 from __future__ import annotations
 
 import math
+import operator
 from weakref import WeakValueDictionary
 
 from pyjax.compiler.views import ShapeTracker
@@ -262,20 +263,29 @@ def alu(op: str, *srcs: Node) -> Node:
     return node(op, _result_dtype(op, a), tuple(srcs))
 
 
+# Ops whose Python meaning is the same for every dtype they take: folding int constants here and
+# the Python evaluator (backends/cpu/python_eval.py) both read this one table.
+PY_BINARY = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "idiv": operator.floordiv,
+    "mod": operator.mod,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}
+
+
 def _fold_int(op, x, y):
     try:
-        if op == "add":
-            return x + y
-        if op == "sub":
-            return x - y
-        if op == "mul":
-            return x * y
-        if op == "idiv" and y > 0 and x >= 0:
-            return x // y
-        if op == "mod" and y > 0 and x >= 0:
-            return x % y
-        if op in ("lt", "le", "gt", "ge", "eq", "ne"):
-            return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]
+        if op in ("idiv", "mod") and not (y > 0 and x >= 0):
+            return None  # sign conventions differ between Python and the backends: leave them
+        if op in PY_BINARY:
+            return PY_BINARY[op](x, y)
         if op == "and":
             return x & y if not isinstance(x, bool) else x and y
         if op == "or":

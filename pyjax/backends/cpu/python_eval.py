@@ -257,12 +257,8 @@ def _fmin(a, b):
 
 def binary(op, a, b, dtype):
     kind = dtype.kind
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
+    if op in ir.PY_BINARY:
+        return ir.PY_BINARY[op](a, b)
     if op == "div":
         return _fdiv(a, b) if kind == "f" else _idiv_c(a, b)
     if op == "rem":
@@ -287,22 +283,6 @@ def binary(op, a, b, dtype):
         if 0 <= b < dtype.bits:
             return a >> b
         return -1 if a < 0 else 0
-    if op == "lt":
-        return a < b
-    if op == "le":
-        return a <= b
-    if op == "gt":
-        return a > b
-    if op == "ge":
-        return a >= b
-    if op == "eq":
-        return a == b
-    if op == "ne":
-        return a != b
-    if op == "idiv":
-        return a // b
-    if op == "mod":
-        return a % b
     raise NotImplementedError(op)
 
 
