@@ -6,6 +6,8 @@ ones too, unlike `.at[]` indexing), and empty segments hold the reduction's iden
 
 from __future__ import annotations
 
+from pyjax.core import dtypes
+
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
 
@@ -14,7 +16,6 @@ _UPDATE = {"sum": "add", "prod": "multiply", "max": "max", "min": "min"}  # redu
 
 def _segment(name: str, op: str, data, segment_ids, num_segments):
     import pyjax.numpy as jnp
-    from pyjax.lax.windowed import _identity
 
     data, ids = jnp.asarray(data), jnp.asarray(segment_ids)
     if not jnp.issubdtype(ids.dtype, jnp.integer):
@@ -31,7 +32,7 @@ def _segment(name: str, op: str, data, segment_ids, num_segments):
     if num_segments < 0:
         raise ValueError(f"{name}: num_segments must be non-negative, got {num_segments}")
     ids = jnp.where(ids < 0, num_segments, ids)  # negative ids are out of range, not from the end
-    out = jnp.full((num_segments,) + data.shape[1:], _identity(op, data.dtype), data.dtype)
+    out = jnp.full((num_segments,) + data.shape[1:], dtypes.reduction_identity(op, data.dtype), data.dtype)
     return getattr(out.at[ids], _UPDATE[op])(data, mode="drop")
 
 
