@@ -88,34 +88,23 @@ def _c(x, v):
     return lax.full_like(x, v)
 
 
-def erf(x: Any) -> Any:
-    """The error function."""
-    (x,) = _promote_inexact("erf", x)
-    return lax.erf(x)
+def _unary(name: str, op, doc: str):
+    """scipy.special.`name`: the lax elementwise `op` on x promoted to an inexact dtype."""
+
+    def f(x: Any) -> Any:
+        (x,) = _promote_inexact(name, x)
+        return op(x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
 
 
-def erfc(x: Any) -> Any:
-    """The complementary error function 1 - erf(x)."""
-    (x,) = _promote_inexact("erfc", x)
-    return lax.erfc(x)
-
-
-def erfinv(x: Any) -> Any:
-    """The inverse error function."""
-    (x,) = _promote_inexact("erfinv", x)
-    return lax.erf_inv(x)
-
-
-def gammaln(x: Any) -> Any:
-    """log|Gamma(x)|."""
-    (x,) = _promote_inexact("gammaln", x)
-    return lax.lgamma(x)
-
-
-def digamma(x: Any) -> Any:
-    """The logarithmic derivative of Gamma."""
-    (x,) = _promote_inexact("digamma", x)
-    return lax.digamma(x)
+erf = _unary("erf", lax.erf, "The error function.")
+erfc = _unary("erfc", lax.erfc, "The complementary error function 1 - erf(x).")
+erfinv = _unary("erfinv", lax.erf_inv, "The inverse error function.")
+gammaln = _unary("gammaln", lax.lgamma, "log|Gamma(x)|.")
+digamma = _unary("digamma", lax.digamma, "The logarithmic derivative of Gamma.")
 
 
 def betaln(a: Any, b: Any) -> Any:
