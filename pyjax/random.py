@@ -1346,6 +1346,25 @@ def _poisson_knuth(key, lam, shape, dtype):
     return _while(more, body, init)[1] - 1
 
 
+def _until_accepted(propose, key, shape, fdtype, dtype):
+    """Transformed rejection sampling: each round draws two uniform keys, `propose(k0, k1)` gives
+    candidates (in fdtype) and which are accepted; rounds run until every element has accepted once
+    (a later acceptance overwrites an earlier one, as in JAX)."""
+    jnp = _jnp()
+
+    def body(carry):
+        i, k_out, accepted, rng = carry
+        rng, k0, k1 = _keys(rng, 3)
+        k, accept = propose(k0, k1)
+        return i + 1, jnp.where(accept, k, k_out), accepted | accept, rng
+
+    def more(carry):
+        return jnp.any(~carry[2]) & _rounds_left(carry[0], dtype)
+
+    init = (jnp.zeros((), dtypes.int32), jnp.full(shape, -1.0, fdtype), jnp.zeros(shape, bool), key)
+    return _while(more, body, init)[1].astype(dtype)
+
+
 def _poisson_rejection(key, lam, shape, dtype):
     """Hormann's transformed rejection (PTRS), run until every element has accepted once."""
     jnp = _jnp()
@@ -1355,9 +1374,7 @@ def _poisson_rejection(key, lam, shape, dtype):
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
-    def body(carry):
-        i, k_out, accepted, rng = carry
-        rng, k0, k1 = _keys(rng, 3)
+    def propose(k0, k1):
         u = _u(k0, shape, lam.dtype, 0.0, 1.0) - 0.5
         v = _u(k1, shape, lam.dtype, 0.0, 1.0)
         us = 0.5 - jnp.abs(u)
@@ -1366,15 +1383,9 @@ def _poisson_rejection(key, lam, shape, dtype):
         t_ = _madd(k, log_lam, -lam) - _lgamma(k + 1)
         accept1 = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
-        accept = accept1 | (~reject & (s <= t_))
-        # a later acceptance overwrites an earlier one, as in JAX
-        return i + 1, jnp.where(accept, k, k_out), accepted | accept, rng
+        return k, accept1 | (~reject & (s <= t_))
 
-    def more(carry):
-        return jnp.any(~carry[2]) & _rounds_left(carry[0], dtype)
-
-    init = (jnp.zeros((), dtypes.int32), jnp.full(shape, -1.0, lam.dtype), jnp.zeros(shape, bool), key)
-    return _while(more, body, init)[1].astype(dtype)
+    return _until_accepted(propose, key, shape, lam.dtype, dtype)
 
 
 def _poisson_impl(key, lam, shape, dtype):
@@ -1462,9 +1473,7 @@ def _btrs(key, count, prob, shape, dtype):
     alpha = (2.83 + 5.1 / b) * stddev
     m = jnp.floor((count + 1) * prob)
 
-    def body(carry):
-        i, k_out, accepted, rng = carry
-        rng, k0, k1 = _keys(rng, 3)
+    def propose(k0, k1):
         u = _u(k0, shape, prob.dtype, 0.0, 1.0)
         v = _u(k1, shape, prob.dtype, 0.0, 1.0)
         u = u - 0.5
@@ -1482,15 +1491,9 @@ def _btrs(key, count, prob, shape, dtype):
             - _stirling_approx_tail(k)
             - _stirling_approx_tail(count - k)
         )
-        accept = accept1 | (~reject & (v <= ub))
-        # a later acceptance overwrites an earlier one, as in JAX
-        return i + 1, jnp.where(accept, k, k_out), accepted | accept, rng
+        return k, accept1 | (~reject & (v <= ub))
 
-    def more(carry):
-        return jnp.any(~carry[2]) & _rounds_left(carry[0], dtype)
-
-    init = (jnp.zeros((), dtypes.int32), jnp.full(shape, -1.0, prob.dtype), jnp.zeros(shape, bool), key)
-    return _while(more, body, init)[1].astype(dtype)
+    return _until_accepted(propose, key, shape, prob.dtype, dtype)
 
 
 def _binomial_impl(key, count, prob, shape, dtype):
