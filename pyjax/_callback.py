@@ -203,6 +203,17 @@ def _result_avals(name: str, result_shape_dtypes) -> tuple[list, Any]:
     return avals, tree
 
 
+def _now_or_later(name: str, go: Callable, first, args: tuple, kwargs: dict):
+    """The two forms of debug_callback/debug_print: given its function (or format) `first`, run
+    `go` now; without one, hand `go` back to be called later (the two-call form)."""
+    if first is not None:
+        go(first, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"{name} received unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return go
+
+
 def debug_callback(
     callback: Callable | None = None, *args: Any, ordered: bool = False, partitioned: bool = False, **kwargs: Any
 ):
@@ -227,12 +238,7 @@ def debug_callback(
         flat.__name__ = call.__name__
         debug_callback_p.bind(*dyn, callback=flat, result_avals=(), ordered=ordered, _effect=True)
 
-    if callback is not None:
-        go(callback, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError(f"debug_callback received unexpected arguments in the two-call form: {args=} {kwargs=}")
-    return go
+    return _now_or_later("debug_callback", go, callback, args, kwargs)
 
 
 class _FormatChecker(string.Formatter):
@@ -275,12 +281,7 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, parti
         go_cb(show, *c_args, **c_kwargs)
 
     go_cb = debug_callback(ordered=ordered, partitioned=partitioned)
-    if fmt is not None:
-        go(fmt, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
-    return go
+    return _now_or_later("debug_print", go, fmt, args, kwargs)
 
 
 def pure_callback(
