@@ -1181,20 +1181,21 @@ def _to_bool(a):
     return a
 
 
-def all(a, axis=None, out=None, keepdims=False, *, where=None):
+def _truth_reduce(name: str, reduce, identity: bool, a, axis, keepdims, where):
+    """all/any: `reduce` the truth values of a over axis, masked-out entries counting as `identity`."""
     a = _to_bool(a)
-    axes = _reduce_axes("all", a, axis)
+    axes = _reduce_axes(name, a, axis)
     if where is not None:
-        a = _where_fill(where, a, True)
-    return _keep(lax.reduce_and(a, axes), _aval(a).shape, axes, keepdims)
+        a = _where_fill(where, a, identity)
+    return _keep(reduce(a, axes), _aval(a).shape, axes, keepdims)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    return _truth_reduce("all", lax.reduce_and, True, a, axis, keepdims, where)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
-    a = _to_bool(a)
-    axes = _reduce_axes("any", a, axis)
-    if where is not None:
-        a = _where_fill(where, a, False)
-    return _keep(lax.reduce_or(a, axes), _aval(a).shape, axes, keepdims)
+    return _truth_reduce("any", lax.reduce_or, False, a, axis, keepdims, where)
 
 
 alltrue, sometrue = all, any

@@ -50,30 +50,28 @@ def _last(x) -> int:
 # --- sort, argsort, lexsort -----------------------------------------------------------------------
 
 
-def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
-    """Sorted copy of `a` along `axis` (None: flattened); NaNs last (first when descending)."""
+def _sort_operand(fn: str, a, axis: int | None, order):
+    """sort/argsort's checked operand and axis (None: the flattened array; a scalar has no axis)."""
     if order is not None:
-        raise ValueError("The 'order' argument to sort is not supported.")
-    a = _arr("sort", a)
+        raise ValueError(f"The 'order' argument to {fn} is not supported.")
+    a = _arr(fn, a)
     if axis is None:
         a, axis = jnp.ravel(a), 0
     if jnp._aval(a).ndim == 0:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
-    axis = canonical_axis(axis, jnp._aval(a).ndim, "sort", scalar_ok=True)
+    return a, canonical_axis(axis, jnp._aval(a).ndim, fn, scalar_ok=True)
+
+
+def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
+    """Sorted copy of `a` along `axis` (None: flattened); NaNs last (first when descending)."""
+    a, axis = _sort_operand("sort", a, axis, order)
     out = lax_sort(a, dimension=axis)
     return lax.rev(out, (axis,)) if descending else out
 
 
 def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
     """Indices (int32) that sort `a` along `axis`; stable, and descending keeps ties in index order."""
-    if order is not None:
-        raise ValueError("The 'order' argument to argsort is not supported.")
-    a = _arr("argsort", a)
-    if axis is None:
-        a, axis = jnp.ravel(a), 0
-    if jnp._aval(a).ndim == 0:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
-    axis = canonical_axis(axis, jnp._aval(a).ndim, "argsort", scalar_ok=True)
+    a, axis = _sort_operand("argsort", a, axis, order)
     return argsort_lax(a, axis, bool(descending))
 
 

@@ -112,6 +112,18 @@ def _variables(name: str, a, rowvar: bool):
     return a.T if not rowvar and _aval(a).shape[0] != 1 else a
 
 
+def _sample_weights(name: str, weights, n: int, dtype):
+    """cov's fweights (integer counts) or aweights: one per sample (n), in the data's dtype."""
+    w = _arr(weights)
+    if _aval(w).ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if _aval(w).shape[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    if name == "fweights" and _aval(w).dtype.kind not in "iu":
+        raise TypeError("fweights must be integer.")
+    return _to_dtype(w, dtype)
+
+
 def cov(
     m,
     y=None,
@@ -138,21 +150,9 @@ def cov(
     n = _aval(x).shape[1]
     w = None
     if fweights is not None:
-        f = _arr(fweights)
-        if _aval(f).ndim > 1:
-            raise RuntimeError("cannot handle multidimensional fweights")
-        if _aval(f).shape[0] != n:
-            raise RuntimeError("incompatible numbers of samples and fweights")
-        if _aval(f).dtype.kind not in "iu":
-            raise TypeError("fweights must be integer.")
-        w = _to_dtype(f, _aval(x).dtype)
+        w = _sample_weights("fweights", fweights, n, _aval(x).dtype)
     if aweights is not None:
-        aw = _arr(aweights)
-        if _aval(aw).ndim > 1:
-            raise RuntimeError("cannot handle multidimensional aweights")
-        if _aval(aw).shape[0] != n:
-            raise RuntimeError("incompatible numbers of samples and aweights")
-        aw = _to_dtype(aw, _aval(x).dtype)
+        aw = _sample_weights("aweights", aweights, n, _aval(x).dtype)
         w = aw if w is None else w * aw
     if w is None:
         avg = jnp.mean(x, axis=1)
