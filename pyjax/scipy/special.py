@@ -187,40 +187,30 @@ def logsumexp(
     return out
 
 
-@custom_jvp
-def xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), defined as 0 where x == 0 (unless y is NaN)."""
-    x, y = _promote_inexact("xlogy", x, y, complex_ok=True)
-    x_ok = x != 0.0
-    return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+def _x_times_log(name: str, log, shift: float, doc: str):
+    """xlogy/xlog1py: x * log(y) with `log` (log or log1p, that is log(shift + y)), 0 where x == 0
+    unless y is NaN; its derivative in y is x / (shift + y)."""
+
+    def f(x: Any, y: Any) -> Any:
+        x, y = _promote_inexact(name, x, y, complex_ok=True)
+        return jnp.where((x != 0.0) | jnp.isnan(y), lax.mul(x, log(y)), jnp.zeros_like(x))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    f = custom_jvp(f)
+
+    def jvp(primals, tangents):
+        x, y = primals
+        x_dot, y_dot = tangents
+        result = f(x, y)
+        return result, (x_dot * log(jnp.asarray(y, result.dtype)) + y_dot * x / (shift + y)).astype(result.dtype)
+
+    f.defjvp(jvp)
+    return f
 
 
-def _xlogy_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    result = xlogy(x, y)
-    return result, (x_dot * lax.log(jnp.asarray(y, result.dtype)) + y_dot * x / y).astype(result.dtype)
-
-
-xlogy.defjvp(_xlogy_jvp)
-
-
-@custom_jvp
-def xlog1py(x: Any, y: Any) -> Any:
-    """x * log1p(y), defined as 0 where x == 0 (unless y is NaN)."""
-    x, y = _promote_inexact("xlog1py", x, y, complex_ok=True)
-    x_ok = x != 0.0
-    return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
-
-
-def _xlog1py_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    result = xlog1py(x, y)
-    return result, (x_dot * lax.log1p(jnp.asarray(y, result.dtype)) + y_dot * x / (1 + y)).astype(result.dtype)
-
-
-xlog1py.defjvp(_xlog1py_jvp)
+xlogy = _x_times_log("xlogy", lax.log, 0, "x * log(y), defined as 0 where x == 0 (unless y is NaN).")
+xlog1py = _x_times_log("xlog1py", lax.log1p, 1, "x * log1p(y), defined as 0 where x == 0 (unless y is NaN).")
 
 
 @custom_jvp
