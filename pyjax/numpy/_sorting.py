@@ -107,13 +107,17 @@ def sort_complex(a):
 # --- partition -------------------------------------------------------------------------------------
 
 
+def _partition_operand(fn: str, a, kth: int, axis: int):
+    """partition/argpartition's checked axis and kth, and `a` with that axis moved last."""
+    a = _arr(fn, a)
+    axis = canonical_axis(axis, jnp._aval(a).ndim, fn, scalar_ok=True)
+    kth = canonical_axis(kth, jnp._aval(a).shape[axis], fn, scalar_ok=True)
+    return axis, kth, jnp.swapaxes(a, axis, -1)
+
+
 def partition(a, kth: int, axis: int = -1):
     """The kth smallest at position kth, smaller ones (ascending) before it, larger ones after."""
-    a = _arr("partition", a)
-    axis = canonical_axis(axis, jnp._aval(a).ndim, "partition", scalar_ok=True)
-    n = jnp._aval(a).shape[axis]
-    kth = canonical_axis(kth, n, "partition", scalar_ok=True)
-    x = jnp.swapaxes(a, axis, -1)
+    axis, kth, x = _partition_operand("partition", a, kth, axis)
     s = lax_sort(x, dimension=_last(x))
     bottom, top = s[..., : kth + 1], s[..., kth + 1 :]
     out = jnp.concatenate([bottom, lax.rev(top, (_last(top),))], axis=-1)
@@ -122,18 +126,14 @@ def partition(a, kth: int, axis: int = -1):
 
 def argpartition(a, kth: int, axis: int = -1):
     """Indices that partition `a`: the kth+1 smallest (in value order), then the rest in index order."""
-    a = _arr("argpartition", a)
-    axis = canonical_axis(axis, jnp._aval(a).ndim, "argpartition", scalar_ok=True)
-    n = jnp._aval(a).shape[axis]
-    kth = canonical_axis(kth, n, "argpartition", scalar_ok=True)
-    x = jnp.swapaxes(a, axis, -1)
+    axis, kth, x = _partition_operand("argpartition", a, kth, axis)
     last = _last(x)
     perm = argsort_lax(x, last)
     iota = lax.broadcasted_iota(_i32, jnp._aval(x).shape, last)
     rank = lax_sort((perm, iota), dimension=last, num_keys=1)[1]  # inverse permutation
     in_bottom = lax.convert_element_type(lax.le(rank, lax.full_like(rank, kth)), _i32)
     rest = lax_sort((in_bottom, iota), dimension=last, num_keys=1)[1]
-    out = jnp.concatenate([perm[..., : kth + 1], rest[..., : n - kth - 1]], axis=-1)
+    out = jnp.concatenate([perm[..., : kth + 1], rest[..., : jnp._aval(x).shape[last] - kth - 1]], axis=-1)
     return jnp.swapaxes(out, axis, -1)
 
 
