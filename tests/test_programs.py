@@ -5,6 +5,8 @@ the class of any exception."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -1061,7 +1063,13 @@ def test_debug_print_and_aux(backend, capsys):
     jax.effects_barrier()
     jx_out = capsys.readouterr().out
     assert_close(pj, jx_, rtol=1e-5, atol=1e-5)
-    assert pj_out == jx_out, f"{pj_out!r} vs {jx_out!r}"
+    # The text must match; the numbers to float32 rounding (`first` is a 3-term dot product: wasm
+    # accumulates it in float64 and prints the correctly rounded value, JAX's is 1 ulp away).
+    number = r"-?\d+\.\d+(?:e[-+]\d+)?"
+    assert re.sub(number, "#", pj_out) == re.sub(number, "#", jx_out), f"{pj_out!r} vs {jx_out!r}"
+    np.testing.assert_allclose(
+        [float(v) for v in re.findall(number, pj_out)], [float(v) for v in re.findall(number, jx_out)], rtol=3e-7
+    )
 
 
 def test_numpy_utilities_program(backend):
