@@ -206,3 +206,26 @@ def _same_error_kind(a: BaseException, b: BaseException) -> bool:
             return isinstance(a, base)
     # anything else (JAX's own error classes, RuntimeError, ...): some class beyond Exception in common
     return any(isinstance(a, c) for c in type(b).__mro__ if c not in (Exception, BaseException, object))
+
+
+def rand(shape, seed=0, dtype=np.float32):
+    return np.random.RandomState(seed).randn(*shape).astype(dtype)
+
+
+def grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
+    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
+
+    def make(lib):
+        def loss(*a):
+            out = fn(lib, *a)
+            return lib.numpy.sum(out * out)
+
+        return lib.grad(loss, argnums=argnums)
+
+    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
+    jx = make(jax)(*[jjnp.asarray(a) for a in args])
+    if isinstance(jx, tuple):
+        for p, j in zip(pj, jx):
+            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)

@@ -4,43 +4,15 @@ differentiable, and errors.
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
-import pyjax
-import pyjax.numpy as pjnp
-
-from jax_compare import check
+from jax_compare import check, grad_check, rand
 
 R = dict(rtol=2e-5, atol=2e-5)
 
 
-def _rand(shape, seed=0, dtype=np.float32):
-    return np.random.RandomState(seed).randn(*shape).astype(dtype)
-
-
-def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
-    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
-
-    def make(lib):
-        def loss(*a):
-            out = fn(lib, *a)
-            return lib.numpy.sum(out * out)
-
-        return lib.grad(loss, argnums=argnums)
-
-    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
-    jx = make(jax)(*[jjnp.asarray(a) for a in args])
-    if isinstance(jx, tuple):
-        for p, j in zip(pj, jx):
-            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
-    else:
-        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
-
-
-X = _rand((4, 5), 1)
+X = rand((4, 5), 1)
 
 
 XI = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
@@ -67,7 +39,7 @@ def test_diff(backend, kw):
     check(lambda lib, np_, x: np_.diff(x, **kw), X, **R)
     if ("n" not in kw or kw["n"] >= 0) and not isinstance(kw.get("append"), list):
         if kw.get("axis", 0) != 2:
-            _grad_check(lambda lib, x: lib.numpy.diff(x, **kw), X)
+            grad_check(lambda lib, x: lib.numpy.diff(x, **kw), X)
 
 
 def test_diff_dtypes(backend):
@@ -98,7 +70,7 @@ def test_gradient(backend, args, kw):
     check(lambda lib, np_, x, *a: np_.gradient(x, *a, **kw), X, *args, **R)
     check(lambda lib, np_, x: np_.gradient(x[0]), XI, **R)
     if "edge_order" not in kw and kw.get("axis") != ():
-        _grad_check(
+        grad_check(
             lambda lib, x: (
                 lib.numpy.stack(lib.numpy.gradient(x, *args, **kw))
                 if not isinstance(lib.numpy.gradient(x, *args, **kw), lib.Array)
@@ -109,19 +81,19 @@ def test_gradient(backend, args, kw):
 
 
 def test_trapezoid_unwrap(backend):
-    xs = np.cumsum(np.abs(_rand((5,), 3))).astype(np.float32)
+    xs = np.cumsum(np.abs(rand((5,), 3))).astype(np.float32)
     check(lambda lib, np_, y: np_.trapezoid(y), X, **R)
     check(lambda lib, np_, y: np_.trapezoid(y, dx=0.3, axis=0), X, **R)
     check(lambda lib, np_, y, x: np_.trapezoid(y, x), X, xs, **R)
     check(lambda lib, np_, y, x: np_.trapezoid(y, np_.broadcast_to(x, y.shape)), X, xs, **R)
     check(lambda lib, np_, y: np_.trapezoid(y), XI, **R)
-    _grad_check(lambda lib, y, x: lib.numpy.trapezoid(y, x), X, xs, argnums=(0, 1))
-    ph = np.cumsum(_rand((3, 12), 4) * 2.5, axis=1).astype(np.float32)
+    grad_check(lambda lib, y, x: lib.numpy.trapezoid(y, x), X, xs, argnums=(0, 1))
+    ph = np.cumsum(rand((3, 12), 4) * 2.5, axis=1).astype(np.float32)
     check(lambda lib, np_, p: np_.unwrap(p), ph, **R)
     check(lambda lib, np_, p: np_.unwrap(p, axis=0), ph, **R)
     check(lambda lib, np_, p: np_.unwrap(p, discont=4.0, period=5.0), ph, **R)
     check(lambda lib, np_, p: np_.unwrap(p), (ph * 3).astype(np.int32), **R)
-    _grad_check(lambda lib, p: lib.numpy.unwrap(p), ph)
+    grad_check(lambda lib, p: lib.numpy.unwrap(p), ph)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "bool", "float32"])

@@ -4,53 +4,26 @@ differentiable, and errors.
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jjnp
 import numpy as np
 
-import pyjax
-import pyjax.numpy as pjnp
-from tests.jax_compare import check
+from tests.jax_compare import check, grad_check, rand
 
 R = dict(rtol=2e-5, atol=2e-5)
 
 
-def _rand(shape, seed=0, dtype=np.float32):
-    return np.random.RandomState(seed).randn(*shape).astype(dtype)
-
-
-def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
-    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
-
-    def make(lib):
-        def loss(*a):
-            out = fn(lib, *a)
-            return lib.numpy.sum(out * out)
-
-        return lib.grad(loss, argnums=argnums)
-
-    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
-    jx = make(jax)(*[jjnp.asarray(a) for a in args])
-    if isinstance(jx, tuple):
-        for p, j in zip(pj, jx):
-            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
-    else:
-        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
-
-
-X = _rand((4, 5), 1)
+X = rand((4, 5), 1)
 
 
 # --- functional helpers -----------------------------------------------------------------------------
 
 
 def test_apply_along_over_axes(backend):
-    x3 = _rand((3, 4, 5), 10)
+    x3 = rand((3, 4, 5), 10)
     for axis in (0, 1, 2, -1):
         check(lambda lib, np_, a: np_.apply_along_axis(np_.sum, axis, a), x3, **R)
         check(lambda lib, np_, a: np_.apply_along_axis(lambda v: v[::-1] * 2, axis, a), x3, **R)
         check(lambda lib, np_, a: np_.apply_along_axis(lambda v, s: np_.outer(v, v) * s, axis, a, 2.0), x3, **R)
-    _grad_check(lambda lib, a: lib.numpy.apply_along_axis(lambda v: lib.numpy.cumsum(v) ** 2, 1, a), x3)
+    grad_check(lambda lib, a: lib.numpy.apply_along_axis(lambda v: lib.numpy.cumsum(v) ** 2, 1, a), x3)
     check(lambda lib, np_, a: np_.apply_over_axes(np_.sum, a, [0, 2]), x3, **R)
     check(lambda lib, np_, a: np_.apply_over_axes(lambda v, ax: np_.mean(v, ax, keepdims=True), a, (1,)), x3, **R)
 
@@ -69,7 +42,7 @@ def test_vectorize(backend):
     check(lambda lib, np_, a, b: np_.vectorize(np_.dot, signature="(n),(n)->()")(a, b), X, X[:, :3])
     check(lambda lib, np_, a: np_.vectorize(f, signature="(n)->()")(a, a), X)
     check(lambda lib, np_, a: np_.vectorize(f, signature="bad")(a, a), X)
-    _grad_check(lambda lib, a: lib.numpy.vectorize(lambda u: lib.numpy.sin(u) * u)(a), X)
+    grad_check(lambda lib, a: lib.numpy.vectorize(lambda u: lib.numpy.sin(u) * u)(a), X)
 
 
 def test_piecewise(backend):
@@ -80,38 +53,7 @@ def test_piecewise(backend):
     check(lambda lib, np_, a: np_.piecewise(a, a > 0, [lambda v, k: v * k], 3.0), x, **R)
     check(lambda lib, np_, a: np_.piecewise(a.astype(np_.int32), [a > 0], [lambda v: v * 2, 7]), x)
     check(lambda lib, np_, a: np_.piecewise(a, [a < 0, a > 0], [1.0]), x)
-    _grad_check(lambda lib, a: lib.numpy.piecewise(a, [a < 0], [lambda v: v**3, lambda v: lib.numpy.sin(v)]), x)
-
-
-# --- jax.debug.print / jax.debug.callback -------------------------------------------------------------
-
-
-def _loop_print(jx, jnp):
-    def body(i, c):
-        jx.debug.print("i={i} c={c:.2f}", i=i, c=c)
-        return c * 1.5 + i
-
-    return jx.jit(lambda x: jx.lax.fori_loop(0, 3, body, x))(jnp.float32(1.0))
-
-
-PRINT_CASES = {
-    "eager": lambda jx, jnp: jx.debug.print(
-        "x={x} y={} {z:.3f}", jnp.arange(3.0), x=jnp.float32(1.5), z=jnp.float32(2)
-    ),
-    "jit": lambda jx, jnp: jx.jit(lambda x: jx.debug.print("x={x} y={}", x * 2, x=x))(jnp.arange(3.0)),
-    "jit_twice": lambda jx, jnp: [jx.jit(lambda x: jx.debug.print("{}", x + 1))(jnp.float32(v)) for v in (1, 2)],
-    "vmap": lambda jx, jnp: jx.vmap(lambda x, y: jx.debug.print("v={} {}", x, y), in_axes=(0, None))(
-        jnp.arange(3.0), 7
-    ),
-    "grad": lambda jx, jnp: jx.grad(lambda x: (jx.debug.print("g={}", x), x * x)[1])(3.0),
-    "jit_grad": lambda jx, jnp: jx.jit(jx.grad(lambda x: (jx.debug.print("jg={}", x), jnp.sin(x))[1]))(0.5),
-    "grad_jit": lambda jx, jnp: jx.grad(jx.jit(lambda x: (jx.debug.print("gj={}", x), x**3)[1]))(2.0),
-    "jvp": lambda jx, jnp: jx.jvp(lambda x: (jx.debug.print("p={}", x), x * 2)[1], (1.0,), (1.0,)),
-    "fori_loop": _loop_print,
-    "no_placeholder": lambda jx, jnp: jx.debug.print("plain"),
-    "static_str": lambda jx, jnp: jx.debug.print("{} and {}", "text", jnp.int32(4)),
-    "two_call": lambda jx, jnp: jx.debug.print(ordered=True)("two {}", jnp.ones(2)),
-}
+    grad_check(lambda lib, a: lib.numpy.piecewise(a, [a < 0], [lambda v: v**3, lambda v: lib.numpy.sin(v)]), x)
 
 
 X3 = np.array([0.5, -1.0, 2.0], np.float32)

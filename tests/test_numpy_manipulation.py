@@ -7,45 +7,18 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jj
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
-import pyjax
 import pyjax.numpy as pj
-import pyjax.numpy as pjnp
 
-from jax_compare import check
+from jax_compare import check, grad_check, rand
 
 R = dict(rtol=2e-5, atol=2e-5)
 
 
-def _rand(shape, seed=0, dtype=np.float32):
-    return np.random.RandomState(seed).randn(*shape).astype(dtype)
-
-
-def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
-    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
-
-    def make(lib):
-        def loss(*a):
-            out = fn(lib, *a)
-            return lib.numpy.sum(out * out)
-
-        return lib.grad(loss, argnums=argnums)
-
-    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
-    jx = make(jax)(*[jjnp.asarray(a) for a in args])
-    if isinstance(jx, tuple):
-        for p, j in zip(pj, jx):
-            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
-    else:
-        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
-
-
-X = _rand((4, 5), 1)
+X = rand((4, 5), 1)
 
 
 XI = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
@@ -70,7 +43,7 @@ def test_append_resize_block(backend):
     check(lambda lib, np_, x: np_.block([[x], x]), X)
     check(lambda lib, np_, x: np_.block([]), X)
     check(lambda lib, np_, x: np_.block((x, x)), X)
-    _grad_check(lambda lib, x: lib.numpy.block([[x, x], [x * 2, x]]), X)
+    grad_check(lambda lib, x: lib.numpy.block([[x, x], [x * 2, x]]), X)
 
 
 @pytest.mark.parametrize("obj", [2, -1, 5, [1, 3], [3, 1, 1], [0], slice(1, 4, 2), np.array([4, 0]), 6, [7]])
@@ -93,7 +66,7 @@ def test_insert_values_and_grad(backend):
     check(lambda lib, np_, x: np_.insert(x, 1, np_.arange(3.0)[:, None], axis=1), X)
     check(lambda lib, np_, x: np_.insert(x, [1], np_.arange(2.0)[:, None], axis=1), X[:2])
     check(lambda lib, np_, x: np_.insert(x, 2, [[1.0], [2.0]], axis=0), X)
-    _grad_check(
+    grad_check(
         lambda lib, x, v: lib.numpy.insert(x, lib.numpy.asarray([1, 3]), v, axis=0), X, np.float32(2.0), argnums=(0, 1)
     )
 
@@ -117,7 +90,7 @@ def test_insert_values_and_grad(backend):
 def test_delete(backend, obj, axis):
     check(lambda lib, np_, x: np_.delete(x, obj, axis=axis), X, **R)
     if isinstance(obj, int) and obj != 9:
-        _grad_check(lambda lib, x: lib.numpy.delete(x, obj, axis=axis), X)
+        grad_check(lambda lib, x: lib.numpy.delete(x, obj, axis=axis), X)
 
 
 def test_trim_zeros_fill_diagonal(backend):
@@ -137,7 +110,7 @@ def test_trim_zeros_fill_diagonal(backend):
         check(lambda lib, np_, x: np_.fill_diagonal(x, np_.array([-1.0, -2.0]), wrap=wrap, inplace=False), a)
     check(lambda lib, np_, x: np_.fill_diagonal(x, 1.0), X)
     check(lambda lib, np_, x: np_.fill_diagonal(x[0], 1.0, inplace=False), X)
-    _grad_check(lambda lib, x, v: lib.numpy.fill_diagonal(x, v, inplace=False), X, np.float32(3.0), argnums=(0, 1))
+    grad_check(lambda lib, x, v: lib.numpy.fill_diagonal(x, v, inplace=False), X, np.float32(3.0), argnums=(0, 1))
 
 
 def test_errors(backend):

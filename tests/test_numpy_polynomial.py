@@ -4,48 +4,21 @@ differentiable, and errors.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jj
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
-import pyjax
 import pyjax.numpy as pj
-import pyjax.numpy as pjnp
 
-from jax_compare import check
+from jax_compare import check, grad_check, rand
 
 R = dict(rtol=2e-5, atol=2e-5)
 
 
-def _rand(shape, seed=0, dtype=np.float32):
-    return np.random.RandomState(seed).randn(*shape).astype(dtype)
+X = rand((4, 5), 1)
 
 
-def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
-    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
-
-    def make(lib):
-        def loss(*a):
-            out = fn(lib, *a)
-            return lib.numpy.sum(out * out)
-
-        return lib.grad(loss, argnums=argnums)
-
-    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
-    jx = make(jax)(*[jjnp.asarray(a) for a in args])
-    if isinstance(jx, tuple):
-        for p, j in zip(pj, jx):
-            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
-    else:
-        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
-
-
-X = _rand((4, 5), 1)
-
-
-V = _rand((7,), 2)
+V = rand((7,), 2)
 
 
 # --- polynomials -------------------------------------------------------------------------------------
@@ -57,7 +30,7 @@ def test_polynomials(backend):
     check(lambda lib, np_, c, x: np_.polyval(c, x), p, X, **R)
     check(lambda lib, np_, c: np_.polyval(c, 2), np.array([1, 2, 3], np.int32))
     check(lambda lib, np_, c, x: np_.polyval(c, x), p, np.float32(0.3), **R)
-    _grad_check(lambda lib, c, x: lib.numpy.polyval(c, x), p, X, argnums=(0, 1))
+    grad_check(lambda lib, c, x: lib.numpy.polyval(c, x), p, X, argnums=(0, 1))
     for fn in ("polyadd", "polysub", "polymul"):
         check(lambda lib, np_, a, b: getattr(np_, fn)(a, b), p, q, **R)
         check(lambda lib, np_, a, b: getattr(np_, fn)(b, a), p, q, **R)
@@ -68,12 +41,12 @@ def test_polynomials(backend):
     check(lambda lib, np_, a: np_.polyder(a, 2), np.array([1, 2, 3, 4], np.int32))
     for m, k in ((1, None), (2, None), (2, 3.0), (2, [1.0, 2.0]), (0, None)):
         check(lambda lib, np_, a: np_.polyint(a, m, k), p, **R)
-    _grad_check(lambda lib, a: lib.numpy.polyint(a, 2, 1.0), p)
+    grad_check(lambda lib, a: lib.numpy.polyint(a, 2, 1.0), p)
     for N, inc in ((None, False), (3, True), (6, False), (0, False)):
         check(lambda lib, np_, x: np_.vander(x, N, increasing=inc), V[:4], **R)
     check(lambda lib, np_, x: np_.vander(x), np.array([2, 3, -1], np.int32))
     check(lambda lib, np_, x: np_.vander(x), X)
-    _grad_check(lambda lib, x: lib.numpy.vander(x, 4), V[:4])
+    grad_check(lambda lib, x: lib.numpy.vander(x, 4), V[:4])
 
 
 CASES = {

@@ -4,7 +4,6 @@ differentiable, and errors.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jj
 import jax.numpy as jjnp
 import numpy as np
@@ -14,46 +13,23 @@ import pyjax
 import pyjax.numpy as pj
 import pyjax.numpy as pjnp
 
-from jax_compare import check
+from jax_compare import check, grad_check, rand
 
 R = dict(rtol=2e-5, atol=2e-5)
 
 
-def _rand(shape, seed=0, dtype=np.float32):
-    return np.random.RandomState(seed).randn(*shape).astype(dtype)
-
-
-def _grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
-    """grad of sum(fn(...)**2) (or of fn if scalar) matches JAX."""
-
-    def make(lib):
-        def loss(*a):
-            out = fn(lib, *a)
-            return lib.numpy.sum(out * out)
-
-        return lib.grad(loss, argnums=argnums)
-
-    pj = make(pyjax)(*[pjnp.asarray(a) for a in args])
-    jx = make(jax)(*[jjnp.asarray(a) for a in args])
-    if isinstance(jx, tuple):
-        for p, j in zip(pj, jx):
-            np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
-    else:
-        np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
-
-
-X = _rand((4, 5), 1)
+X = rand((4, 5), 1)
 
 
 XI = np.arange(20, dtype=np.int32).reshape(4, 5) % 7
 
 
-V = _rand((7,), 2)
+V = rand((7,), 2)
 
 
 def test_bincount(backend):
     x = np.array([0, 1, 1, 3, 2, 1, 7], np.int32)
-    w = _rand((7,), 5)
+    w = rand((7,), 5)
     check(lambda lib, np_, a: np_.bincount(a), x)
     check(lambda lib, np_, a: np_.bincount(a, minlength=10), x)
     check(lambda lib, np_, a, b: np_.bincount(a, b), x, w, **R)
@@ -61,7 +37,7 @@ def test_bincount(backend):
     check(lambda lib, np_, a: np_.bincount(a - 2, length=5), x)
     check(lambda lib, np_, a: lib.jit(lambda u: np_.bincount(u, length=9))(a), x)
     check(lambda lib, np_, a: np_.bincount(a.astype(np_.float32)), x)
-    _grad_check(lambda lib, b: lib.numpy.bincount(pjnp.asarray(x) if lib is pyjax else jjnp.asarray(x), b, length=8), w)
+    grad_check(lambda lib, b: lib.numpy.bincount(pjnp.asarray(x) if lib is pyjax else jjnp.asarray(x), b, length=8), w)
     with pytest.raises(Exception):
         pyjax.jit(lambda u: pjnp.bincount(u))(pjnp.asarray(x))
 
@@ -78,8 +54,8 @@ def test_bincount(backend):
     ],
 )
 def test_histogram(backend, kw):
-    a = _rand((40,), 6)
-    w = np.abs(_rand((40,), 7))
+    a = rand((40,), 6)
+    w = np.abs(rand((40,), 7))
     kw = {k: (w if v == "w" else v) for k, v in kw.items()}
     if isinstance(kw.get("bins"), list):
         kw["bins"] = np.array(kw["bins"], np.float32)
@@ -122,18 +98,18 @@ def test_digitize_searchsorted_exist(backend):
     ],
 )
 def test_cov_corrcoef(backend, kw):
-    y = _rand((2, 5), 8)
+    y = rand((2, 5), 8)
     f = np.array([1, 2, 1, 3, 1], np.int32)
-    aw = np.abs(_rand((5,), 9)) + 0.1
+    aw = np.abs(rand((5,), 9)) + 0.1
 
     def args(np_):
         return {k: {"y": np_.asarray(y), "f": np_.asarray(f), "a": np_.asarray(aw)}.get(v, v) for k, v in kw.items()}
 
     check(lambda lib, np_, x: np_.cov(x, **args(np_)), X, rtol=1e-4, atol=1e-5)
-    _grad_check(lambda lib, x: lib.numpy.cov(x, **args(lib.numpy)), X)
+    grad_check(lambda lib, x: lib.numpy.cov(x, **args(lib.numpy)), X)
     if set(kw) <= {"rowvar", "y"}:
         check(lambda lib, np_, x: np_.corrcoef(x, **args(np_)), X, rtol=1e-4, atol=1e-5)
-        _grad_check(lambda lib, x: lib.numpy.corrcoef(x, **args(lib.numpy)), X)
+        grad_check(lambda lib, x: lib.numpy.corrcoef(x, **args(lib.numpy)), X)
 
 
 def test_cov_shapes_and_dtypes(backend):
