@@ -229,3 +229,24 @@ def grad_check(fn, *args, argnums=0, rtol=1e-4, atol=1e-4):
             np.testing.assert_allclose(np.asarray(p), np.asarray(j), rtol=rtol, atol=atol)
     else:
         np.testing.assert_allclose(np.asarray(pj), np.asarray(jx), rtol=rtol, atol=atol)
+
+
+def assert_case_matches(case, tol=2e-5):
+    """case(L), L = pyjax.numpy and jax.numpy: the same shapes, dtypes and values (tuples elementwise)."""
+    got, want = case(pjnp), case(jjnp)
+    got = got if isinstance(got, (tuple, list)) else [got]
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(w, float), rtol=tol, atol=tol)
+
+
+def printed(capsys, fn) -> dict:
+    """stdout of fn(jax_module, numpy_module) under JAX and under pyjax."""
+    out = {}
+    for name, mod, np_mod in (("jax", jax, jjnp), ("pyjax", pyjax, pjnp)):
+        fn(mod, np_mod)
+        mod.effects_barrier()
+        out[name] = capsys.readouterr().out
+    return out

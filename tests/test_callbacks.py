@@ -13,20 +13,7 @@ from jax.experimental import io_callback as j_io_callback
 import pyjax
 import pyjax.numpy as pjnp
 from pyjax.experimental import io_callback as p_io_callback
-from tests.jax_compare import assert_close, check
-
-LIBS = {"jax": (jax, jjnp, j_io_callback), "pyjax": (pyjax, pjnp, p_io_callback)}
-
-
-def _printed(capsys, fn) -> dict:
-    """stdout of fn(jax_module, numpy_module) under JAX and under pyjax."""
-    out = {}
-    for name, (mod, np_mod, _) in LIBS.items():
-        fn(mod, np_mod)
-        mod.effects_barrier()
-        out[name] = capsys.readouterr().out
-    return out
-
+from tests.jax_compare import assert_close, check, printed
 
 # --- jax.debug.print / jax.debug.callback -------------------------------------------------------------
 
@@ -61,7 +48,7 @@ PRINT_CASES = {
 
 @pytest.mark.parametrize("case", sorted(PRINT_CASES))
 def test_debug_print_matches_jax(backend, capsys, case):
-    out = _printed(capsys, PRINT_CASES[case])
+    out = printed(capsys, PRINT_CASES[case])
     assert out["pyjax"] == out["jax"]
     assert out["pyjax"]
 

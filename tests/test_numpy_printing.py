@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jjnp
 import pytest
-from jax.experimental import io_callback as j_io_callback
 
-import pyjax
 import pyjax.numpy as pjnp
-from pyjax.experimental import io_callback as p_io_callback
 
-LIBS = {"jax": (jax, jjnp, j_io_callback), "pyjax": (pyjax, pjnp, p_io_callback)}
-
-
-def _printed(capsys, fn) -> dict:
-    """stdout of fn(jax_module, numpy_module) under JAX and under pyjax."""
-    out = {}
-    for name, (mod, np_mod, _) in LIBS.items():
-        fn(mod, np_mod)
-        mod.effects_barrier()
-        out[name] = capsys.readouterr().out
-    return out
+from jax_compare import printed
 
 
 def test_printoptions_and_strings(backend, capsys):
@@ -34,7 +19,7 @@ def test_printoptions_and_strings(backend, capsys):
         print(x)
         print(jnp.fromstring("1 2  3", dtype=jnp.int32, sep=" "), jnp.fromstring("1.5, -2", sep=","))
 
-    out = _printed(capsys, run)
+    out = printed(capsys, run)
     assert out["pyjax"] == out["jax"]
     with pytest.raises(NotImplementedError):
         pjnp.fromiter(iter([1, 2]), dtype=float)

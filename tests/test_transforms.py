@@ -395,34 +395,6 @@ def test_grad_dtypes(backend, dtype):
 # --- jax.debug.print / jax.debug.callback -------------------------------------------------------------
 
 
-def _loop_print(jx, jnp):
-    def body(i, c):
-        jx.debug.print("i={i} c={c:.2f}", i=i, c=c)
-        return c * 1.5 + i
-
-    return jx.jit(lambda x: jx.lax.fori_loop(0, 3, body, x))(jnp.float32(1.0))
-
-
-PRINT_CASES = {
-    "eager": lambda jx, jnp: jx.debug.print(
-        "x={x} y={} {z:.3f}", jnp.arange(3.0), x=jnp.float32(1.5), z=jnp.float32(2)
-    ),
-    "jit": lambda jx, jnp: jx.jit(lambda x: jx.debug.print("x={x} y={}", x * 2, x=x))(jnp.arange(3.0)),
-    "jit_twice": lambda jx, jnp: [jx.jit(lambda x: jx.debug.print("{}", x + 1))(jnp.float32(v)) for v in (1, 2)],
-    "vmap": lambda jx, jnp: jx.vmap(lambda x, y: jx.debug.print("v={} {}", x, y), in_axes=(0, None))(
-        jnp.arange(3.0), 7
-    ),
-    "grad": lambda jx, jnp: jx.grad(lambda x: (jx.debug.print("g={}", x), x * x)[1])(3.0),
-    "jit_grad": lambda jx, jnp: jx.jit(jx.grad(lambda x: (jx.debug.print("jg={}", x), jnp.sin(x))[1]))(0.5),
-    "grad_jit": lambda jx, jnp: jx.grad(jx.jit(lambda x: (jx.debug.print("gj={}", x), x**3)[1]))(2.0),
-    "jvp": lambda jx, jnp: jx.jvp(lambda x: (jx.debug.print("p={}", x), x * 2)[1], (1.0,), (1.0,)),
-    "fori_loop": _loop_print,
-    "no_placeholder": lambda jx, jnp: jx.debug.print("plain"),
-    "static_str": lambda jx, jnp: jx.debug.print("{} and {}", "text", jnp.int32(4)),
-    "two_call": lambda jx, jnp: jx.debug.print(ordered=True)("two {}", jnp.ones(2)),
-}
-
-
 X3 = np.array([0.5, -1.0, 2.0], np.float32)
 
 
