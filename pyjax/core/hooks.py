@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate (lax);
+# name -> function: asarray (numpy); transpose, broadcast_in_dim, reshape, concatenate, full (lax:
+# full makes ad's symbolic zeros concrete);
 # aval_sharding (pyjax.sharding: what jax.typeof(x).sharding answers);
 # physicalize (lax.complex: a jaxpr over complex values as one over real pairs)
 array_ops: dict[str, Callable] = {}

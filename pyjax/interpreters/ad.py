@@ -18,14 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyjax.core import core
+from pyjax.core import core, hooks
 from pyjax.core.core import ShapedArray, Trace, Tracer, bind, get_aval, new_main
 
 jvp_rules: dict = {}
 vjp_rules: dict = {}  # primitive -> rule(primals, needs, **params) -> (outs, backward(cts) -> in cts)
 transpose_rules: dict = {}  # linear primitive -> rule(ct, *args, **params) -> a cotangent per arg
-# Filled by the library (pyjax.lax), which sits above this layer: how to make a zero array.
-library: dict = {"zeros": None}
 
 
 class Zero:
@@ -60,7 +58,7 @@ def is_undefined_primal(x) -> bool:
 
 
 def zeros_like_aval(aval: ShapedArray):
-    return library["zeros"](aval.shape, aval.dtype)
+    return hooks.op("full")(aval.shape, 0, aval.dtype)
 
 
 def instantiate(t, aval=None):

@@ -294,7 +294,6 @@ def _defderiv(prim, deriv) -> None:
     ad.jvp_rules[prim] = jvp
 
 
-ad.library["zeros"] = lambda shape, dtype: full(shape, 0, dtype)
 # Derivatives f'(x) given x and y = f(x).
 _D = _defderiv
 _D(exp_p, lambda x, y: y)
@@ -1715,7 +1714,9 @@ def threefry2x32(k0, k1, x0, x1):
     return threefry2x32_p.bind(k0, k1, x0, x1)
 
 
-# The array ops that vmap's batch-axis moves and the runtime's stacking need (core/hooks.py).
-_hooks.register(transpose=transpose, broadcast_in_dim=broadcast_in_dim, reshape=reshape, concatenate=concatenate)
+# The array ops that vmap's batch-axis moves, the runtime's stacking and ad's zeros need (core/hooks.py).
+_hooks.register(
+    transpose=transpose, broadcast_in_dim=broadcast_in_dim, reshape=reshape, concatenate=concatenate, full=full
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
