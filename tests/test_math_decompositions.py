@@ -1,4 +1,4 @@
-"""Elementwise math written once (pyjax/compiler/mathlib.py): accuracy sweeps on every backend.
+"""Elementwise math written once (pyjax/compiler/mathlib/): accuracy sweeps on every backend.
 
 Each float32 function is run jitted over random bit patterns (every exponent), a dense range
 and special values, against numpy in float64: relative error within the 2e-6 contract where

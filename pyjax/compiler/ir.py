@@ -11,7 +11,7 @@ Node ops:
   gather(arg=input; srcs=(offset,))  -- input buffer read at a computed flat offset
   unary/binary/ternary ALU ops (UNARY_OPS, BINARY_OPS, 'where'), cast, bitcast
   madd(a, b, c) = a * b + c, fused or not: only in kernels expanded for a backend that
-  declares it (compiler/mathlib.py)
+  declares it (compiler/mathlib/)
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ class KernelCodegen:
     """Generates one module for one Kernel. `build()` returns the module bytes."""
 
     def __init__(self, kernel: Kernel, relaxed_simd: bool = True, simd: bool = True, tile: tuple[int, int] = (4, 4)):
-        # exp, log, tanh, ... as core ops (compiler/mathlib.py); madd: relaxed SIMD's multiply-add
+        # exp, log, tanh, ... as core ops (compiler/mathlib/); madd: relaxed SIMD's multiply-add
         kernel = expand_kernel(kernel, _NATIVE_MADD if relaxed_simd and simd else frozenset())
         self.k = kernel
         self.relaxed = relaxed_simd

@@ -3,7 +3,7 @@
 The scalar helpers of `mathlib` evaluate in float64 and are exact to half an ulp; calling them
 lane by lane costs four calls per vector. These work on f32x4 directly (max relative error
 measured < 1e-6, the contract being 2e-6 like mathlib's). exp, log, tanh and the other
-exponentials are no longer here: pyjax/compiler/mathlib.py writes them once as core ops, which
+exponentials are no longer here: pyjax/compiler/mathlib/ writes them once as core ops, which
 the kernel generator renders as f32x4 lanes itself.
 
 - sin, cos: k = nearest(x 2/pi) and r = x - k pi/2 in float64 (two f64x2 halves, a 33+53-bit

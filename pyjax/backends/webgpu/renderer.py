@@ -826,7 +826,7 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
         return GPUKernel(k, [])
     flat = _flatten(k)
     big = math.prod(k.shape) >= _LITERAL_SIZES_FROM
-    # exp, log, tanh, ... as core ops, written once in compiler/mathlib.py (after _flatten, so
+    # exp, log, tanh, ... as core ops, written once in compiler/mathlib/ (after _flatten, so
     # that it walks the small DAG, not the decompositions)
     k, flat = expand_kernel(k), flat and expand_kernel(flat)
     if k.reduce_op is None:

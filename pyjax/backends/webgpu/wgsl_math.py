@@ -20,7 +20,7 @@ Rules the code follows, because WGSL compilers optimize floats loosely:
   rounded to f32; the fitted ranges are noted next to each polynomial.
 
 Kernels get exp, log, expm1, log1p, exp2, log2, tanh, logistic and the hyperbolics written once
-as core ops by pyjax/compiler/mathlib.py (the same algorithms as here); the helpers for exp and log
+as core ops by pyjax/compiler/mathlib/ (the same algorithms as here); the helpers for exp and log
 below remain for the helpers that call them (pow, erf, lgamma, ...) until those move there too.
 
 Public API: ``helpers_for(names) -> str`` returns the WGSL for the named helpers plus their
@@ -34,7 +34,8 @@ import struct
 from collections.abc import Iterable
 
 # the polynomials shared with the core-op decompositions (written once there)
-from pyjax.compiler.mathlib import _ERF_E, _ERFC_A, _ERFC_B, _ERFC_C, _EXP_P, _LOG_Q
+from pyjax.compiler.mathlib.exponential import _EXP_P, _LOG_Q
+from pyjax.compiler.mathlib.special import _ERF_E, _ERFC_A, _ERFC_B, _ERFC_C
 
 __all__ = ["HELPER_NAMES", "SIGNATURES", "fn_name", "helpers_for"]
 

@@ -1,6 +1,6 @@
 """More WGSL helpers for generated kernels, on top of `wgsl_math`: half-precision conversions,
 exact fmod, nextafter, cbrt, erf_inv, lgamma, digamma, integer pow (the hyperbolic functions
-are written once as core ops in pyjax/compiler/mathlib.py).
+are written once as core ops in pyjax/compiler/mathlib/).
 
 Same rules as `wgsl_math` (NaN/inf tested through bit patterns, inf/NaN built at run time, no
 reliance on exact float cancellation). Half floats are stored as 16-bit patterns and computed in

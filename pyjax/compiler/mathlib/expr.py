@@ -1,0 +1,169 @@
+"""Scalar expressions for the decompositions: core ops with Python operators, and the few
+helpers (where, polynomials, sign and bit tricks) every topic module builds from."""
+
+from __future__ import annotations
+
+from pyjax.compiler import ir
+from pyjax.compiler.ir import Node
+from pyjax.core import dtypes
+
+F32, I32 = dtypes.float32, dtypes.int32
+
+# the native capabilities of the expansion in progress (set by mathlib.expand): "madd" there
+# makes polynomials use the multiply-add node
+native: frozenset = frozenset()
+
+
+class V:
+    """A scalar expression with Python operators; numbers become constants of its dtype."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: Node):
+        self.n = n
+
+    def _c(self, o) -> Node:
+        return o.n if isinstance(o, V) else ir.const(o, self.n.dtype)
+
+    def _op(self, op: str, o, rev: bool = False) -> V:
+        a, b = (self._c(o), self.n) if rev else (self.n, self._c(o))
+        return V(ir.alu(op, a, b))
+
+    def __add__(self, o):
+        return self._op("add", o)
+
+    def __radd__(self, o):
+        return self._op("add", o, True)
+
+    def __sub__(self, o):
+        return self._op("sub", o)
+
+    def __rsub__(self, o):
+        return self._op("sub", o, True)
+
+    def __mul__(self, o):
+        return self._op("mul", o)
+
+    def __rmul__(self, o):
+        return self._op("mul", o, True)
+
+    def __truediv__(self, o):
+        return self._op("div", o)
+
+    def __rtruediv__(self, o):
+        return self._op("div", o, True)
+
+    def __neg__(self):
+        return V(ir.alu("neg", self.n))
+
+    def __lt__(self, o):
+        return self._op("lt", o)
+
+    def __le__(self, o):
+        return self._op("le", o)
+
+    def __gt__(self, o):
+        return self._op("gt", o)
+
+    def __ge__(self, o):
+        return self._op("ge", o)
+
+    def eq(self, o) -> V:
+        return self._op("eq", o)
+
+    def __and__(self, o):
+        return self._op("and", o)
+
+    def __or__(self, o):
+        return self._op("or", o)
+
+    def __xor__(self, o):
+        return self._op("xor", o)
+
+    def __invert__(self):
+        return V(ir.alu("not", self.n))
+
+
+def where(c: V, a, b, dtype: dtypes.DType = F32) -> V:
+    """a where c else b (numbers take the dtype of the other branch, else `dtype`)."""
+    if not isinstance(a, V):
+        a = V(ir.const(a, b.n.dtype if isinstance(b, V) else dtype))
+    if not isinstance(b, V):
+        b = V(ir.const(b, a.n.dtype))
+    return V(ir.where(c.n, a.n, b.n))
+
+
+def unary(op: str, x: V) -> V:
+    return V(ir.alu(op, x.n))
+
+
+def fabs(x: V) -> V:
+    return unary("abs", x)
+
+
+def floor(x: V) -> V:
+    return unary("floor", x)
+
+
+def sqrt(x: V) -> V:
+    return unary("sqrt", x)
+
+
+def isnan(x: V) -> V:
+    return unary("isnan", x)
+
+
+def clamp(x: V, lo: float, hi: float) -> V:
+    """x limited to [lo, hi]; NaN stays NaN (the core min/max propagate NaN)."""
+    return V(ir.alu("min", ir.alu("max", x.n, ir.const(lo, x.n.dtype)), ir.const(hi, x.n.dtype)))
+
+
+def bits(x: V) -> V:
+    """The bits of a float32 as int32 (masked values stay non-negative: signed compares are
+    the cheap ones on SIMD hardware)."""
+    return V(ir.bitcast(x.n, I32))
+
+
+def from_bits(u: V) -> V:
+    return V(ir.bitcast(u.n, F32))
+
+
+def to(x: V, dtype: dtypes.DType) -> V:
+    return V(ir.cast(x.n, dtype))
+
+
+def madd(a: V, b, c) -> V:
+    """a * b + c: one `madd` node (fused or not, the backend's choice) where the backend declares
+    "madd" native, else a multiply and an add."""
+    b = b if isinstance(b, V) else V(ir.const(b, a.n.dtype))
+    if "madd" in native:
+        return V(ir.alu("madd", a.n, b.n, b._c(c)))
+    return a * b + c
+
+
+def poly(z: V, coeffs: list[float]) -> V:
+    """c0 + z (c1 + z (c2 + ...)) by Horner's rule."""
+    out = V(ir.const(coeffs[-1], z.n.dtype))
+    for c in reversed(coeffs[:-1]):
+        out = madd(z, out, c)
+    return out
+
+
+def copysign(x: V, s: V) -> V:
+    return from_bits((bits(x) & 0x7FFFFFFF) | (bits(s) & 0x80000000))
+
+
+def xorsign(x: V, s: V) -> V:
+    """x with its sign flipped where s is negative (-0 too): odd functions keep f(-0) = -0."""
+    return from_bits(bits(x) ^ (bits(s) & 0x80000000))
+
+
+# ---- constants (f32-exact) ----------------------------------------------------------------
+
+LN2_HI = 0.693145751953125  # ln 2 to 16 bits: k * LN2_HI is exact for |k| < 256
+LN2_LO = 1.428606765330187e-06
+LN2 = 0.6931471824645996
+LOG2E = 1.4426950216293335
+SQRT2 = 1.4142135381698608
+INF = float("inf")
+NAN = float("nan")
