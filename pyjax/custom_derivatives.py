@@ -182,6 +182,22 @@ class CustomFunction:
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
+    def _split_args(self, kind: str, args: tuple, kwargs: dict) -> tuple:
+        """(positional args, the nondiff_argnums values, the differentiated ones, their leaves and
+        tree);
+        leaves is None when no transformation is tracing them (the rule is not needed)."""
+        args = _resolve_args(self.fun, self._sig, args, kwargs)
+        for i in self.nondiff_argnums:
+            if i >= len(args):
+                raise TypeError(
+                    f"{kind} function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
+                    f"but only {len(args)} positional arguments were given"
+                )
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        diff = [tree_map(_to_jax, d) for d in diff]
+        leaves, in_tree = tree_flatten(tuple(diff))
+        return args, nondiff, diff, None if _no_trace_active(leaves) else leaves, in_tree
+
 
 # --- custom_jvp -------------------------------------------------------------------------------
 
@@ -265,18 +281,9 @@ class custom_jvp(CustomFunction):
     def __call__(self, *args, **kwargs) -> Any:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp.")
-        args = _resolve_args(self.fun, self._sig, args, kwargs)
+        args, nondiff, _, leaves, in_tree = self._split_args("custom_jvp", args, kwargs)
         n = len(args)
-        for i in self.nondiff_argnums:
-            if i >= n:
-                raise TypeError(
-                    f"custom_jvp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
-                    f"but only {n} positional arguments were given"
-                )
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        diff = [tree_map(_to_jax, d) for d in diff]
-        leaves, in_tree = tree_flatten(tuple(diff))
-        if _no_trace_active(leaves):
+        if leaves is None:
             return self.fun(*args)
         out_tree_box = []
 
@@ -489,18 +496,9 @@ class custom_vjp(CustomFunction):
     def __call__(self, *args, **kwargs) -> Any:
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {_name(self.fun)} using defvjp.")
-        args = _resolve_args(self.fun, self._sig, args, kwargs)
+        args, nondiff, diff, leaves, in_tree = self._split_args("custom_vjp", args, kwargs)
         n = len(args)
-        for i in self.nondiff_argnums:
-            if i >= n:
-                raise TypeError(
-                    f"custom_vjp function {_name(self.fun)}: nondiff_argnums={self.nondiff_argnums} "
-                    f"but only {n} positional arguments were given"
-                )
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        diff = [tree_map(_to_jax, d) for d in diff]
-        leaves, in_tree = tree_flatten(tuple(diff))
-        if _no_trace_active(leaves):
+        if leaves is None:
             return self.fun(*args)
         out_tree_box = []
         nums = self.nondiff_argnums
