@@ -2,7 +2,7 @@
 #   make test   install what the tests need (fresh Debian 12, as root), lint, run the test suite
 #   make serve  build the browser playground and serve it on http://127.0.0.1:$(PORT)/
 #               (falls back to the native demo, examples/demo.py, where node/npm are missing)
-# Others: make demo (native MLP demo), make bench (overhead vs JAX), make format, make wheel.
+# Others: make demo (native MLP demo), make bench (README's benchmark table), make format, make wheel.
 
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
@@ -78,8 +78,10 @@ serve:
 demo:
 	$(PYTHON) examples/demo.py
 
+# Native rows (pyjax wasm vs JAX CPU and jax-js in Node) into the README's table, about 2 minutes.
 bench:
-	$(PYTHON) bench/overhead.py
+	@[ -d bench/node_modules/@jax-js ] || (cd bench && npm install --no-audit --no-fund --loglevel=error) || true
+	$(PYTHON) bench/run.py
 
 # optax's and chex's own test suites on pyjax through alias_jax (hours on 2 cores; EVERY=8 runs a fixed eighth).
 EVERY ?= 1

@@ -1,13 +1,19 @@
-// jax-js 0.1.25 on its wasm backend in Node, the jax-js side of bench/wasm.py.
+// jax-js 0.1.25 on its wasm backend in Node, the jax-js side of bench/wasm.py and bench/run.py.
 // Usage: node bench/wasm_jaxjs.mjs [reps] [only]   (after `npm install` in bench/; `only`: comma-separated
 // substrings of workload names, as bench/wasm.py's --only)
 // Prints one JSON object: workload -> {wall, cpu} median milliseconds per call, every call run
 // to completion (blockUntilReady), after a compile call and a warm-up of at least 1.5 s. `cpu` is this
 // process's CPU time (process.cpuUsage), which is steadier than wall time on a busy machine.
-import { numpy as np, init, defaultDevice, jit, lax } from "@jax-js/jax";
+//        node bench/wasm_jaxjs.mjs --serve
+// reads lines `{"name": ..., "n": ...}` on stdin and answers each with one line {"ms": [...]}: the
+// milliseconds of each of n calls (a first request per workload is its warm-up), so that bench/run.py
+// can take turns with pyjax in rounds.
+import { createInterface } from "node:readline";
+import { numpy as np, nn, init, defaultDevice, jit, lax, valueAndGrad, tree } from "@jax-js/jax";
 
-const reps = Number(process.argv[2] || 5);
-const only = process.argv[3] ? process.argv[3].split(",") : null;
+const serve = process.argv[2] === "--serve";
+const reps = serve ? 0 : Number(process.argv[2] || 5);
+const only = !serve && process.argv[3] ? process.argv[3].split(",") : null;
 const want = (name) => !only || only.some((o) => name.includes(o));
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
@@ -44,64 +50,77 @@ if (!devs.includes("wasm")) {
   process.exit(0);
 }
 defaultDevice("wasm");
-const out = {};
 
+// name -> setup() returning an async function that runs one call to completion; set up lazily.
+const call = (f, ...args) => async () => {
+  const c = f(...args.map((a) => a.ref));
+  await c.blockUntilReady();
+  c.dispose();
+};
+const square = (n, seed) => np.array(rand(n * n, seed)).reshape([n, n]);
+const WORKLOADS = {};
 for (const n of [256, 512, 1024, 2048]) {
-  if (!want(`matmul ${n}`)) continue;
-  const a = np.array(rand(n * n, 1)).reshape([n, n]);
-  const b = np.array(rand(n * n, 2)).reshape([n, n]);
-  const mm = jit((x, y) => np.matmul(x, y));
-  out[`matmul ${n}`] = await timeit(async () => {
-    const c = mm(a.ref, b.ref);
-    await c.blockUntilReady();
-    c.dispose();
-  }, n >= 2048 ? Math.min(reps, 3) : reps);
+  WORKLOADS[`matmul ${n}`] = () => call(jit((x, y) => np.matmul(x, y)), square(n, 1), square(n, 2));
 }
+WORKLOADS["chain 2^20"] = () =>
+  call(jit((v) => np.tanh(v.ref.mul(1.5).add(0.5)).mul(np.exp(v.ref.mul(v.ref).neg())).add(np.sin(v))),
+       np.array(rand(1 << 20, 3)));
+WORKLOADS["row sum 1024x1024"] = () => call(jit((v) => np.sum(v, 1)), square(1024, 5));
+WORKLOADS["row max 1024x1024"] = () => call(jit((v) => np.max(v, 1)), square(1024, 5));
+WORKLOADS["col sum 1024x1024"] = () => call(jit((v) => np.sum(v, 0)), square(1024, 5));
+WORKLOADS["col sum 2048x2048"] = () => call(jit((v) => np.sum(v, 0)), square(2048, 8));
+WORKLOADS["full sum 2048x2048"] = () => call(jit((v) => np.sum(v)), square(2048, 8));
+WORKLOADS["sort 10^6"] = () => call((v) => np.sort(v), np.array(rand(1000000, 4)));
+WORKLOADS["cholesky 512"] = () => {
+  // SPD 512x512 matrix: m m^T / 512 + I
+  const spd = jit((v) => np.matmul(v.ref, np.transpose(v)).div(512).add(np.eye(512)))(square(512, 6));
+  return call(jit((v) => lax.linalg.cholesky(v)), spd);
+};
+// MLP train step as bench/run.py's (128, 784-256-10, relu, softmax cross-entropy, SGD 0.1): one
+// call is 10 steps with the last loss awaited.
+WORKLOADS["mlp step"] = () => {
+  const X = np.array(rand(128 * 784, 5)).reshape([128, 784]);
+  const labels = new Float32Array(128 * 10);
+  for (let i = 0; i < 128; i++) labels[i * 10 + (i % 10)] = 1;
+  const Y = np.array(labels).reshape([128, 10]);
+  let params = [np.array(rand(784 * 256, 6)).reshape([784, 256]).mul(0.1), np.zeros([256]),
+                np.array(rand(256 * 10, 7)).reshape([256, 10]).mul(0.1), np.zeros([10])];
+  const loss = (p, xb, yb) => {
+    const [w1, b1, w2, b2] = p;
+    const h = nn.relu(np.matmul(xb, w1).add(b1));
+    return nn.logSoftmax(np.matmul(h, w2).add(b2)).mul(yb).sum().neg().div(128);
+  };
+  const step = jit((p, xb, yb) => {
+    const [l, g] = valueAndGrad(loss)(tree.ref(p), xb, yb);
+    return [tree.map((pi, gi) => pi.sub(gi.mul(0.1)), p, g), l];
+  });
+  return async () => {
+    for (let i = 0; i < 10; i++) {
+      const [np_, l] = step(params, X.ref, Y.ref);
+      params = np_;
+      if (i === 9) await l.blockUntilReady();
+      l.dispose();
+    }
+  };
+};
 
-const x = np.array(rand(1 << 20, 3));
-const chain = jit((v) => np.tanh(v.ref.mul(1.5).add(0.5)).mul(np.exp(v.ref.mul(v.ref).neg())).add(np.sin(v)));
-if (want("chain 2^20")) out["chain 2^20"] = await timeit(async () => {
-  const c = chain(x.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-
-const r = np.array(rand(1024 * 1024, 5)).reshape([1024, 1024]);
-const rowsum = jit((v) => np.sum(v, 1));
-if (want("row sum 1024x1024")) out["row sum 1024x1024"] = await timeit(async () => {
-  const c = rowsum(r.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-const rowmax = jit((v) => np.max(v, 1));
-if (want("row max 1024x1024")) out["row max 1024x1024"] = await timeit(async () => {
-  const c = rowmax(r.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-const colsum = jit((v) => np.sum(v, 0));
-if (want("col sum 1024x1024")) out["col sum 1024x1024"] = await timeit(async () => {
-  const c = colsum(r.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-
-const s = np.array(rand(1000000, 4));
-if (want("sort 10^6")) out["sort 10^6"] = await timeit(async () => {
-  const c = np.sort(s.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-
-// SPD 512x512 matrix: m m^T / 512 + I
-const m = np.array(rand(512 * 512, 6)).reshape([512, 512]);
-const spd = jit((v) => np.matmul(v.ref, np.transpose(v)).div(512).add(np.eye(512)))(m.ref);
-await spd.blockUntilReady();
-const chol = jit((v) => lax.linalg.cholesky(v));
-if (want("cholesky 512")) out["cholesky 512"] = await timeit(async () => {
-  const c = chol(spd.ref);
-  await c.blockUntilReady();
-  c.dispose();
-});
-
-console.log(JSON.stringify(out));
+if (serve) {
+  const ready = {};
+  for await (const line of createInterface({ input: process.stdin })) {
+    const { name, n } = JSON.parse(line);
+    ready[name] ??= WORKLOADS[name]();
+    const ms = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await ready[name]();
+      ms.push(performance.now() - t0);
+    }
+    console.log(JSON.stringify({ ms }));
+  }
+} else {
+  const out = {};
+  for (const [name, setup] of Object.entries(WORKLOADS)) {
+    if (want(name)) out[name] = await timeit(setup(), name === "matmul 2048" ? Math.min(reps, 3) : reps);
+  }
+  console.log(JSON.stringify(out));
+}
