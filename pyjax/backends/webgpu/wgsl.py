@@ -12,6 +12,7 @@ numpy's float16 arithmetic (one rounding per op). 64-bit types have no WGSL equi
 from __future__ import annotations
 
 import math
+import re
 import struct
 
 from pyjax.backends.webgpu.wgsl_math import SLOW_IF
@@ -121,52 +122,51 @@ def zero(d) -> str:
 # ---- packed loads and stores -------------------------------------------------------------------
 
 
+# dtype -> packed element `{raw}` (bits already shifted down and masked) as the compute type
+_FROM_RAW = {
+    "bool": "({raw} != 0u)",
+    "uint8": "{raw}",
+    "uint16": "{raw}",
+    "float16": "pj_f16_to_f32({raw})",
+    "bfloat16": "pj_bf16_to_f32({raw})",
+}
+# dtype -> the storage bits (u32, low bits) of compute value `{v}`
+_TO_BITS = {
+    "bool": "select(0u, 1u, {v})",
+    "uint8": "({v} & 0xffu)",
+    "uint16": "({v} & 0xffffu)",
+    "int8": "(bitcast<u32>({v}) & 0xffu)",
+    "int16": "(bitcast<u32>({v}) & 0xffffu)",
+    "float16": "pj_f32_to_f16({v})",
+    "bfloat16": "pj_f32_to_bf16({v})",
+}
+# dtype -> the helpers its loads, stores and roundings call
+_DTYPE_HELPERS = {
+    "float16": frozenset(("f16_to_f32", "f32_to_f16", "rf16")),
+    "bfloat16": frozenset(("bf16_to_f32", "f32_to_bf16", "rbf16")),
+}
+
+
 def unpack(word: str, d, sub: str) -> str:
     """Element number `sub` (u32 expression) of a packed word, as d's compute type."""
     b = bits(d)
-    mask = "0xffu" if b == 8 else "0xffffu"
     sh = f"({sub} * {b}u)"
-    raw = f"(({word} >> {sh}) & {mask})"
-    n = d.name
-    if n == "bool":
-        return f"({raw} != 0u)"
-    if n in ("uint8", "uint16"):
-        return raw
-    if n in ("int8", "int16"):
+    if d.name in ("int8", "int16"):  # sign-extend by shifting the element to the top
         return f"(bitcast<i32>({word} << ({32 - b}u - {sh})) >> {32 - b}u)"
-    if n == "float16":
-        return f"pj_f16_to_f32({raw})"
-    if n == "bfloat16":
-        return f"pj_bf16_to_f32({raw})"
-    raise UnsupportedDtype(n)
+    if d.name not in _FROM_RAW:
+        raise UnsupportedDtype(d.name)
+    return _FROM_RAW[d.name].format(raw=f"(({word} >> {sh}) & {'0xffu' if b == 8 else '0xffffu'})")
 
 
 def to_bits(v: str, d) -> str:
     """The storage bits (u32, low bits) of compute value v of packed dtype d."""
-    n = d.name
-    if n == "bool":
-        return f"select(0u, 1u, {v})"
-    if n == "uint8":
-        return f"({v} & 0xffu)"
-    if n == "uint16":
-        return f"({v} & 0xffffu)"
-    if n == "int8":
-        return f"(bitcast<u32>({v}) & 0xffu)"
-    if n == "int16":
-        return f"(bitcast<u32>({v}) & 0xffffu)"
-    if n == "float16":
-        return f"pj_f32_to_f16({v})"
-    if n == "bfloat16":
-        return f"pj_f32_to_bf16({v})"
-    raise UnsupportedDtype(n)
+    if d.name not in _TO_BITS:
+        raise UnsupportedDtype(d.name)
+    return _TO_BITS[d.name].format(v=v)
 
 
 def helpers_for_dtype(d) -> set:
-    if d.name == "float16":
-        return {"f16_to_f32", "f32_to_f16", "rf16"}
-    if d.name == "bfloat16":
-        return {"bf16_to_f32", "f32_to_bf16", "rbf16"}
-    return set()
+    return set(_DTYPE_HELPERS.get(d.name, ()))
 
 
 def load_elem(buf: str, d, e: str, vec4: bool = False, base: str | None = None) -> str:
@@ -191,26 +191,27 @@ def load_elem(buf: str, d, e: str, vec4: bool = False, base: str | None = None) 
     return f"{buf}[{e}]"
 
 
+# narrow integer dtype -> `{v}` (an i32/u32 compute value) wrapped into its range
+_WRAP = {
+    "int8": "(({v} << 24u) >> 24u)",
+    "int16": "(({v} << 16u) >> 16u)",
+    "uint8": "({v} & 0xffu)",
+    "uint16": "({v} & 0xffffu)",
+}
+# half float dtype -> `{v}` (an f32 compute value) rounded to its precision
+_ROUND = {"float16": "pj_rf16({v})", "bfloat16": "pj_rbf16({v})"}
+
+
 def normalize_int(v: str, d) -> str:
     """Wrap an i32/u32 compute value into the range of a narrow integer dtype d."""
-    n = d.name
-    if n in ("int8", "int16"):
-        s = 32 - bits(d)
-        return f"(({v} << {s}u) >> {s}u)"
-    if n == "uint8":
-        return f"({v} & 0xffu)"
-    if n == "uint16":
-        return f"({v} & 0xffffu)"
-    return v
+    w = _WRAP.get(d.name)
+    return v if w is None else w.format(v=v)
 
 
 def round_half(v: str, d) -> str:
     """Round an f32 compute value to d's precision when d is a half float."""
-    if d.name == "float16":
-        return f"pj_rf16({v})"
-    if d.name == "bfloat16":
-        return f"pj_rbf16({v})"
-    return v
+    r = _ROUND.get(d.name)
+    return v if r is None else r.format(v=v)
 
 
 # ---- the emitter ---------------------------------------------------------------------------------
@@ -404,249 +405,278 @@ class Emitter:
         scope.lines.append(f"let {e} = select(0i, {off}, {ok});")
         return f"select({zero(d)}, {inp.load(e)}, {ok})"
 
-    # -- casts ---------------------------------------------------------------------------------
+    # -- core ops (through the tables below) ---------------------------------------------------
 
     def _cast(self, x: str, src, dst) -> str:
-        ts, td = ctype(src), ctype(dst)
-        if td == "bool":
-            if ts == "bool":
-                return x
-            if ts == "f32":
-                return f"((bitcast<u32>({x}) & 0x7fffffffu) != 0u)"
-            return f"({x} != {lit(0, src)})"
-        if ts == "bool":
-            return f"select({zero(dst)}, {lit(1, dst)}, {x})"
-        if td == "f32":
-            self.helpers |= helpers_for_dtype(dst)
-            if ts == "f32":
-                if dst.itemsize == 2 and (src.itemsize == 4 or src.name != dst.name):
-                    return round_half(x, dst)
-                return x
-            return round_half(f"f32({x})", dst)
-        if ts == "f32":  # float -> int saturates, NaN -> 0
-            if dst.name == "int32":
-                self.helpers.add("f2i32")
-                return f"pj_f2i32({x})"
-            if dst.name == "uint32":
-                self.helpers.add("f2u32")
-                return f"pj_f2u32({x})"
-            info = dtypes.iinfo(dst)
-            self.helpers.add("isnan")
-            conv = "i32" if td == "i32" else "u32"
-            return (
-                f"select({conv}(clamp(trunc({x}), {float(info.min)}f, {float(info.max)}f)), {zero(dst)}, pj_isnan({x}))"
-            )
-        # int -> int
-        if ts != td:
-            x = f"bitcast<{td}>({x})"
-        return normalize_int(x, dst) if dst.itemsize < 4 else x
+        return self._use(_CASTS[ctype(src), ctype(dst)](x, src, dst))
 
     def _bitcast(self, x: str, src, dst) -> str:
-        ts, td = ctype(src), ctype(dst)
         if src.itemsize != dst.itemsize:
             raise UnsupportedDtype(f"webgpu backend: bitcast {src.name} -> {dst.name} changes the width")
         if src.itemsize == 4:
+            ts, td = ctype(src), ctype(dst)
             return x if ts == td else f"bitcast<{td}>({x})"
-        # 16/8-bit: go through the raw bits
-        if ts == "f32":
-            self.helpers |= helpers_for_dtype(src)
-            raw = to_bits(x, src)
-        elif ts == "bool":
-            raw = f"select(0u, 1u, {x})"
-        else:
-            raw = to_bits(x, src)
-        if td == "f32":
-            self.helpers |= helpers_for_dtype(dst)
-            return "pj_f16_to_f32(" + raw + ")" if dst.name == "float16" else "pj_bf16_to_f32(" + raw + ")"
-        if td == "bool":
-            return f"({raw} != 0u)"
-        if td == "i32":
-            return normalize_int(f"bitcast<i32>({raw})", dst)
-        return raw
-
-    # -- ALU ---------------------------------------------------------------------------------
-
-    def _h(self, name: str) -> str:
-        self.helpers.add(name)
-        return "pj_" + name
+        # 16/8-bit: through the raw bits
+        self.helpers |= helpers_for_dtype(src) | helpers_for_dtype(dst)
+        return _FROM_BITS[ctype(dst)](to_bits(x, src), dst)
 
     def _unary(self, op: str, x: str, d) -> str:
-        t = ctype(d)
-        if t == "f32":
-            if op == "neg":
-                return f"(-{x})"
-            if op == "abs":
-                return f"bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"
-            if op == "sign":
-                return f"select(select(select({x}, 1.0f, {x} > 0.0f), -1.0f, {x} < 0.0f), {x}, {self._h('isnan')}({x}))"
-            if op in ("floor", "ceil", "trunc"):
-                return f"{op}({x})"
-            if op == "round_even":
-                return f"round({x})"
-            if op == "round_away":
-                return f"select(trunc({x}) + sign({x}), trunc({x}), abs({x} - trunc({x})) < 0.5f)"
-            if op == "sqrt":
-                return f"sqrt({x})"
-            if op == "rsqrt":
-                return f"(1.0f / sqrt({x}))"
-            if op == "reciprocal":
-                return f"(1.0f / {x})"
-            if op in ("isnan", "isinf", "isfinite"):
-                return f"{self._h(op)}({x})"
-            if op == "not":
-                raise TypeError("webgpu backend: 'not' on a float")
-            if op in SLOW_IF:
-                self.slow_checks.append(SLOW_IF[op].format(x))
-            return f"{self._h(op)}({x})"
-        if t == "bool":
-            if op == "not":
-                return f"(!{x})"
-            if op in ("isnan", "isinf"):
-                return "false"
-            if op == "isfinite":
-                return "true"
-            if op == "abs":
-                return x
-            if op == "sign":
-                return x
-            raise TypeError(f"webgpu backend: {op} on bool")
-        # integers
-        if op == "neg":
-            return normalize_int(f"(-{x})" if t == "i32" else f"(0u - {x})", d)
-        if op == "not":
-            return normalize_int(f"(~{x})", d)
-        if op == "abs":
-            return normalize_int(f"abs({x})", d) if t == "i32" else x
-        if op == "sign":
-            return f"sign({x})" if t == "i32" else f"select(0u, 1u, {x} > 0u)"
-        if op in ("isnan", "isinf"):
-            return "false"
-        if op == "isfinite":
-            return "true"
-        if op in ("floor", "ceil", "round_even", "round_away", "trunc"):
-            return x
-        if op == "popcnt":
-            b = bits(d)
-            u = x if t == "u32" else f"bitcast<u32>({x})"
-            if b < 32:
-                u = f"({u} & {hex((1 << b) - 1)}u)"
-            r = f"countOneBits({u})"
-            return r if t == "u32" else f"i32({r})"
-        if op == "clz":
-            b = bits(d)
-            u = x if t == "u32" else f"bitcast<u32>({x})"
-            if b < 32:
-                u = f"({u} & {hex((1 << b) - 1)}u)"
-            r = f"(countLeadingZeros({u}) - {32 - b}u)"
-            return r if t == "u32" else f"i32({r})"
-        raise TypeError(f"webgpu backend: unary {op} on {d.name}")
+        row = UNARY.get(op, _NATIVE_UNARY).get(_CLASS[ctype(d)])
+        if row is None:
+            raise TypeError(f"webgpu backend: {op} on {d.name}")
+        if op in SLOW_IF and ctype(d) == "f32":
+            self.slow_checks.append(SLOW_IF[op].format(x))
+        return self._use(row(self, None, x, None, d) if callable(row) else row.format(a=x, op=op, t=ctype(d)))
 
     def _binary(self, op: str, a: str, b: str, d, db, n: ir.Node) -> str:
-        t = ctype(d)
-        if op in ("lt", "le", "gt", "ge", "eq", "ne"):
-            if t == "f32":
-                return f"{self._h(op)}({a}, {b})"
-            sym = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[op]
-            if t == "bool" and op not in ("eq", "ne"):
-                return f"(select(0u, 1u, {a}) {sym} select(0u, 1u, {b}))"
-            return f"({a} {sym} {b})"
-        if t == "bool":
-            if op in ("and", "min", "mul"):
-                return f"({a} && {b})"
-            if op in ("or", "max", "add"):
-                return f"({a} || {b})"
-            if op in ("xor", "sub"):
-                return f"({a} != {b})"
-            raise TypeError(f"webgpu backend: {op} on bool")
-        if t == "f32":
-            # Shader compilers fold x*0 -> 0 and x-x -> 0 (they assume no NaN/inf); spell out IEEE.
-            x, y = n.srcs
-            if op == "mul" and (x.op == "const" and x.arg == 0 or y.op == "const" and y.arg == 0):
-                v, c = (b, a) if x.op == "const" and x.arg == 0 else (a, b)
-                sgn = f"bitcast<f32>((bitcast<u32>({v}) ^ bitcast<u32>({c})) & 0x80000000u)"
-                return f"select({sgn}, {self._h('nan')}(), !{self._h('isfinite')}({v}))"
-            if op == "sub" and x is y:
-                return f"select(0.0f, {self._h('nan')}(), !{self._h('isfinite')}({a}))"
-            if op == "mul" and (_from_bool(x) or _from_bool(y)):
-                # b2f(c) * v is folded to select(c, v, 0) (Mesa's inexact rules, fma too), losing 0 * NaN/inf:
-                # spell out the product with 0 (+-0 with v's sign, NaN for non-finite v) or 1.
-                c, v = (a, b) if _from_bool(x) else (b, a)
-                by_zero = f"select(bitcast<f32>(bitcast<u32>({v}) & 0x80000000u), {self._h('nan')}(), !{self._h('isfinite')}({v}))"
-                return f"select({by_zero}, {v}, {c} != 0.0f)"
-            if op in ("add", "sub", "mul") and self.exact_ops:
-                # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
-                # (Mesa's inexact algebraic rules), which breaks error-free transformations
-                # (two-sum, Dekker products) that bit-exact PRNG floats rely on. An fma with
-                # run-time constants the compiler cannot see rounds exactly once, like IEEE
-                # add/sub/mul, and matches none of those rewrites. pj_z is -0.0 (x + -0 == x,
-                # signed zeros included), pj_one is 1.0.
-                if op == "mul":
-                    return f"{self._h('mul')}({a}, {b}, pj_z)"
-                return f"fma({b}, {'pj_one' if op == 'add' else '-pj_one'}, {a})"
-            if op == "div" and not (y.op == "const" and y.arg != 0 and math.isfinite(y.arg)):
-                # Vulkan leaves x / 0 and x / inf undefined, and compilers fold them as if finite.
-                return f"{self._h('div')}({a}, {b})"
-            if op in ("add", "sub", "mul", "div"):
-                sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
-                return f"({a} {sym} {b})"
-            if op == "max":
-                return f"{self._h('fmax')}({a}, {b})"
-            if op == "min":
-                return f"{self._h('fmin')}({a}, {b})"
-            if op == "pow":
-                if ctype(db) != "f32":
-                    b = f"f32({b})"
-                return f"{self._h('pow')}({a}, {b})"
-            if op == "atan2":
-                return f"{self._h('atan2')}({a}, {b})"
-            if op == "rem":
-                return f"{self._h('fmod')}({a}, {b})"
-            if op == "nextafter":
-                if d.itemsize == 2:  # step in half-precision ulps
-                    self.helpers |= helpers_for_dtype(d)
-                    return f"{self._h('nextafter_' + d.name)}({a}, {b})"
-                return f"{self._h('nextafter')}({a}, {b})"
-            if op == "idiv":
-                return f"floor({a} / {b})"
-            if op == "mod":
-                return f"({a} - {b} * floor({a} / {b}))"
+        row = BINARY.get(op, {}).get(_CLASS[ctype(d)])
+        if row is None:
             raise TypeError(f"webgpu backend: {op} on {d.name}")
-        # integers (values of narrow types are kept normalized)
-        sfx = "i32" if t == "i32" else "u32"
-        if op in ("add", "sub", "mul"):
-            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-            return normalize_int(f"({a} {sym} {b})", d)
-        if op in ("and", "or", "xor"):
-            sym = {"and": "&", "or": "|", "xor": "^"}[op]
+        return self._use(row(self, n, a, b, d) if callable(row) else row.format(a=a, b=b, op=op, t=ctype(d)))
+
+    def _use(self, code: str) -> str:
+        """code, with the helpers it calls (pj_name(...)) added to the kernel."""
+        if "pj_" in code:
+            self.helpers.update(_CALLS.findall(code))
+        return code
+
+
+_CALLS = re.compile(r"\bpj_(\w+)\(")
+
+# ---- core ops as WGSL ----------------------------------------------------------------------------
+# op -> {class: rendering}. Classes: "f" (f32: float32 and the half floats, rounded after the op
+# by the emitter), "b" (bool), "i" (i32) and "u" (u32): integer values of narrow dtypes are kept
+# normalized (`_wrapped` rows wrap the result). A key of several letters is a row for each class.
+# A rendering is a template over {a} {b} (operand expressions), {op} and {t} (the compute type),
+# or a function (emitter, node, a, b, dtype) -> str where the code depends on more than that.
+# Helpers the code calls (`pj_name(...)`) are added to the kernel.
+
+
+def _rows(table: dict) -> dict:
+    return {op: {c: r for cs, r in row.items() for c in cs} for op, row in table.items()}
+
+
+def _wrapped(template: str):
+    """An integer row whose result is wrapped into the range of a narrow dtype."""
+    return lambda em, n, a, b, d: normalize_int(template.format(a=a, b=b, t=ctype(d)), d)
+
+
+def _bit_count(template: str):
+    """popcnt/clz: count in u32 over the dtype's bits (`{a}`, the bits; `{pad}`, 32 - bits)."""
+
+    def row(em, n, a, b, d):
+        w = bits(d)
+        u = a if ctype(d) == "u32" else f"bitcast<u32>({a})"
+        if w < 32:
+            u = f"({u} & {hex((1 << w) - 1)}u)"
+        r = template.format(a=u, pad=32 - w)
+        return r if ctype(d) == "u32" else f"i32({r})"
+
+    return row
+
+
+_CLASS = {"f32": "f", "bool": "b", "i32": "i", "u32": "u"}
+_NATIVE_UNARY = {"f": "pj_{op}({a})"}  # the other float functions: WGSL helpers (wgsl_math.py)
+_COPY, _FALSE, _TRUE = "{a}", "false", "true"
+
+UNARY = _rows(
+    {
+        "neg": {"f": "(-{a})", "i": _wrapped("(-{a})"), "u": _wrapped("(0u - {a})")},
+        "not": {"b": "(!{a})", "iu": _wrapped("(~{a})")},
+        "abs": {
+            "f": "bitcast<f32>(bitcast<u32>({a}) & 0x7fffffffu)",
+            "b": _COPY,
+            "i": _wrapped("abs({a})"),
+            "u": _COPY,
+        },
+        "sign": {
+            "f": "select(select(select({a}, 1.0f, {a} > 0.0f), -1.0f, {a} < 0.0f), {a}, pj_isnan({a}))",
+            "b": _COPY,
+            "i": "sign({a})",
+            "u": "select(0u, 1u, {a} > 0u)",
+        },
+        "floor": {"f": "floor({a})", "iu": _COPY},
+        "ceil": {"f": "ceil({a})", "iu": _COPY},
+        "trunc": {"f": "trunc({a})", "iu": _COPY},
+        "round_even": {"f": "round({a})", "iu": _COPY},
+        "round_away": {"f": "select(trunc({a}) + sign({a}), trunc({a}), abs({a} - trunc({a})) < 0.5f)", "iu": _COPY},
+        "sqrt": {"f": "sqrt({a})"},
+        "rsqrt": {"f": "(1.0f / sqrt({a}))"},
+        "reciprocal": {"f": "(1.0f / {a})"},
+        "isnan": {"f": "pj_isnan({a})", "biu": _FALSE},
+        "isinf": {"f": "pj_isinf({a})", "biu": _FALSE},
+        "isfinite": {"f": "pj_isfinite({a})", "biu": _TRUE},
+        "popcnt": {"iu": _bit_count("countOneBits({a})")},
+        "clz": {"iu": _bit_count("(countLeadingZeros({a}) - {pad}u)")},
+    }
+)
+for _op in ir.UNARY_OPS - UNARY.keys():
+    UNARY[_op] = _NATIVE_UNARY
+
+
+def _f_mul(em, n, a, b, d) -> str:
+    x, y = n.srcs
+    if _is_zero(x) or _is_zero(y):
+        # Shader compilers fold x*0 -> 0 (they assume no NaN/inf); spell out IEEE.
+        v, c = (b, a) if _is_zero(x) else (a, b)
+        sgn = f"bitcast<f32>((bitcast<u32>({v}) ^ bitcast<u32>({c})) & 0x80000000u)"
+        return f"select({sgn}, pj_nan(), !pj_isfinite({v}))"
+    if _from_bool(x) or _from_bool(y):
+        # b2f(c) * v is folded to select(c, v, 0) (Mesa's inexact rules, fma too), losing 0 * NaN/inf:
+        # spell out the product with 0 (+-0 with v's sign, NaN for non-finite v) or 1.
+        c, v = (a, b) if _from_bool(x) else (b, a)
+        by_zero = f"select(bitcast<f32>(bitcast<u32>({v}) & 0x80000000u), pj_nan(), !pj_isfinite({v}))"
+        return f"select({by_zero}, {v}, {c} != 0.0f)"
+    if em.exact_ops:
+        return f"pj_mul({a}, {b}, pj_z)"
+    return f"({a} * {b})"
+
+
+def _f_add_sub(sym: str):
+    def row(em, n, a, b, d) -> str:
+        if sym == "-" and n.srcs[0] is n.srcs[1]:  # compilers fold x - x -> 0
+            return f"select(0.0f, pj_nan(), !pj_isfinite({a}))"
+        if em.exact_ops:
+            # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
+            # (Mesa's inexact algebraic rules), which breaks error-free transformations
+            # (two-sum, Dekker products) that bit-exact PRNG floats rely on. An fma with
+            # run-time constants the compiler cannot see rounds exactly once, like IEEE
+            # add/sub/mul, and matches none of those rewrites. pj_z is -0.0 (x + -0 == x,
+            # signed zeros included), pj_one is 1.0.
+            return f"fma({b}, {'pj_one' if sym == '+' else '-pj_one'}, {a})"
+        return f"({a} {sym} {b})"
+
+    return row
+
+
+def _f_div(em, n, a, b, d) -> str:
+    y = n.srcs[1]
+    if y.op == "const" and y.arg != 0 and math.isfinite(y.arg):
+        return f"({a} / {b})"
+    return f"pj_div({a}, {b})"  # Vulkan leaves x / 0 and x / inf undefined, and compilers fold them
+
+
+def _f_pow(em, n, a, b, d) -> str:
+    return f"pj_pow({a}, {b if ctype(n.srcs[1].dtype) == 'f32' else f'f32({b})'})"
+
+
+def _f_nextafter(em, n, a, b, d) -> str:
+    if d.itemsize == 2:  # step in half-precision ulps
+        em.helpers |= helpers_for_dtype(d)
+        return f"pj_nextafter_{d.name}({a}, {b})"
+    return f"pj_nextafter({a}, {b})"
+
+
+def _i_floor_div_mod(sym: str, helper: str):
+    def row(em, n, a, b, d) -> str:
+        x, y = n.srcs
+        lo = ir.bounds(x)[0]
+        if y.op == "const" and y.arg > 0 and (ctype(d) == "u32" or (lo is not None and lo >= 0)):
             return f"({a} {sym} {b})"
-        if op in ("max", "min"):
-            return f"{op}({a}, {b})"
-        if op == "div":
-            return normalize_int(f"{self._h('div_' + sfx)}({a}, {b})", d)
-        if op == "rem":
-            return normalize_int(f"{self._h('rem_' + sfx)}({a}, {b})", d)
-        if op in ("idiv", "mod"):
-            x, y = n.srcs
-            lo = ir.bounds(x)[0]
-            if y.op == "const" and y.arg > 0 and (t == "u32" or (lo is not None and lo >= 0)):
-                return f"({a} {'/' if op == 'idiv' else '%'} {b})"
-            name = ("floordiv_" if op == "idiv" else "mod_") + sfx
-            return f"{self._h(name)}({a}, {b})"
-        if op == "pow":
-            return normalize_int(f"{self._h('ipow_' + sfx)}({a}, {b})", d)
-        if op in ("shl", "shr"):
-            bw = bits(d)
-            y = n.srcs[1]
-            ub = b if ctype(db) == "u32" else f"bitcast<u32>({b})"
-            if op == "shl":
-                if y.op == "const" and 0 <= y.arg < bw:
-                    return normalize_int(f"({a} << {y.arg}u)", d)
-                return f"select({zero(d)}, {normalize_int(f'({a} << ({ub} & 31u))', d)}, {ub} < {bw}u)"
-            fill = zero(d) if t == "u32" else f"select(0i, -1i, {a} < 0i)"
-            if y.op == "const" and 0 <= y.arg < bw:
-                return f"({a} >> {y.arg}u)"
-            return f"select({fill}, ({a} >> ({ub} & 31u)), {ub} < {bw}u)"
-        raise TypeError(f"webgpu backend: {op} on {d.name}")
+        return f"pj_{helper}_{ctype(d)}({a}, {b})"
+
+    return row
+
+
+def _i_shift(em, n, a, b, d) -> str:
+    bw, y = bits(d), n.srcs[1]
+    ub = b if ctype(y.dtype) == "u32" else f"bitcast<u32>({b})"
+    const = y.op == "const" and 0 <= y.arg < bw
+    if n.op == "shl":
+        if const:
+            return normalize_int(f"({a} << {y.arg}u)", d)
+        return f"select({zero(d)}, {normalize_int(f'({a} << ({ub} & 31u))', d)}, {ub} < {bw}u)"
+    if const:
+        return f"({a} >> {y.arg}u)"
+    fill = zero(d) if ctype(d) == "u32" else f"select(0i, -1i, {a} < 0i)"
+    return f"select({fill}, ({a} >> ({ub} & 31u)), {ub} < {bw}u)"
+
+
+def _compare(sym: str) -> dict:
+    ordered = sym not in ("==", "!=")
+    return {
+        "f": "pj_{op}({a}, {b})",
+        "b": f"(select(0u, 1u, {{a}}) {sym} select(0u, 1u, {{b}}))" if ordered else f"({{a}} {sym} {{b}})",
+        "iu": f"({{a}} {sym} {{b}})",
+    }
+
+
+BINARY = _rows(
+    {
+        "lt": _compare("<"),
+        "le": _compare("<="),
+        "gt": _compare(">"),
+        "ge": _compare(">="),
+        "eq": _compare("=="),
+        "ne": _compare("!="),
+        "add": {"f": _f_add_sub("+"), "b": "({a} || {b})", "iu": _wrapped("({a} + {b})")},
+        "sub": {"f": _f_add_sub("-"), "b": "({a} != {b})", "iu": _wrapped("({a} - {b})")},
+        "mul": {"f": _f_mul, "b": "({a} && {b})", "iu": _wrapped("({a} * {b})")},
+        "div": {"f": _f_div, "iu": _wrapped("pj_div_{t}({a}, {b})")},
+        "rem": {"f": "pj_fmod({a}, {b})", "iu": _wrapped("pj_rem_{t}({a}, {b})")},
+        "idiv": {"f": "floor({a} / {b})", "iu": _i_floor_div_mod("/", "floordiv")},
+        "mod": {"f": "({a} - {b} * floor({a} / {b}))", "iu": _i_floor_div_mod("%", "mod")},
+        "pow": {"f": _f_pow, "iu": _wrapped("pj_ipow_{t}({a}, {b})")},
+        "max": {"f": "pj_fmax({a}, {b})", "b": "({a} || {b})", "iu": "max({a}, {b})"},
+        "min": {"f": "pj_fmin({a}, {b})", "b": "({a} && {b})", "iu": "min({a}, {b})"},
+        "atan2": {"f": "pj_atan2({a}, {b})"},
+        "nextafter": {"f": _f_nextafter},
+        "and": {"b": "({a} && {b})", "iu": "({a} & {b})"},
+        "or": {"b": "({a} || {b})", "iu": "({a} | {b})"},
+        "xor": {"b": "({a} != {b})", "iu": "({a} ^ {b})"},
+        "shl": {"iu": _i_shift},
+        "shr": {"iu": _i_shift},
+    }
+)
+
+
+# ---- casts ----------------------------------------------------------------------------------------
+# (source, destination compute type) -> function (x, src dtype, dst dtype) -> str
+
+
+def _float_to_float(x, src, dst) -> str:
+    if dst.itemsize == 2 and (src.itemsize == 4 or src.name != dst.name):
+        return round_half(x, dst)
+    return x
+
+
+def _float_to_int(x, src, dst) -> str:
+    """Saturating, NaN -> 0."""
+    if dst.name in ("int32", "uint32"):
+        return f"pj_f2{ctype(dst)}({x})"
+    info = dtypes.iinfo(dst)
+    lo, hi = float(info.min), float(info.max)
+    return f"select({ctype(dst)}(clamp(trunc({x}), {lo}f, {hi}f)), {zero(dst)}, pj_isnan({x}))"
+
+
+def _int_to_int(x, src, dst) -> str:
+    if ctype(src) != ctype(dst):
+        x = f"bitcast<{ctype(dst)}>({x})"
+    return normalize_int(x, dst) if dst.itemsize < 4 else x
+
+
+_CASTS = {
+    ("bool", "bool"): lambda x, s, d: x,
+    ("f32", "bool"): lambda x, s, d: f"((bitcast<u32>({x}) & 0x7fffffffu) != 0u)",
+    **{(t, "bool"): lambda x, s, d: f"({x} != {lit(0, s)})" for t in ("i32", "u32")},
+    **{("bool", t): lambda x, s, d: f"select({zero(d)}, {lit(1, d)}, {x})" for t in ("f32", "i32", "u32")},
+    ("f32", "f32"): _float_to_float,
+    **{(t, "f32"): lambda x, s, d: round_half(f"f32({x})", d) for t in ("i32", "u32")},
+    **{("f32", t): _float_to_int for t in ("i32", "u32")},
+    **{(a, b): _int_to_int for a in ("i32", "u32") for b in ("i32", "u32")},
+}
+
+# bitcasts of 8- and 16-bit values: destination compute type -> function (raw u32 bits, dtype)
+_FROM_BITS = {
+    "f32": lambda raw, d: _FROM_RAW[d.name].format(raw=raw),
+    "bool": lambda raw, d: f"({raw} != 0u)",
+    "i32": lambda raw, d: normalize_int(f"bitcast<i32>({raw})", d),
+    "u32": lambda raw, d: raw,
+}
+
+
+def _is_zero(n) -> bool:
+    return n.op == "const" and n.arg == 0
 
 
 class Input:
