@@ -1043,169 +1043,111 @@ class KernelCodegen:
 
     def _wrap(self, d) -> None:
         """Bring an i32 result back into the range of a narrow integer dtype."""
-        f = self.f
-        name = d.name
-        if name == "int8":
-            f.i32_extend8_s()
-        elif name == "int16":
-            f.i32_extend16_s()
-        elif name == "uint8":
-            f.i32_const(0xFF).i32_and()
-        elif name == "uint16":
-            f.i32_const(0xFFFF).i32_and()
+        w = _WRAP.get(d.name)
+        if w is not None:
+            self._run(w, dtypes.int32)
 
     def _cmp(self, op: str, d) -> None:
-        t = valtype(d)
-        fl, s, u = _CMP[op]
-        if _float(d):
-            self.f.op(f"{t}.{fl}")
-        else:
-            self.f.op(f"{t}.{s if _signed(d) else u}")
+        """Compare the two values on the stack."""
+        self._binop(op, d, [None, None], pushed=True)
 
     def _scalar_op(self, nd: Node, srcs: list) -> None:
-        op = nd.op
-        d = nd.dtype
-        f = self.f
+        op, d = nd.op, nd.dtype
+        sd = nd.srcs[0].dtype
         if op == "cast":
-            f.local_get(srcs[0])
-            self._cast(nd.srcs[0].dtype, d)
+            self.f.local_get(srcs[0])
+            self._cast(sd, d)
             return
         if op == "bitcast":
-            f.local_get(srcs[0])
-            self._bitcast(nd.srcs[0].dtype, d)
+            self.f.local_get(srcs[0])
+            self._bitcast(sd, d)
             return
-        if op == "where":
-            f.local_get(srcs[1]).local_get(srcs[2]).local_get(srcs[0]).select()
-            return
-        if op == "madd":  # a * b + c (scalar Wasm has no fused form)
-            t = valtype(d)
-            f.local_get(srcs[0]).local_get(srcs[1]).op(f"{t}.mul").local_get(srcs[2]).op(f"{t}.add")
-            return
-        sd = nd.srcs[0].dtype
         if op in ir.UNARY_OPS:
             self._unop(op, sd, d, srcs[0])
         else:
             self._binop(op, sd, srcs)
         if d.name in HALF and op not in _HALF_EXACT and op not in ir.COMPARE_OPS:
-            f.call(f16_helpers(self.m)["round_f16" if d.name == "float16" else "round_bf16"])
+            self.f.call(f16_helpers(self.m)["round_f16" if d.name == "float16" else "round_bf16"])
 
     def _unop(self, op: str, sd, d, a: int) -> None:
+        self._row(SCALAR, op, sd, [a])
+
+    def _row(self, table: dict, op: str, sd, srcs: list, pushed: bool = False) -> None:
+        """Emit op on srcs (locals; on the stack already if pushed) through its row of `table`."""
+        rows = table.get(op, table.get(None) if op in ir.TRANSCENDENTAL else None) or {}
+        row = rows.get(_class(sd))
+        if row is None:
+            raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+        if callable(row):
+            if pushed:
+                srcs = self._spill(len(srcs), valtype(sd))
+            row(self, op, sd, srcs)
+        else:
+            self._run(row, sd, srcs, pushed, op=op)
+
+    def _spill(self, n: int, t: str) -> list:
+        """The n values on the stack moved into new locals (the last on top)."""
+        locs = [self.f.local(t) for _ in range(n)]
+        for loc in reversed(locs):
+            self.f.local_set(loc)
+        return locs
+
+    def _run(self, prog: str, d, srcs=(), pushed: bool = False, op: str = "", to=None, **extra) -> None:
+        """Emit a row's program (see SCALAR) over operands srcs, values of dtype d, result dtype `to`."""
         f = self.f
-        t = valtype(sd)
-        g = f.local_get
-        if _float(sd):
-            if op in ("neg", "abs", "floor", "ceil", "trunc", "sqrt"):
-                g(a).op(f"{t}.{op}")
-            elif op == "round_even":
-                g(a).op(f"{t}.nearest")
-            elif op == "round_away":
-                g(a).op(f"{t}.abs")
-                self._fconst(t, 0.5)
-                f.op(f"{t}.add").op(f"{t}.floor")
-                g(a).op(f"{t}.copysign")
-            elif op == "sign":
-                g(a)
-                self._fconst(t, 0.0)
-                f.op(f"{t}.add")
-                r = f.local(t)
-                f.local_set(r)
-                self._fconst(t, -1.0)
-                g(r)
-                g(a)
-                self._fconst(t, 0.0)
-                f.op(f"{t}.lt").select().local_set(r)
-                self._fconst(t, 1.0)
-                g(r)
-                g(a)
-                self._fconst(t, 0.0)
-                f.op(f"{t}.gt").select()
-            elif op == "rsqrt":
-                self._fconst(t, 1.0)
-                g(a).op(f"{t}.sqrt").op(f"{t}.div")
-            elif op == "reciprocal":
-                self._fconst(t, 1.0)
-                g(a).op(f"{t}.div")
-            elif op == "isnan":
-                g(a)
-                g(a)
-                f.op(f"{t}.ne")
-            elif op == "isinf":
-                g(a).op(f"{t}.abs")
-                self._fconst(t, math.inf)
-                f.op(f"{t}.eq")
-            elif op == "isfinite":
-                g(a).op(f"{t}.abs")
-                self._fconst(t, math.inf)
-                f.op(f"{t}.lt")
-            elif op == "not":
-                raise NotImplementedError("wasm backend: not of a float")
+        t = valtype(d)
+        if "{" in prog:
+            top = _bits(d) - 1 if t == I64 else 31
+            widen = "i64.extend_i32_s" if t == I64 else ""
+            prog = prog.format(t=t, s="s" if _signed(d) else "u", bits=_bits(d), top=top, widen=widen, **extra)
+        toks = prog.split()
+        if pushed:
+            if toks[:2] == ["a", "b"] and "a" not in toks[2:] and "b" not in toks[2:]:
+                toks = toks[2:]
             else:
-                g(a).call(math_index(self.m, op, _math_prec(sd)))
-            return
-        if op in ("isnan", "isinf"):
-            f.i32_const(0)
-            return
-        if op == "isfinite":
-            f.i32_const(1)
-            return
-        if op in ("floor", "ceil", "round_even", "round_away", "trunc"):
-            g(a)
-            return
-        if op == "not":
-            g(a)
-            if sd.kind == "b":
-                f.i32_const(1).i32_xor()
-            elif t == I64:
-                f.i64_const(-1).i64_xor()
+                srcs = self._spill(len(srcs), t)
+        temps: dict = {}
+        for tok in toks:
+            if tok in _OPERAND:
+                f.local_get(srcs[_OPERAND[tok]])
+            elif tok == "select":
+                f.select()
+            elif tok == "wrap":
+                self._wrap(to or d)
+            elif tok in _VCONST:
+                f.v128_const(_VCONST[tok])
+            elif ":" in tok:
+                kind, arg = tok.split(":", 1)
+                if kind == "call":
+                    f.call(self._callee(arg, op, d))
+                elif kind in ("set", "tee", "get"):
+                    name, _, ty = arg.partition(":")
+                    if name not in temps:
+                        temps[name] = f.local(ty or t)
+                    getattr(f, "local_" + kind)(temps[name])
+                elif kind == "select":
+                    f.select(arg)
+                else:  # typed constant, e.g. i32:1
+                    self._const(float(arg) if kind[0] == "f" else int(arg), _CONST_DTYPE[kind])
+            elif tok[0].isdigit() or tok[0] == "-" or tok == "inf":
+                if t in (F32, F64):
+                    self._fconst(t, float(tok))
+                else:
+                    self._const(int(tok), d)
             else:
-                f.i32_const(-1).i32_xor()
-                self._wrap(sd)
-            return
-        if op == "neg":
-            self._zero(t)
-            g(a).op(f"{t}.sub")
-            self._wrap(sd)
-            return
-        if op == "abs":
-            if not _signed(sd):
-                g(a)
-                return
-            self._zero(t)
-            g(a).op(f"{t}.sub")
-            g(a)
-            g(a)
-            self._zero(t)
-            f.op(f"{t}.lt_s").select()
-            self._wrap(sd)
-            return
-        if op == "sign":
-            if sd.kind == "b":
-                g(a)
-                return
-            if _signed(sd):
-                g(a)
-                self._zero(t)
-                f.op(f"{t}.gt_s")
-                g(a)
-                self._zero(t)
-                f.op(f"{t}.lt_s").i32_sub()
-            else:
-                g(a)
-                self._zero(t)
-                f.op(f"{t}.ne")
-            if t == I64:
-                f.i64_extend_i32_s()
-            return
-        if op in ("popcnt", "clz"):
-            bits = _bits(sd)
-            g(a)
-            if t == I32 and bits < 32:
-                f.i32_const((1 << bits) - 1).i32_and()
-            f.op(f"{t}.{op}")
-            if t == I32 and bits < 32 and op == "clz":
-                f.i32_const(32 - bits).i32_sub()
-            return
-        raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+                f.op(tok)
+
+    def _callee(self, name: str, op: str, d) -> int:
+        """Index of the helper function a row calls."""
+        if name == "math":
+            return math_index(self.m, op, _math_prec(d))
+        if name == "fmod":
+            return self._fmod()
+        if name == "ipow":
+            return self._ipow(d)
+        if name == "nextafter":
+            return self._nextafter(d)
+        return f16_helpers(self.m)[name]
 
     def _fconst(self, t: str, v: float) -> None:
         if t == F64:
@@ -1218,97 +1160,18 @@ class KernelCodegen:
 
     def _binop(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
         """Push op(srcs) for source dtype sd (if `pushed`, both operands are already on the stack)."""
+        self._row(SCALAR, op, sd, srcs, pushed)
+
+    def _float_rem(self, op, sd, srcs) -> None:
+        """fmod in f64 (exact for float32 operands too)."""
         f = self.f
-        t = valtype(sd)
-        a, b = srcs
-        g = f.local_get
-
-        def push():
-            if not pushed:
-                g(a)
-                g(b)
-
-        if sd.kind == "b":
-            op = {"add": "or", "mul": "and", "max": "or", "min": "and", "sub": "xor"}.get(op, op)
-        if op in _CMP:
-            push()
-            self._cmp(op, sd)
-            return
-        if _float(sd):
-            if op in ("add", "sub", "mul", "div", "max", "min"):
-                push()
-                f.op(f"{t}.{op}")
-            elif op == "rem":
-                push()
-                if t == F32:
-                    bb = f.local(F64)
-                    f.f64_promote_f32().local_set(bb).f64_promote_f32().local_get(bb)
-                f.call(self._fmod())
-                if t == F32:
-                    f.f32_demote_f64()
-            elif op in ("pow", "atan2"):
-                push()
-                f.call(math_index(self.m, op, _math_prec(sd)))
-            elif op == "nextafter":
-                push()
-                f.call(self._nextafter(sd))
-            else:
-                raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
-            return
-        sfx = "s" if _signed(sd) else "u"
-        if op in ("add", "sub", "mul", "and", "or", "xor"):
-            push()
-            f.op(f"{t}.{op}")
-            if op in ("add", "sub", "mul"):
-                self._wrap(sd)
-        elif op in ("max", "min"):
-            if pushed:
-                x, y = f.local(t), f.local(t)
-                f.local_set(y).local_set(x)
-                a, b = x, y
-            g(a)
-            g(b)
-            g(a)
-            g(b)
-            f.op(f"{t}.{'gt' if op == 'max' else 'lt'}_{sfx}").select()
-        elif op in ("div", "rem"):
-            self._int_divrem(op, sd, a, b, pushed)
-        elif op in ("idiv", "mod"):
-            self._floor_divmod(op, sd, a, b, pushed)
-        elif op in ("shl", "shr"):
-            if pushed:
-                x, y = f.local(t), f.local(t)
-                f.local_set(y).local_set(x)
-                a, b = x, y
-            bits = _bits(sd)
-            small = f.local(I32)
-            g(b)
-            self._const(bits, sd)
-            f.op(f"{t}.lt_u").local_set(small)
-            if op == "shl":
-                g(a)
-                g(b)
-                f.op(f"{t}.shl")
-                self._zero(t)
-                g(small).select()
-                self._wrap(sd)
-            elif _signed(sd):
-                g(a)
-                g(b)
-                self._const(bits - 1 if t == I64 else 31, sd)
-                g(small).select()
-                f.op(f"{t}.shr_s")
-            else:
-                g(a)
-                g(b)
-                f.op(f"{t}.shr_u")
-                self._zero(t)
-                g(small).select()
-        elif op == "pow":
-            push()
-            f.call(self._ipow(sd))
-        else:
-            raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
+        f.local_get(srcs[0]).local_get(srcs[1])
+        if valtype(sd) == F32:
+            bb = f.local(F64)
+            f.f64_promote_f32().local_set(bb).f64_promote_f32().local_get(bb)
+        f.call(self._fmod())
+        if valtype(sd) == F32:
+            f.f32_demote_f64()
 
     def _int_divrem(self, op, sd, a, b, pushed) -> None:
         f = self.f
@@ -1420,91 +1283,55 @@ class KernelCodegen:
     # ------------------------------------------------------------------ casts
 
     def _cast(self, src, dst) -> None:
-        f = self.f
-        ts, td = valtype(src), valtype(dst)
+        """Convert the value on the stack from dtype src to dst."""
         if src.name == dst.name:
             return
-        h = f16_helpers(self.m) if (dst.name in HALF) else None
-        if dst.kind == "b":
-            if _float(src):
-                self._fconst(ts, 0.0)
-                f.op(f"{ts}.ne")
-            else:
-                self._zero(ts)
-                f.op(f"{ts}.ne")
+        row = CASTS[_cast_class(src), _cast_class(dst)]
+        ts, td = valtype(src), valtype(dst)
+        if callable(row):
+            row(self, src, dst)
             return
-        if _float(src) and _float(dst):
-            if ts == F32 and td == F64:
-                f.f64_promote_f32()
-            elif ts == F64 and td == F32:
-                f.f32_demote_f64()
-            if dst.name == "float16":
-                f.call(h["round_f16"])
-            elif dst.name == "bfloat16":
-                f.call(h["round_bf16"])
+        sfx = "u" if src.kind in "ub" else "s"
+        conv = f"{F64 if td == F64 else F32}.convert_{ts}_{sfx}"
+        resize = _RESIZE.get((ts, td), "").format(sfx)
+        rnd = {"float16": "call:round_f16", "bfloat16": "call:round_bf16"}.get(dst.name, "")
+        self._run(row, src, to=dst, conv=conv, resize=resize, round=rnd)
+
+    def _float_to_int(self, src, dst) -> None:
+        """Saturating, NaN -> 0."""
+        f = self.f
+        ts = valtype(src)
+        sfx = "s" if _signed(dst) else "u"
+        if valtype(dst) == I64 or _bits(dst) == 32:
+            f.op(f"{valtype(dst)}.trunc_sat_{ts}_{sfx}")
             return
-        if _float(src):  # float -> int: saturate, NaN -> 0
-            bits = _bits(dst)
-            if td == I64:
-                f.op(f"i64.trunc_sat_{ts}_{'s' if _signed(dst) else 'u'}")
-                return
-            if bits == 32:
-                f.op(f"i32.trunc_sat_{ts}_{'s' if _signed(dst) else 'u'}")
-                return
-            f.op(f"i32.trunc_sat_{ts}_s")
-            v = f.local(I32)
-            f.local_set(v)
-            lo, hi = _int_min(dst), _int_max(dst)
-            f.i32_const(hi).local_get(v).local_get(v).i32_const(hi).i32_gt_s().select().local_set(v)
-            f.i32_const(lo).local_get(v).local_get(v).i32_const(lo).i32_lt_s().select()
-            return
-        if _float(dst):  # int -> float
-            sfx = "u" if (src.kind in "ub") else "s"
-            tf = F64 if td == F64 else F32
-            f.op(f"{tf}.convert_{ts}_{sfx}")
-            if dst.name == "float16":
-                f.call(h["round_f16"])
-            elif dst.name == "bfloat16":
-                f.call(h["round_bf16"])
-            return
-        # int -> int
-        if ts == I32 and td == I64:
-            f.op("i64.extend_i32_u" if src.kind in "ub" else "i64.extend_i32_s")
-            return
-        if ts == I64 and td == I32:
-            f.i32_wrap_i64()
-        self._wrap(dst)
+        f.op(f"i32.trunc_sat_{ts}_s")
+        v = f.local(I32)
+        f.local_set(v)
+        lo, hi = _int_min(dst), _int_max(dst)
+        f.i32_const(hi).local_get(v).local_get(v).i32_const(hi).i32_gt_s().select().local_set(v)
+        f.i32_const(lo).local_get(v).local_get(v).i32_const(lo).i32_lt_s().select()
 
     def _bitcast(self, src, dst) -> None:
         f = self.f
         if src.itemsize != dst.itemsize:
             raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
         ts, td = valtype(src), valtype(dst)
-        if src.name in HALF:
+        if src.name in HALF or dst.name in HALF:  # through the 16 stored bits
             h = f16_helpers(self.m)
-            f.call(h["f32_to_f16" if src.name == "float16" else "f32_to_bf16"])
+            if src.name in HALF:
+                f.call(h["f32_to_f16" if src.name == "float16" else "f32_to_bf16"])
+            else:
+                f.i32_const(0xFFFF).i32_and()
             if dst.name in HALF:
                 f.call(h["f16_to_f32" if dst.name == "float16" else "bf16_to_f32"])
             elif dst.name == "int16":
                 f.i32_extend16_s()
             return
-        if dst.name in HALF:
-            h = f16_helpers(self.m)
-            f.i32_const(0xFFFF).i32_and()
-            f.call(h["f16_to_f32" if dst.name == "float16" else "bf16_to_f32"])
-            return
         if ts == td:
-            if ts == I32:
-                self._wrap(dst)
-            return
-        if ts == F32 and td == I32:
-            f.i32_reinterpret_f32()
-        elif ts == I32 and td == F32:
-            f.f32_reinterpret_i32()
-        elif ts == F64 and td == I64:
-            f.i64_reinterpret_f64()
-        elif ts == I64 and td == F64:
-            f.f64_reinterpret_i64()
+            self._wrap(dst)
+        elif (ts, td) in _REINTERPRET:
+            f.op(_REINTERPRET[ts, td])
         else:
             raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
 
@@ -2013,6 +1840,198 @@ class KernelCodegen:
             f.v128_store32_lane(0, align=0)
         else:
             f.v128_store(align=0)
+
+
+# ---- core ops as Wasm ---------------------------------------------------------------------------
+# op -> {class: row}. Classes: "f" (floats: f32, f64, and the half floats computed in f32), "i"
+# (signed integers), "u" (unsigned integers), "b" (bool, an i32 0/1); a key of several letters is
+# a row for each. A row is a program in WAT text order or a function (codegen, op, dtype, operand
+# locals) for the few that need locals of their own. Program words: a b c (operand i's local), a
+# number (a constant of the operands' type), T:n (a constant of type T), an instruction name,
+# select, wrap (back into a narrow integer range), call:name (a helper function: math, fmod, ipow,
+# nextafter, the float16 helpers), set/tee/get:name[:type] (a temporary), v0 / vf1 (v128 of 0 /
+# 1.0f). Fields: {t} (value type), {s} (s or u), {bits}, {top} (the sign-fill shift), {widen}
+# (an i32 result to an i64 operand type).
+
+
+def _rows(table: dict) -> dict:
+    return {op: {c: r for cs, r in row.items() for c in cs} for op, row in table.items()}
+
+
+def _bit_count(cg, op, sd, srcs) -> None:
+    """popcnt/clz over the dtype's bits."""
+    f, t, bits = cg.f, valtype(sd), _bits(sd)
+    f.local_get(srcs[0])
+    if t == I32 and bits < 32:
+        f.i32_const((1 << bits) - 1).i32_and()
+    f.op(f"{t}.{op}")
+    if t == I32 and bits < 32 and op == "clz":
+        f.i32_const(32 - bits).i32_sub()
+
+
+def _int_divrem(cg, op, sd, srcs) -> None:
+    cg._int_divrem(op, sd, srcs[0], srcs[1], False)
+
+
+def _floor_divmod(cg, op, sd, srcs) -> None:
+    cg._floor_divmod(op, sd, srcs[0], srcs[1], False)
+
+
+def _compare(op: str) -> dict:
+    if op in ("eq", "ne"):
+        return {"fiub": f"a b {{t}}.{op}"}
+    return {"f": f"a b {{t}}.{op}", "i": f"a b {{t}}.{op}_s", "ub": f"a b {{t}}.{op}_u"}
+
+
+SCALAR = _rows(
+    {
+        # unary
+        "neg": {"f": "a {t}.neg", "iub": "0 a {t}.sub wrap"},
+        "not": {"b": "a i32:1 i32.xor", "iu": "a -1 {t}.xor wrap"},
+        "abs": {"f": "a {t}.abs", "i": "0 a {t}.sub a a 0 {t}.lt_s select wrap", "ub": "a"},
+        "sign": {
+            "f": "a 0 {t}.add set:r -1 get:r a 0 {t}.lt select set:r 1 get:r a 0 {t}.gt select",
+            "i": "a 0 {t}.gt_s a 0 {t}.lt_s i32.sub {widen}",
+            "u": "a 0 {t}.ne {widen}",
+            "b": "a",
+        },
+        "floor": {"f": "a {t}.floor", "iub": "a"},
+        "ceil": {"f": "a {t}.ceil", "iub": "a"},
+        "trunc": {"f": "a {t}.trunc", "iub": "a"},
+        "round_even": {"f": "a {t}.nearest", "iub": "a"},
+        "round_away": {"f": "a {t}.abs 0.5 {t}.add {t}.floor a {t}.copysign", "iub": "a"},
+        "sqrt": {"f": "a {t}.sqrt"},
+        "rsqrt": {"f": "1 a {t}.sqrt {t}.div"},
+        "reciprocal": {"f": "1 a {t}.div"},
+        "isnan": {"f": "a a {t}.ne", "iub": "i32:0"},
+        "isinf": {"f": "a {t}.abs inf {t}.eq", "iub": "i32:0"},
+        "isfinite": {"f": "a {t}.abs inf {t}.lt", "iub": "i32:1"},
+        "popcnt": {"iub": _bit_count},
+        "clz": {"iub": _bit_count},
+        None: {"f": "a call:math"},  # the other float functions: helpers (mathlib.py)
+        # binary
+        "lt": _compare("lt"),
+        "le": _compare("le"),
+        "gt": _compare("gt"),
+        "ge": _compare("ge"),
+        "eq": _compare("eq"),
+        "ne": _compare("ne"),
+        "add": {"f": "a b {t}.add", "iu": "a b {t}.add wrap", "b": "a b i32.or"},
+        "sub": {"f": "a b {t}.sub", "iu": "a b {t}.sub wrap", "b": "a b i32.xor"},
+        "mul": {"f": "a b {t}.mul", "iu": "a b {t}.mul wrap", "b": "a b i32.and"},
+        "div": {"f": "a b {t}.div", "iub": _int_divrem},
+        "rem": {"f": lambda cg, op, sd, srcs: cg._float_rem(op, sd, srcs), "iub": _int_divrem},
+        "idiv": {"iub": _floor_divmod},
+        "mod": {"iub": _floor_divmod},
+        "max": {"f": "a b {t}.max", "iu": "a b a b {t}.gt_{s} select", "b": "a b i32.or"},
+        "min": {"f": "a b {t}.min", "iu": "a b a b {t}.lt_{s} select", "b": "a b i32.and"},
+        "and": {"iub": "a b {t}.and"},
+        "or": {"iub": "a b {t}.or"},
+        "xor": {"iub": "a b {t}.xor"},
+        "shl": {"iub": "b {bits} {t}.lt_u set:small:i32 a b {t}.shl 0 get:small select wrap"},
+        "shr": {
+            "i": "b {bits} {t}.lt_u set:small:i32 a b {top} get:small select {t}.shr_s",
+            "ub": "b {bits} {t}.lt_u set:small:i32 a b {t}.shr_u 0 get:small select",
+        },
+        "pow": {"f": "a b call:math", "iub": "a b call:ipow"},
+        "atan2": {"f": "a b call:math"},
+        "nextafter": {"f": "a b call:nextafter"},
+        # ternary
+        "where": {"b": "b c a select"},
+        "madd": {"f": "a b {t}.mul c {t}.add"},  # scalar Wasm has no fused form
+    }
+)
+
+# (source, destination class) -> row over the value on the stack; fields {conv} (int -> float
+# instruction), {resize} (i32 <-> i64), {round} (to a half float). Classes: "f" float, "n"
+# integer, "b" bool.
+CASTS = {
+    **{(c, "b"): "0 {t}.ne" for c in "fn"},
+    ("b", "n"): "{resize} wrap",
+    ("n", "n"): "{resize} wrap",
+    ("f", "f"): "{resize} {round}",
+    ("f", "n"): lambda cg, src, dst: cg._float_to_int(src, dst),
+    ("n", "f"): "{conv} {round}",
+    ("b", "f"): "{conv} {round}",
+}
+_RESIZE = {
+    (I32, I64): "i64.extend_i32_{}",
+    (I64, I32): "i32.wrap_i64",
+    (F32, F64): "f64.promote_f32",
+    (F64, F32): "f32.demote_f64",
+}
+_REINTERPRET = {
+    (F32, I32): "i32.reinterpret_f32",
+    (I32, F32): "f32.reinterpret_i32",
+    (F64, I64): "i64.reinterpret_f64",
+    (I64, F64): "f64.reinterpret_i64",
+}
+# narrow integer dtype -> program wrapping an i32 into its range
+_WRAP = {"int8": "i32.extend8_s", "int16": "i32.extend16_s", "uint8": "255 i32.and", "uint16": "65535 i32.and"}
+
+# SIMD forms (float32, int32, uint32, bool as a lane mask 0/-1); an op without a row, or whose
+# function returns False, runs lane by lane.
+VECTOR = _rows(
+    {
+        "neg": {"f": "a f32x4.neg", "iu": "a i32x4.neg"},
+        "not": {"iub": "a v128.not"},
+        "abs": {"f": "a f32x4.abs", "i": "a i32x4.abs"},
+        "sqrt": {"f": "a f32x4.sqrt"},
+        "floor": {"f": "a f32x4.floor"},
+        "ceil": {"f": "a f32x4.ceil"},
+        "trunc": {"f": "a f32x4.trunc"},
+        "round_even": {"f": "a f32x4.nearest"},
+        "reciprocal": {"f": "vf1 a f32x4.div"},
+        "rsqrt": {"f": "vf1 a f32x4.sqrt f32x4.div"},
+        "isnan": {"f": "a a f32x4.ne"},
+        None: {"f": lambda cg, nd, vs: cg._vmath(nd, vs)},  # simdmath.py
+        "add": {"f": "a b f32x4.add", "iu": "a b i32x4.add", "b": "a b v128.or"},
+        "sub": {"f": "a b f32x4.sub", "iu": "a b i32x4.sub"},
+        "mul": {"f": "a b f32x4.mul", "iu": "a b i32x4.mul", "b": "a b v128.and"},
+        "div": {"f": "a b f32x4.div"},
+        "max": {"f": "a b f32x4.max", "iu": "a b i32x4.max_{s}", "b": "a b v128.or"},
+        "min": {"f": "a b f32x4.min", "iu": "a b i32x4.min_{s}", "b": "a b v128.and"},
+        "and": {"iub": "a b v128.and"},
+        "or": {"iub": "a b v128.or"},
+        "xor": {"iub": "a b v128.xor"},
+        "eq": {"f": "a b f32x4.eq", "iub": "a b i32x4.eq"},
+        "ne": {"f": "a b f32x4.ne", "iu": "a b i32x4.ne", "b": "a b v128.xor"},
+        "lt": {"f": "a b f32x4.lt", "iu": "a b i32x4.lt_{s}"},
+        "le": {"f": "a b f32x4.le", "iu": "a b i32x4.le_{s}"},
+        "gt": {"f": "a b f32x4.gt", "iu": "a b i32x4.gt_{s}"},
+        "ge": {"f": "a b f32x4.ge", "iu": "a b i32x4.ge_{s}"},
+        "shl": {"iu": lambda cg, nd, vs: cg._vshift(nd, vs)},
+        "shr": {"iu": lambda cg, nd, vs: cg._vshift(nd, vs)},
+        "bitcast": {"fiub": "a"},
+        "madd": {"f": lambda cg, nd, vs: cg._vmadd(nd, vs)},
+    }
+)
+VECTOR_CASTS = {
+    ("float32", "int32"): "a i32x4.trunc_sat_f32x4_s",
+    ("float32", "uint32"): "a i32x4.trunc_sat_f32x4_u",
+    ("int32", "float32"): "a f32x4.convert_i32x4_s",
+    ("uint32", "float32"): "a f32x4.convert_i32x4_u",
+    ("int32", "uint32"): "a",
+    ("uint32", "int32"): "a",
+    ("float32", "bool"): "a v0 f32x4.ne",
+    ("int32", "bool"): "a v0 i32x4.ne",
+    ("uint32", "bool"): "a v0 i32x4.ne",
+    ("bool", "float32"): "a vf1 v128.and",
+    ("bool", "int32"): "a i32x4.neg",
+    ("bool", "uint32"): "a i32x4.neg",
+}
+_REDUCE_BINARY = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "and": "and", "or": "or"}
+_OPERAND = {"a": 0, "b": 1, "c": 2}
+_VCONST = {"v0": bytes(16), "vf1": struct.pack("<4f", 1, 1, 1, 1)}
+_CONST_DTYPE = {"i32": dtypes.int32, "i64": dtypes.int64, "f32": dtypes.float32, "f64": dtypes.float64}
+
+
+def _class(d) -> str:
+    return "f" if d.kind == "f" else "b" if d.kind == "b" else "i" if d.kind == "i" else "u"
+
+
+def _cast_class(d) -> str:
+    return "f" if d.kind == "f" else "b" if d.kind == "b" else "n"
 
 
 def _depends_on(nd: Node, axis: int) -> bool:
