@@ -526,8 +526,9 @@ def render(n: Node) -> str:
     return "; ".join(lets + [body]) if lets else body
 
 
-def walk(n: Node, seen=None):
-    """All nodes of the DAG below n (n last), each once."""
+def walk(n: Node, seen=None, children=None):
+    """All nodes of the DAG below n (n last), each once and not in `seen`; children(x) in place
+    of x.srcs where a backend sees more edges (a load's index expressions)."""
     if seen is None:
         seen = set()
     out = []
@@ -541,6 +542,6 @@ def walk(n: Node, seen=None):
             continue
         seen.add(x)
         stack.append((x, True))
-        for s in reversed(x.srcs):
+        for s in reversed(x.srcs if children is None else children(x)):
             stack.append((s, False))
     return out

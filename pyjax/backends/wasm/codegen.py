@@ -95,6 +95,11 @@ def _int_max(d) -> int:
     return (1 << (_bits(d) - 1)) - 1 if _signed(d) else (1 << _bits(d)) - 1
 
 
+# half float dtype -> its helpers (mathext.f16_helpers) by role
+_HALF_HELPERS = {
+    "float16": {"load": "f16_to_f32", "store": "f32_to_f16", "round": "round_f16"},
+    "bfloat16": {"load": "bf16_to_f32", "store": "f32_to_bf16", "round": "round_bf16"},
+}
 # Ops whose float16 result needs no re-rounding (exact on representable inputs).
 _HALF_EXACT = frozenset("neg abs floor ceil round_even round_away trunc max min sign where".split())
 _CMP = {
@@ -146,25 +151,8 @@ class KernelCodegen:
                 acc_ *= out_shape[a]
         self.out_off = off
         self.roots = [k.epilogue] + ([k.body] if k.reduce_op else [])
-        order: list = []
         seen: set = set()
-
-        def visit(x):
-            stack = [(x, False)]
-            while stack:
-                nd, done = stack.pop()
-                if done:
-                    order.append(nd)
-                    continue
-                if nd in seen:
-                    continue
-                seen.add(nd)
-                stack.append((nd, True))
-                for s in reversed(self._children(nd)):
-                    stack.append((s, False))
-
-        for r in self.roots + [self.out_off]:
-            visit(r)
+        order = [x for r in self.roots + [self.out_off] for x in ir.walk(r, seen, self._children)]
         self.order = order
         acc_mask = (1 << self.nk) - 1
         accdep: dict = {}
@@ -198,14 +186,7 @@ class KernelCodegen:
             for e in extra:
                 self._schedule_extra(e)
         self.level = {nd: d.bit_length() - 1 for nd, d in self.deps.items()}
-        self.body_nodes = set()
-        if k.reduce_op:
-            stack = [k.body]
-            while stack:
-                x = stack.pop()
-                if x not in self.body_nodes:
-                    self.body_nodes.add(x)
-                    stack.extend(self._children(x))
+        self.body_nodes = set(ir.walk(k.body, children=self._children)) if k.reduce_op else set()
 
     def _schedule_extra(self, root: Node) -> None:
         """Add the nodes of root (e.g. a load's rest offset) to the schedule, with deps and levels."""
@@ -1005,10 +986,7 @@ class KernelCodegen:
         if valid is not None:
             f.local_get(self.p_in[i]).local_get(valid).select()
         f.op(load, align=0)
-        if d.name == "float16":
-            f.call(f16_helpers(self.m)["f16_to_f32"])
-        elif d.name == "bfloat16":
-            f.call(f16_helpers(self.m)["bf16_to_f32"])
+        self._half(d, "load")
         if valid is not None:
             self._const(0, d)
             f.local_get(valid).select()
@@ -1024,10 +1002,7 @@ class KernelCodegen:
         f.i32_const(0).local_get(c).i32_const(0).i32_gt_s().select().local_set(c)
         self._addr(self.p_in[i], c, d.itemsize)
         f.op(load, align=0)
-        if d.name == "float16":
-            f.call(f16_helpers(self.m)["f16_to_f32"])
-        elif d.name == "bfloat16":
-            f.call(f16_helpers(self.m)["bf16_to_f32"])
+        self._half(d, "load")
 
     def _store(self, val: int, d) -> None:
         f = self.f
@@ -1035,10 +1010,7 @@ class KernelCodegen:
         off = self.get_scalar(self.out_off)
         self._addr(self.p_out, off, d.itemsize)
         f.local_get(val)
-        if d.name == "float16":
-            f.call(f16_helpers(self.m)["f32_to_f16"])
-        elif d.name == "bfloat16":
-            f.call(f16_helpers(self.m)["f32_to_bf16"])
+        self._half(d, "store")
         f.op(store, align=0)
 
     def _wrap(self, d) -> None:
@@ -1066,8 +1038,8 @@ class KernelCodegen:
             self._unop(op, sd, d, srcs[0])
         else:
             self._binop(op, sd, srcs)
-        if d.name in HALF and op not in _HALF_EXACT and op not in ir.COMPARE_OPS:
-            self.f.call(f16_helpers(self.m)["round_f16" if d.name == "float16" else "round_bf16"])
+        if op not in _HALF_EXACT and op not in ir.COMPARE_OPS:
+            self._half(d, "round")
 
     def _unop(self, op: str, sd, d, a: int) -> None:
         self._row(SCALAR, op, sd, [a])
@@ -1114,6 +1086,8 @@ class KernelCodegen:
                 f.select()
             elif tok == "wrap":
                 self._wrap(to or d)
+            elif tok == "round":
+                self._half(to or d, "round")
             elif tok in _VCONST:
                 f.v128_const(_VCONST[tok])
             elif ":" in tok:
@@ -1139,15 +1113,16 @@ class KernelCodegen:
 
     def _callee(self, name: str, op: str, d) -> int:
         """Index of the helper function a row calls."""
-        if name == "math":
+        if name == "math":  # the float functions left to helpers (mathlib.py)
             return math_index(self.m, op, _math_prec(d))
-        if name == "fmod":
-            return self._fmod()
-        if name == "ipow":
-            return self._ipow(d)
-        if name == "nextafter":
-            return self._nextafter(d)
-        return f16_helpers(self.m)[name]
+        return {"fmod": self._fmod, "ipow": self._ipow, "nextafter": self._nextafter}[name](d)
+
+    def _half(self, d, role: str) -> None:
+        """Call half float d's helper for role (load: stored bits -> f32, store: f32 -> bits,
+        round: f32 to d's precision); nothing for other dtypes."""
+        names = _HALF_HELPERS.get(d.name)
+        if names is not None:
+            self.f.call(f16_helpers(self.m)[names[role]])
 
     def _fconst(self, t: str, v: float) -> None:
         if t == F64:
@@ -1294,8 +1269,7 @@ class KernelCodegen:
         sfx = "u" if src.kind in "ub" else "s"
         conv = f"{F64 if td == F64 else F32}.convert_{ts}_{sfx}"
         resize = _RESIZE.get((ts, td), "").format(sfx)
-        rnd = {"float16": "call:round_f16", "bfloat16": "call:round_bf16"}.get(dst.name, "")
-        self._run(row, src, to=dst, conv=conv, resize=resize, round=rnd)
+        self._run(row, src, to=dst, conv=conv, resize=resize)
 
     def _float_to_int(self, src, dst) -> None:
         """Saturating, NaN -> 0."""
@@ -1318,14 +1292,12 @@ class KernelCodegen:
             raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
         ts, td = valtype(src), valtype(dst)
         if src.name in HALF or dst.name in HALF:  # through the 16 stored bits
-            h = f16_helpers(self.m)
             if src.name in HALF:
-                f.call(h["f32_to_f16" if src.name == "float16" else "f32_to_bf16"])
+                self._half(src, "store")
             else:
                 f.i32_const(0xFFFF).i32_and()
-            if dst.name in HALF:
-                f.call(h["f16_to_f32" if dst.name == "float16" else "bf16_to_f32"])
-            elif dst.name == "int16":
+            self._half(dst, "load")
+            if dst.name == "int16":
                 f.i32_extend16_s()
             return
         if ts == td:
@@ -1337,13 +1309,26 @@ class KernelCodegen:
 
     # ------------------------------------------------------------------ helper functions
 
-    def _fmod(self) -> int:
+    def _helper(self, name: str, params: list, results: list, body) -> int:
+        """Index of the module's helper function `name`, written by body(f) the first time
+        (self.f is f meanwhile, so the op emitters write into it)."""
+        key = "pyjax." + name
+        if key not in self.m.memo:
+            saved, f = getattr(self, "f", None), self.m.function(name, params, results)
+            self.m.memo[key] = f.index
+            self.f = f
+            try:
+                body(f)
+            finally:
+                self.f = saved
+            f.finish()
+        return self.m.memo[key]
+
+    def _fmod(self, d=None) -> int:
         """fmod(a, b) in f64, exact (repeated exact subtraction of b * 2**k)."""
-        key = "pyjax.fmod"
-        if key in self.m.memo:
-            return self.m.memo[key]
-        f = self.m.function("pyjax_fmod_f64", [F64, F64], [F64])
-        self.m.memo[key] = f.index
+        return self._helper("pyjax_fmod_f64", [F64, F64], [F64], self._fmod_body)
+
+    def _fmod_body(self, f) -> None:
         a, b, ax, ay, t, k = 0, 1, f.local(F64), f.local(F64), f.local(F64), f.local(I32)
         ilogb = self._ilogb()
         f.local_get(a).f64_abs().local_set(ax)
@@ -1379,38 +1364,24 @@ class KernelCodegen:
             f.local_get(ax).local_get(t).f64_sub().local_set(ax)
             f.br(0)
         f.local_get(ax).local_get(a).f64_copysign()
-        f.finish()
-        return f.index
 
     def _ilogb(self) -> int:
-        key = "pyjax.ilogb"
-        if key in self.m.memo:
-            return self.m.memo[key]
-        f = self.m.function("pyjax_ilogb_f64", [F64], [I32])
-        self.m.memo[key] = f.index
+        return self._helper("pyjax_ilogb_f64", [F64], [I32], self._ilogb_body)
+
+    def _ilogb_body(self, f) -> None:
         bits, e = f.local(I64), f.local(I32)
         f.local_get(0).i64_reinterpret_f64().local_tee(bits).i64_const(52).i64_shr_u().i32_wrap_i64()
         f.i32_const(0x7FF).i32_and().local_tee(e)
         f.i32_const(1023).i32_sub()
         f.i32_const(-1011).local_get(bits).i64_const((1 << 52) - 1).i64_and().i64_clz().i32_wrap_i64().i32_sub()
         f.local_get(e).select()
-        f.finish()
-        return f.index
 
     def _nextafter(self, d) -> int:
-        saved = self.f
-        try:
-            return self._nextafter_body(d)
-        finally:
-            self.f = saved
-
-    def _nextafter_body(self, d) -> int:
-        key = ("pyjax.nextafter", d.name)
-        if key in self.m.memo:
-            return self.m.memo[key]
         t = valtype(d)
-        f = self.f = self.m.function(f"pyjax_nextafter_{d.name}", [t, t], [t])
-        self.m.memo[key] = f.index
+        return self._helper(f"pyjax_nextafter_{d.name}", [t, t], [t], lambda f: self._nextafter_body(f, d))
+
+    def _nextafter_body(self, f, d) -> None:
+        t = valtype(d)
         a, b = 0, 1
         g = f.local_get
         if d.name == "float64":
@@ -1464,23 +1435,13 @@ class KernelCodegen:
         self._fconst(t, 0.0)
         f.op(f"{t}.gt").i32_eq().select()
         emit(from_bits)
-        f.finish()
-        return f.index
 
     def _ipow(self, d) -> int:
-        saved = self.f
-        try:
-            return self._ipow_body(d)
-        finally:
-            self.f = saved
-
-    def _ipow_body(self, d) -> int:
-        key = ("pyjax.ipow", d.name)
-        if key in self.m.memo:
-            return self.m.memo[key]
         t = valtype(d)
-        f = self.f = self.m.function(f"pyjax_ipow_{d.name}", [t, t], [t])
-        self.m.memo[key] = f.index
+        return self._helper(f"pyjax_ipow_{d.name}", [t, t], [t], lambda f: self._ipow_body(f, d))
+
+    def _ipow_body(self, f, d) -> None:
+        t = valtype(d)
         x, y, r = 0, 1, f.local(t)
         c = f.i64_const if t == I64 else f.i32_const
         if _signed(d):  # negative exponent: 1 for x = 1, +-1 for x = -1, else 0
@@ -1526,8 +1487,6 @@ class KernelCodegen:
             f.br(0)
         f.local_get(r)
         self._wrap(d)
-        f.finish()
-        return f.index
 
     # ------------------------------------------------------------------ vector emission
 
@@ -1846,12 +1805,12 @@ class KernelCodegen:
 # op -> {class: row}. Classes: "f" (floats: f32, f64, and the half floats computed in f32), "i"
 # (signed integers), "u" (unsigned integers), "b" (bool, an i32 0/1); a key of several letters is
 # a row for each. A row is a program in WAT text order or a function (codegen, op, dtype, operand
-# locals) for the few that need locals of their own. Program words: a b c (operand i's local), a
-# number (a constant of the operands' type), T:n (a constant of type T), an instruction name,
-# select, wrap (back into a narrow integer range), call:name (a helper function: math, fmod, ipow,
-# nextafter, the float16 helpers), set/tee/get:name[:type] (a temporary), v0 / vf1 (v128 of 0 /
-# 1.0f). Fields: {t} (value type), {s} (s or u), {bits}, {top} (the sign-fill shift), {widen}
-# (an i32 result to an i64 operand type).
+# locals) for the few that need more. Program words: a b c (operand i's local), a number (a
+# constant of the operands' type), T:n (a constant of type T), an instruction name, select, wrap
+# (back into a narrow integer range), round (to a half float result), call:name (a helper: math,
+# fmod, ipow, nextafter), set/tee/get:name[:type] (a temporary), v0 / vf1 (a v128 of 0 / 1.0f).
+# Fields: {t} (value type), {s} (s or u), {bits}, {top} (the sign-fill shift), {widen} (an i32
+# result to an i64 operand type).
 
 
 def _rows(table: dict) -> dict:
@@ -1943,16 +1902,16 @@ SCALAR = _rows(
 )
 
 # (source, destination class) -> row over the value on the stack; fields {conv} (int -> float
-# instruction), {resize} (i32 <-> i64), {round} (to a half float). Classes: "f" float, "n"
+# instruction), {resize} (i32 <-> i64 or f32 <-> f64); `round` rounds to a half float destination. Classes: "f" float, "n"
 # integer, "b" bool.
 CASTS = {
     **{(c, "b"): "0 {t}.ne" for c in "fn"},
     ("b", "n"): "{resize} wrap",
     ("n", "n"): "{resize} wrap",
-    ("f", "f"): "{resize} {round}",
+    ("f", "f"): "{resize} round",
     ("f", "n"): lambda cg, src, dst: cg._float_to_int(src, dst),
-    ("n", "f"): "{conv} {round}",
-    ("b", "f"): "{conv} {round}",
+    ("n", "f"): "{conv} round",
+    ("b", "f"): "{conv} round",
 }
 _RESIZE = {
     (I32, I64): "i64.extend_i32_{}",
