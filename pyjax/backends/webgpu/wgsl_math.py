@@ -33,9 +33,12 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-# the polynomials shared with the core-op decompositions (written once there)
-from pyjax.compiler.mathlib.exponential import _EXP_P, _LOG_Q
-from pyjax.compiler.mathlib.special import _ERF_E, _ERFC_A, _ERFC_B, _ERFC_C
+# the polynomials shared with the core-op decompositions (written once there, float32 sets)
+from pyjax.compiler.mathlib import exponential, special
+from pyjax.compiler.mathlib.expr import F32
+from pyjax.compiler.mathlib.special import _ERFC_A, _ERFC_B, _ERFC_C
+
+_EXP_P, _LOG_Q, _ERF_E = exponential._EXP_P[F32], exponential._LOG_Q[F32], special._ERF_E[F32]
 
 __all__ = ["HELPER_NAMES", "SIGNATURES", "fn_name", "helpers_for"]
 

@@ -12,9 +12,10 @@ from the bits (subnormals included), minimax polynomials (relative error fits, r
 fitted ranges noted below). They use only + - * / (each rounded once), floor, sqrt and
 integer/bit operations, never exact-cancellation tricks such as (a + b) - a that loose float
 compilers fold, and test NaN with the core `isnan`. Measured max error in
-tests/test_mathlib_ir.py: within 3e-7 relative of the float64 value (contract 2e-6).
-float16/bfloat16 are computed in float32 and rounded once; float64 is left to the backend
-(its native helpers) until decompositions with float64 coefficients exist.
+tests/test_math_decompositions.py: within 3e-7 relative of the float64 value (contract 2e-6).
+float16/bfloat16 are computed in float32 and rounded once. float64 runs the same expressions
+with its own coefficient sets and thresholds (int64 bit operations for the exponent split):
+within 2e-15 relative (tests/wasm/test_mathlib.py).
 """
 
 from __future__ import annotations
@@ -26,15 +27,16 @@ from pyjax.compiler.mathlib.expr import F32, V
 
 __all__ = ["DECOMPOSITIONS", "expand", "expand_kernel"]
 
-# op -> float32 builder (arguments and result as V), one table per topic module
+# op -> builder (arguments and result as V, float32 or float64), one table per topic module
 DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE}
 
-_VIA_F32 = ("float32", "float16", "bfloat16")
+# dtype name -> the precision it computes in
+_COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
 
 
 def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None) -> Node:
-    """root with every op of DECOMPOSITIONS (float32, float16, bfloat16) that is not in `native`
-    replaced by its decomposition into core ops. float16/bfloat16 compute in float32.
+    """root with every op of DECOMPOSITIONS (float64, float32, float16, bfloat16) that is not in
+    `native` replaced by its decomposition into core ops. float16/bfloat16 compute in float32.
     `native` may also name "madd" (a * b + c, fused or not): the polynomials then use it."""
     memo = {} if memo is None else memo
     expr.native = native
@@ -43,8 +45,8 @@ def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None
             continue
         srcs = tuple(memo[s] for s in n.srcs)
         out = n if srcs == n.srcs else ir.node(n.op, n.dtype, srcs, n.arg)
-        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _VIA_F32:
-            args = [V(ir.cast(s, F32)) for s in srcs]
+        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE:
+            args = [V(ir.cast(s, _COMPUTE[n.dtype.name])) for s in srcs]
             out = ir.cast(DECOMPOSITIONS[n.op](*args).n, n.dtype)
         memo[n] = out
     return memo[root]

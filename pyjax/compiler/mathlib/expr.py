@@ -3,11 +3,14 @@ helpers (where, polynomials, sign and bit tricks) every topic module builds from
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Node
 from pyjax.core import dtypes
 
-F32, I32 = dtypes.float32, dtypes.int32
+F32, F64, I32, I64 = dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64
 
 # the native capabilities of the expansion in progress (set by mathlib.expand): "madd" there
 # makes polynomials use the multiply-add node
@@ -21,6 +24,14 @@ class V:
 
     def __init__(self, n: Node):
         self.n = n
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self.n.dtype
+
+    @property
+    def fmt(self) -> Format:
+        return FORMATS[self.n.dtype]
 
     def _c(self, o) -> Node:
         return o.n if isinstance(o, V) else ir.const(o, self.n.dtype)
@@ -119,13 +130,13 @@ def clamp(x: V, lo: float, hi: float) -> V:
 
 
 def bits(x: V) -> V:
-    """The bits of a float32 as int32 (masked values stay non-negative: signed compares are
-    the cheap ones on SIMD hardware)."""
-    return V(ir.bitcast(x.n, I32))
+    """The bits of a float as the signed integer of its width (masked values stay non-negative:
+    signed compares are the cheap ones on SIMD hardware)."""
+    return V(ir.bitcast(x.n, x.fmt.int))
 
 
 def from_bits(u: V) -> V:
-    return V(ir.bitcast(u.n, F32))
+    return V(ir.bitcast(u.n, F64 if u.dtype == I64 else F32))
 
 
 def to(x: V, dtype: dtypes.DType) -> V:
@@ -150,20 +161,81 @@ def poly(z: V, coeffs: list[float]) -> V:
 
 
 def copysign(x: V, s: V) -> V:
-    return from_bits((bits(x) & 0x7FFFFFFF) | (bits(s) & 0x80000000))
+    return from_bits((bits(x) & x.fmt.abs_mask) | (bits(s) & x.fmt.sign))
 
 
 def xorsign(x: V, s: V) -> V:
     """x with its sign flipped where s is negative (-0 too): odd functions keep f(-0) = -0."""
-    return from_bits(bits(x) ^ (bits(s) & 0x80000000))
+    return from_bits(bits(x) ^ (bits(s) & x.fmt.sign))
 
 
-# ---- constants (f32-exact) ----------------------------------------------------------------
+def pick(x: V, table: dict):
+    """The entry of a {F32: ..., F64: ...} table (coefficients, thresholds) for x's precision."""
+    return table[x.dtype]
 
-LN2_HI = 0.693145751953125  # ln 2 to 16 bits: k * LN2_HI is exact for |k| < 256
-LN2_LO = 1.428606765330187e-06
-LN2 = 0.6931471824645996
-LOG2E = 1.4426950216293335
-SQRT2 = 1.4142135381698608
+
+# ---- precisions ---------------------------------------------------------------------------
+
+# ln 2 to 60 digits: the two-part splits below are its leading bits and the rounded rest
+_LN2_DIGITS = "0.693147180559945309417232121458176568075500134360255254120680009"
+
+
+def _split_ln2(bits: int) -> tuple[float, float]:
+    """(hi, lo): hi = ln 2 to `bits` significant bits (k * hi exact for small integers k),
+    lo = the rest rounded."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        ln2 = Decimal(_LN2_DIGITS)
+        hi = float(int(ln2 * 2**bits) / Decimal(2**bits))  # exact: `bits` significant bits
+        return hi, float(ln2 - Decimal(hi))
+
+
+@dataclass(frozen=True)
+class Format:
+    """A float precision's bit layout and rounded constants."""
+
+    int: dtypes.DType  # the signed integer of the same width (bits, from_bits)
+    mant: int  # explicit significand bits
+    bias: int  # exponent bias
+    ln2_hi: float  # k * ln2_hi exact for every k the exponentials need
+    ln2_lo: float
+
+    @property
+    def sign(self) -> int:
+        return 1 << (self.int.bits - 1)
+
+    @property
+    def abs_mask(self) -> int:
+        return self.sign - 1
+
+    @property
+    def exp_mask(self) -> int:
+        return self.abs_mask - self.man_mask
+
+    @property
+    def man_mask(self) -> int:
+        return (1 << self.mant) - 1
+
+    @property
+    def one(self) -> int:
+        """The bits of 1.0."""
+        return self.bias << self.mant
+
+    @property
+    def min_exp(self) -> int:
+        """The exponent of the smallest subnormal (2**min_exp)."""
+        return 1 - self.bias - self.mant
+
+
+FORMATS = {
+    F32: Format(I32, 23, 127, *_split_ln2(16)),  # k * LN2_HI exact for |k| < 256
+    F64: Format(I64, 52, 1023, *_split_ln2(32)),  # k * LN2_HI exact for |k| < 2**21
+}
+
+# ---- constants (rounded to nearest in each precision, exact in float32 too) --------------
+
+LN2 = 0.6931471805599453  # f32: rounds to 0.6931471824645996 exactly as before
+LOG2E = 1.4426950408889634
+SQRT2 = 1.4142135623730951
 INF = float("inf")
 NAN = float("nan")

@@ -1,15 +1,22 @@
-"""tanh, logistic, sinh, cosh and the inverse hyperbolic functions, from the exponential kernels."""
+"""tanh, logistic, sinh, cosh and the inverse hyperbolic functions, from the exponential kernels
+(float32 and float64: the precisions differ in thresholds only)."""
 
 from __future__ import annotations
 
 from pyjax.compiler.mathlib.exponential import exp, expm1, expm1_kernel, log1p, log_of, pow2, reduce_ln2
-from pyjax.compiler.mathlib.expr import LN2, NAN, V, clamp, copysign, fabs, isnan, sqrt, where, xorsign
+from pyjax.compiler.mathlib.expr import F32, F64, LN2, NAN, V, clamp, copysign, fabs, isnan, pick, sqrt, where, xorsign
+
+# |x| from which tanh rounds to +-1 (1 - tanh(x) < 2**-mant / 2)
+_TANH_ONE = {F32: 9.1, F64: 19.1}
+# |x| from which sinh and cosh are exp(|x|)/2, computed as (exp(|x|/2)/2) exp(|x|/2) (float32:
+# where e^-|x| is below half an ulp of e^|x|; float64: only where exp(|x|) itself overflows)
+_HALF_EXP = {F32: 9.0, F64: 709.0}
 
 
 def tanh(x: V) -> V:
-    # em / (em + 2) with em = expm1(2|x|); tanh rounds to 1 from 9.1 on, so the scale 2**k
-    # (k <= 27) needs none of expm1's range handling
-    a = 2.0 * clamp(fabs(x), 0.0, 9.1)
+    # em / (em + 2) with em = expm1(2|x|); tanh rounds to 1 from _TANH_ONE on, so the scale 2**k
+    # (k <= 56) needs none of expm1's range handling
+    a = 2.0 * clamp(fabs(x), 0.0, pick(x, _TANH_ONE))
     k, r = reduce_ln2(a)
     s = pow2(k)
     em = s * expm1_kernel(r) + (s - 1.0)
@@ -21,18 +28,18 @@ def logistic(x: V) -> V:
 
 
 def sinh(x: V) -> V:
-    # beyond |x| = 9, e^-|x| is below half an ulp of e^|x|; exp(|x|/2)^2 / 2 overflows no sooner
-    ax = fabs(x)
-    em = expm1(clamp(ax, 0.0, 9.0))
+    # exp(|x|/2)^2 / 2 overflows no sooner than sinh
+    ax, top = fabs(x), pick(x, _HALF_EXP)
+    em = expm1(clamp(ax, 0.0, top))
     h = exp(0.5 * ax)
-    return xorsign(where(ax < 9.0, 0.5 * (em + em / (em + 1.0)), (0.5 * h) * h), x)
+    return xorsign(where(ax < top, 0.5 * (em + em / (em + 1.0)), (0.5 * h) * h), x)
 
 
 def cosh(x: V) -> V:
-    ax = fabs(x)
-    e = exp(clamp(ax, 0.0, 9.0))
+    ax, top = fabs(x), pick(x, _HALF_EXP)
+    e = exp(clamp(ax, 0.0, top))
     h = exp(0.5 * ax)
-    return where(ax < 9.0, 0.5 * (e + 1.0 / e), (0.5 * h) * h)
+    return where(ax < top, 0.5 * (e + 1.0 / e), (0.5 * h) * h)
 
 
 def asinh(x: V) -> V:
@@ -44,7 +51,7 @@ def asinh(x: V) -> V:
     v = a + t / (1.0 + sqrt(1.0 + t))
     large = a > 2.0
     u = where(large, where(big, a, 2.0 * a + 1.0 / (sqrt(t + 1.0) + a)), 1.0 + v)
-    r = log_of(u, v, ~large & (v < 0.2928), extra=where(big, LN2, 0.0))
+    r = log_of(u, v, ~large & (v < 0.2928), extra=where(big, LN2, 0.0, x.dtype))
     return copysign(r, x)
 
 
@@ -54,7 +61,7 @@ def acosh(x: V) -> V:
     t = x - 1.0
     v = t + sqrt(2.0 * t + t * t)
     u = where(large, where(big, x, 2.0 * x - 1.0 / (x + sqrt(x * x - 1.0))), 1.0 + v)
-    r = log_of(u, v, ~large & (v < 0.2928), extra=where(big, LN2, 0.0))
+    r = log_of(u, v, ~large & (v < 0.2928), extra=where(big, LN2, 0.0, x.dtype))
     return where(x < 1.0, NAN, r)
 
 

@@ -1,14 +1,34 @@
-"""The error function and its complement in float32."""
+"""The error function and its complement in float32 and float64."""
 
 from __future__ import annotations
 
-from pyjax.compiler.mathlib.exponential import exp
-from pyjax.compiler.mathlib.expr import V, bits, clamp, copysign, fabs, from_bits, isnan, madd, poly, where
+import math
 
-# erf(x) = x E(x^2), |x| <= 1.
-_ERF_E = [1.128379225730896, -0.37612637877464294, 0.11283782124519348, -0.0268654003739357]
-_ERF_E += [0.005220945458859205, -0.0008482827106490731, 0.0001125693233916536, -9.641468750487547e-06]
-# erfc(x) exp(x^2): on [0.5, 1.5] in (x - 1) (6e-10), on [1.5, 2.5] in (x - 2) (5e-10),
+from pyjax.compiler import ir
+from pyjax.compiler.mathlib.exponential import exp
+from pyjax.compiler.mathlib.expr import (
+    F32,
+    F64,
+    V,
+    bits,
+    clamp,
+    copysign,
+    fabs,
+    from_bits,
+    isnan,
+    madd,
+    pick,
+    poly,
+    where,
+)
+
+# erf(x) = x E(x^2), |x| <= 1. float32: minimax; float64: the Taylor series to x^37.
+_ERF_E = {
+    F32: [1.128379225730896, -0.37612637877464294, 0.11283782124519348, -0.0268654003739357]
+    + [0.005220945458859205, -0.0008482827106490731, 0.0001125693233916536, -9.641468750487547e-06],
+    F64: [2 / math.sqrt(math.pi) * (-1) ** i / (math.factorial(i) * (2 * i + 1)) for i in range(19)],
+}
+# float32: erfc(x) exp(x^2): on [0.5, 1.5] in (x - 1) (6e-10), on [1.5, 2.5] in (x - 2) (5e-10),
 # and x erfc(x) exp(x^2) on [2.5, 10.1] in 1/x^2 (1.4e-9).
 _ERFC_A = [0.42758357524871826, -0.2732120156288147, 0.15437151491641998, -0.07922699302434921]
 _ERFC_A += [0.03757401183247566, -0.0166618749499321, 0.006950917188078165, -0.002765652723610401]
@@ -20,19 +40,58 @@ _ERFC_C = [0.5641895532608032, -0.2820891737937927, 0.4226931631565094, -1.03962
 _ERFC_C += [3.2711548805236816, -10.149112701416016, 23.14360809326172, -26.026094436645508]
 
 
+# float64: x erfc(x) exp(x^2) for x >= 1 as a Chebyshev series in s = 1.5 (x - 2) / (x + 2) - 0.5
+# (s in [-1, 1]), fitted by `_fit_erfc_tail` (mpmath): the 22 terms are good to 1.4e-16.
+_ERFC_CHEB = [
+    0.5226852818480617, 0.06239406251578745, -0.0260663015282281,
+    0.005894781567304472, -0.0007428920123522407, 1.5128890832418327e-05,
+    1.0671610297733193e-05, -9.96615539739532e-07, -1.8450476010209502e-07,
+    2.805919177614582e-08, 4.5876322428344715e-09, -7.389343846411987e-10,
+    -1.5469505431115985e-10, 1.7584896811152985e-11, 6.057580561126259e-12,
+    -2.4273932694348503e-13, -2.4051309254593736e-13, -1.075182997401723e-14,
+    8.586349446804667e-15, 1.3257658165635783e-15, -2.1923478924795032e-16,
+    -8.484325968029135e-17,
+]  # fmt: skip
+# |x| from which erfc takes the tail (below: 1 - erf)
+_TAIL_FROM = {F32: 0.5, F64: 1.0}
+
+
+def _fit_erfc_tail(n: int = 22, nodes: int = 64) -> list[float]:
+    """Recompute `_ERFC_CHEB` by Chebyshev interpolation (development helper; mpmath)."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        angles = [mp.pi * (j + mp.mpf(1) / 2) / nodes for j in range(nodes)]
+        vals = []
+        for a in angles:
+            s = mp.cos(a)  # s = 1.5 (x - 2) / (x + 2) - 0.5
+            x = 2 * (s + 2) / (1 - s)
+            vals.append(x * mp.erfc(x) * mp.exp(x * x))
+        c = [2 * mp.fsum(v * mp.cos(i * a) for v, a in zip(vals, angles)) / nodes for i in range(n)]
+        c[0] /= 2
+        return [float(v) for v in c]
+
+
 def _erf_kernel(x: V) -> V:
-    return x * poly(x * x, _ERF_E)
+    return x * poly(x * x, pick(x, _ERF_E))
 
 
-def hi12(x: V) -> V:
-    """x with its 12 leading significant bits: products of two such numbers are exact."""
-    return from_bits(bits(x) & -4096)
+def hi_half(x: V) -> V:
+    """x with half its significant bits (float32: 12, float64: 26): products of two such
+    numbers are exact."""
+    return from_bits(bits(x) & -(1 << pick(x, {F32: 12, F64: 27})))
 
 
-def _erfc_tail(x: V) -> V:
+def _exp_minus_square(x: V, r: V) -> V:
+    """r exp(-x^2) = r exp((xh - x)(xh + x)) exp(-xh^2) with xh = hi_half(x): xh^2 is exact, so
+    the rounding of x^2 never reaches the exponent; the last product alone may go subnormal."""
+    xh = hi_half(x)
+    return (r * exp((xh - x) * (xh + x))) * exp(-(xh * xh))
+
+
+def _erfc_tail32(x: V) -> V:
     """erfc(x) for x >= 0.5: exp(-x^2) R(x), one polynomial whose coefficients are picked per
-    interval. exp(-x^2) = exp(-xh^2) exp((xh - x)(xh + x)) with xh = x to 12 bits: xh^2 is
-    exact, so the rounding of x^2 never reaches the exponent."""
+    interval."""
     x = clamp(x, 0.5, 10.1)
     mid, far = x >= 1.5, x >= 2.5
     t = where(far, 1.0 / (x * x), x - where(mid, 2.0, 1.0))
@@ -43,8 +102,23 @@ def _erfc_tail(x: V) -> V:
     for ci in reversed(coeffs[:-1]):
         r = madd(t, r, ci)
     r = where(far, r / x, r)
-    xh = hi12(x)
-    return where(x >= 10.1, 0.0, (r * exp((xh - x) * (xh + x))) * exp(-(xh * xh)))
+    return where(x >= 10.1, 0.0, _exp_minus_square(x, r))
+
+
+def _erfc_tail64(x: V) -> V:
+    """erfc(x) for x >= 1: exp(-x^2) g(s) / x, g the Chebyshev series (Clenshaw's recurrence);
+    0 from x = 27.3 on (the clamp at 30 keeps exp's argument finite)."""
+    x = clamp(x, 1.0, 30.0)
+    s2 = 2.0 * (1.5 * (x - 2.0) / (x + 2.0) - 0.5)
+    b1, b2 = V(ir.const(_ERFC_CHEB[-1], F64)), V(ir.const(0.0, F64))
+    for c in reversed(_ERFC_CHEB[1:-1]):  # b_k = 2s b_k+1 - b_k+2 + c_k
+        b1, b2 = madd(s2, b1, c) - b2, b1
+    g = madd(0.5 * s2, b1, _ERFC_CHEB[0]) - b2
+    return _exp_minus_square(x, g / x)
+
+
+def _erfc_tail(x: V) -> V:
+    return _erfc_tail64(x) if x.dtype == F64 else _erfc_tail32(x)
 
 
 def erf(x: V) -> V:
@@ -55,7 +129,7 @@ def erf(x: V) -> V:
 
 def erfc(x: V) -> V:
     tail = _erfc_tail(fabs(x))
-    y = where(x >= 0.5, tail, where(x > -1.0, 1.0 - _erf_kernel(x), 2.0 - tail))
+    y = where(x >= pick(x, _TAIL_FROM), tail, where(x > -1.0, 1.0 - _erf_kernel(x), 2.0 - tail))
     return where(isnan(x), x, y)
 
 
