@@ -843,44 +843,16 @@ class KernelCodegen:
             self._combine_into(acc, v, op, d)
 
     def _combine_into(self, acc: int, v: int, op: str, d) -> None:
-        f = self.f
-        if d.kind == "b":
-            op = {"sum": "or", "max": "or", "prod": "and", "min": "and"}.get(op, op)
-        f.local_get(acc).local_get(v)
-        if op == "sum":
-            self._binop("add", d, [acc, v], pushed=True)
-        elif op == "prod":
-            self._binop("mul", d, [acc, v], pushed=True)
-        elif op in ("max", "min"):
-            self._binop(op, d, [acc, v], pushed=True)
-        elif op == "and":
-            f.op(valtype(d) + ".and")
-        elif op == "or":
-            f.op(valtype(d) + ".or")
-        else:
-            raise NotImplementedError(f"wasm backend: reduction {op}")
-        f.local_set(acc)
+        self.f.local_get(acc).local_get(v)
+        self._binop(_REDUCE_BINARY[op], d, [acc, v], pushed=True)
+        self.f.local_set(acc)
 
     def _vcombine(self, op: str, d) -> None:
-        f = self.f
-        fam = "f32x4" if d.name == "float32" else "i32x4"
-        if d.kind == "b":
-            op = {"sum": "or", "max": "or", "prod": "and", "min": "and"}.get(op, op)
-        if op == "sum":
-            f.op(fam + ".add")
-        elif op == "prod":
-            f.op(fam + ".mul")
-        elif op in ("max", "min"):
-            if fam == "f32x4":
-                f.op(fam + "." + op)
-            else:
-                f.op(f"i32x4.{op}_{'s' if _signed(d) else 'u'}")
-        elif op == "and":
-            f.v128_and()
-        elif op == "or":
-            f.v128_or()
-        else:
-            raise NotImplementedError(op)
+        """Combine the two vectors on the stack."""
+        row = VECTOR[_REDUCE_BINARY[op]].get(_class(d))
+        if row is None:
+            raise NotImplementedError(f"wasm backend: reduction {op} on {d.name}")
+        self._run(row, d, [None, None], pushed=True)
 
     # ------------------------------------------------------------------ values
 
@@ -1543,129 +1515,51 @@ class KernelCodegen:
 
     def _vector_op(self, nd: Node) -> bool:
         """Emit nd with SIMD instructions if it has a SIMD form; False to fall back to lanes."""
-        from pyjax.backends.wasm import simdmath
-
-        f = self.f
         op, d = nd.op, nd.dtype
         sd = nd.srcs[0].dtype if nd.srcs else d
-        fam = "f32x4" if sd.name == "float32" else "i32x4"
         vs = [self.vget(s) for s in nd.srcs] if op not in ("shl", "shr") else None
         if op == "cast":
-            key = (sd.name, d.name)
-            (a,) = vs
-            f.local_get(a)
-            if key == ("float32", "int32"):
-                f.i32x4_trunc_sat_f32x4_s()
-            elif key == ("float32", "uint32"):
-                f.i32x4_trunc_sat_f32x4_u()
-            elif key == ("int32", "float32"):
-                f.f32x4_convert_i32x4_s()
-            elif key == ("uint32", "float32"):
-                f.f32x4_convert_i32x4_u()
-            elif key in (("int32", "uint32"), ("uint32", "int32")):
-                pass
-            elif d.kind == "b":
-                f.v128_const(bytes(16)).op("f32x4.ne" if sd.name == "float32" else "i32x4.ne")
-            elif sd.kind == "b" and d.name == "float32":
-                f.v128_const(struct.pack("<4f", 1, 1, 1, 1)).v128_and()
-            elif sd.kind == "b":
-                f.i32x4_neg()
-            else:
-                f.drop()
-                return False
-            return True
-        if op == "bitcast":
-            f.local_get(vs[0])
-            return True
-        if sd.kind == "b":
-            table = {
-                "and": "v128.and",
-                "or": "v128.or",
-                "xor": "v128.xor",
-                "ne": "v128.xor",
-                "eq": "i32x4.eq",
-                "add": "v128.or",
-                "mul": "v128.and",
-                "max": "v128.or",
-                "min": "v128.and",
-            }
-            if op == "not":
-                f.local_get(vs[0]).v128_not()
-                return True
-            if op in table:
-                f.local_get(vs[0]).local_get(vs[1]).op(table[op])
-                return True
+            row = VECTOR_CASTS.get((sd.name, d.name))
+        else:
+            row = VECTOR.get(op, VECTOR[None] if op in ir.TRANSCENDENTAL else {}).get(_class(sd))
+        if row is None:
             return False
-        if fam == "f32x4":
-            if op == "madd":
-                f.local_get(vs[0]).local_get(vs[1])
-                if self.relaxed:
-                    f.local_get(vs[2]).f32x4_relaxed_madd()
-                else:
-                    f.f32x4_mul().local_get(vs[2]).f32x4_add()
-                return True
-            if op in ("add", "sub", "mul", "div", "min", "max", "eq", "ne", "lt", "gt", "le", "ge"):
-                f.local_get(vs[0]).local_get(vs[1]).op(f"f32x4.{op}")
-                return True
-            if op in ("neg", "abs", "sqrt", "floor", "ceil", "trunc"):
-                f.local_get(vs[0]).op(f"f32x4.{op}")
-                return True
-            if op == "round_even":
-                f.local_get(vs[0]).f32x4_nearest()
-                return True
-            if op in ("reciprocal", "rsqrt"):
-                f.v128_const(struct.pack("<4f", 1, 1, 1, 1)).local_get(vs[0])
-                if op == "rsqrt":
-                    f.f32x4_sqrt()
-                f.f32x4_div()
-                return True
-            if op == "isnan":
-                f.local_get(vs[0]).local_get(vs[0]).f32x4_ne()
-                return True
-            if op in simdmath.F32X4 and self.simd:
-                simdmath.emit(self.m, f, op, vs, fma=self.relaxed)
-                return True
+        if callable(row):
+            return row(self, nd, vs) is not False
+        self._run(row, sd, vs, op=op)
+        return True
+
+    def _vshift(self, nd: Node, vs) -> bool:
+        """Shift by an amount the same in every lane (else lane by lane)."""
+        f = self.f
+        a, b = nd.srcs
+        if self.varies(b):
             return False
-        sfx = "s" if _signed(sd) else "u"
-        if op in ("add", "sub", "mul"):
-            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}")
-            return True
-        if op in ("and", "or", "xor"):
-            f.local_get(vs[0]).local_get(vs[1]).op(f"v128.{op}")
-            return True
-        if op in ("min", "max"):
-            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}_{sfx}")
-            return True
-        if op in ("eq", "ne"):
-            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}")
-            return True
-        if op in ("lt", "le", "gt", "ge"):
-            f.local_get(vs[0]).local_get(vs[1]).op(f"i32x4.{op}_{sfx}")
-            return True
-        if op == "neg":
-            f.local_get(vs[0]).i32x4_neg()
-            return True
-        if op == "not":
-            f.local_get(vs[0]).v128_not()
-            return True
-        if op == "abs" and _signed(sd):
-            f.local_get(vs[0]).i32x4_abs()
-            return True
-        if op in ("shl", "shr"):
-            a, b = nd.srcs
-            if self.varies(b):
-                return False
-            av, bs = self.vget(a), self.get_scalar(b)
-            small = f.local(I32)
-            f.local_get(bs).i32_const(32).i32_lt_u().local_set(small)
-            if op == "shl":
-                f.local_get(av).local_get(bs).i32x4_shl().v128_const(bytes(16)).local_get(small).select(V128)
-            elif _signed(sd):
-                f.local_get(av).local_get(bs).i32_const(31).local_get(small).select().i32x4_shr_s()
-            else:
-                f.local_get(av).local_get(bs).i32x4_shr_u().v128_const(bytes(16)).local_get(small).select(V128)
-            return True
-        return False
+        av, bs = self.vget(a), self.get_scalar(b)
+        small = f.local(I32)
+        f.local_get(bs).i32_const(32).i32_lt_u().local_set(small)
+        if nd.op == "shl":
+            f.local_get(av).local_get(bs).i32x4_shl().v128_const(bytes(16)).local_get(small).select(V128)
+        elif _signed(a.dtype):
+            f.local_get(av).local_get(bs).i32_const(31).local_get(small).select().i32x4_shr_s()
+        else:
+            f.local_get(av).local_get(bs).i32x4_shr_u().v128_const(bytes(16)).local_get(small).select(V128)
+        return True
+
+    def _vmadd(self, nd: Node, vs) -> None:
+        self.f.local_get(vs[0]).local_get(vs[1])
+        if self.relaxed:
+            self.f.local_get(vs[2]).f32x4_relaxed_madd()
+        else:
+            self.f.f32x4_mul().local_get(vs[2]).f32x4_add()
+
+    def _vmath(self, nd: Node, vs) -> bool:
+        from pyjax.backends.wasm import simdmath
+
+        if nd.op not in simdmath.F32X4 or not self.simd:
+            return False
+        simdmath.emit(self.m, self.f, nd.op, vs, fma=self.relaxed)
+        return True
 
     def _per_lane(self, nd: Node) -> None:
         """Compute a node lane by lane with the scalar code (ops without a SIMD form)."""
