@@ -97,11 +97,11 @@ def wasm_threads():
 
 
 async def warm(name, sec):
-    """Warm-up as the jax-js side: at least 2 calls and `sec` seconds, at most 50 calls; returns
+    """Warm-up as the jax-js side: at least 2 calls and `sec` seconds, at most 5000 calls; returns
     the last call's ms. V8 runs a new wasm kernel as baseline (Liftoff) code until its optimized
     code arrives from a background compile, about ten calls of a 30 ms kernel here."""
     t0, i, last = time.perf_counter(), 0, 0.0
-    while i < 50 and (i < 2 or time.perf_counter() - t0 < sec):
+    while i < 5000 and (i < 2 or time.perf_counter() - t0 < sec):
         t = time.perf_counter()
         await WORKLOADS[name]()
         last, i = (time.perf_counter() - t) * 1e3, i + 1

@@ -24,7 +24,8 @@ const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * One page, both libraries (or pyjax alone: withJaxJs false), workloads one after another. Both
- * warm up (>= 2 calls and warmMs, at most 50), then `rounds` rounds in which each runs the same
+ * warm up (>= 2 calls and warmMs, at most 5000: V8 tiers a wasm kernel up after enough calls, so a
+ * cap of 50 calls left sub-millisecond kernels on baseline code), then `rounds` rounds in which each runs the same
  * number of calls back to back, who goes first alternating; a round gives one median per library.
  */
 async function pair(device, names, rounds, wasmThreads = 0, withJaxJs = true, warmMs = 1500, onRow = null) {
@@ -37,16 +38,16 @@ async function pair(device, names, rounds, wasmThreads = 0, withJaxJs = true, wa
     let tj = 0;
     if (jj) {
       const t0 = performance.now();
-      for (let i = 0; i < 50 && (i < 2 || performance.now() - t0 < warmMs); i++) {
+      for (let i = 0; i < 5000 && (i < 2 || performance.now() - t0 < warmMs); i++) {
         const t = performance.now();
         await jj[name]();
         tj = performance.now() - t;
       }
     }
     const tp = Number(await py.run(`await warm(${q}, ${warmMs / 1000})`));
-    // about 0.4 s per library per round, 1-7 calls; fewer rounds for calls of seconds
+    // about 0.4 s per library per round, 1-100 calls; fewer rounds for calls of seconds
     const slow = Math.max(tj, tp);
-    const calls = Math.max(1, Math.min(7, Math.round(400 / slow)));
+    const calls = Math.max(1, Math.min(100, Math.round(400 / slow)));
     const nr = slow > 10000 ? 1 : slow > 1000 ? Math.min(rounds, 3) : rounds;
     const jaxJs = async () => {
       const ts = [];
