@@ -828,7 +828,23 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
     big = math.prod(k.shape) >= _LITERAL_SIZES_FROM
     # exp, log, tanh, ... as core ops, written once in compiler/mathlib/ (after _flatten, so
     # that it walks the small DAG, not the decompositions)
-    k, flat = expand_kernel(k), flat and expand_kernel(flat)
+    images, flat_images = {}, {}
+    k, flat = expand_kernel(k, memo=images), flat and expand_kernel(flat, memo=flat_images)
+    token = wgsl.DECOMPOSED.set(_decomposed(k, images) | (_decomposed(flat, flat_images) if flat else frozenset()))
+    try:
+        return _render_expanded(k, flat, big, caps)
+    finally:
+        wgsl.DECOMPOSED.reset(token)
+
+
+def _decomposed(k: Kernel, images: dict) -> frozenset:
+    """The nodes of expanded k that are no original node's image: a decomposition's insides."""
+    kept = set(images.values())
+    roots = [k.epilogue] + ([k.body] if k.body is not None else [])
+    return frozenset(n for r in roots for n in ir.walk(r) if n not in kept)
+
+
+def _render_expanded(k: Kernel, flat, big: bool, caps: Caps) -> GPUKernel:
     if k.reduce_op is None:
         gk = _elementwise(k, caps) if flat is None or big else _elementwise(flat, caps, generic=True)
         gk.kernel = k

@@ -11,6 +11,7 @@ numpy's float16 arithmetic (one rounding per op). 64-bit types have no WGSL equi
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 import struct
@@ -254,6 +255,13 @@ ACC = "acc"
 _NO_ROUND = frozenset(("const", "load", "gather", "where", "neg", "abs", "acc", "idx", "bitcast"))
 
 
+# Nodes that exist only inside the expansion of a math function (compiler/mathlib), set by
+# renderer.render_kernel while it renders one kernel: their + - * render as plain WGSL even in
+# exact mode. The decompositions avoid exact-cancellation tricks, so a contracted fma there only
+# rounds less, and SwiftShader ran the chain's tanh and exp 2x slower through pj_mul's bit fixes.
+DECOMPOSED: contextvars.ContextVar[frozenset] = contextvars.ContextVar("DECOMPOSED", default=frozenset())
+
+
 class Emitter:
     """Renders IR nodes as WGSL `let` lines, one per node, memoized per scope."""
 
@@ -266,6 +274,7 @@ class Emitter:
         self._load_index: dict = {}
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
+        self.decomposed = DECOMPOSED.get()  # rendered as plain ops (see DECOMPOSED)
         self.slow_checks: list[str] = []  # where the fast helpers would be wrong (see SLOW_IF)
 
     def fresh(self, prefix: str = "t") -> str:
@@ -527,7 +536,7 @@ def _f_mul(em, n, a, b, d) -> str:
         c, v = (a, b) if _from_bool(x) else (b, a)
         by_zero = f"select(bitcast<f32>(bitcast<u32>({v}) & 0x80000000u), pj_nan(), !pj_isfinite({v}))"
         return f"select({by_zero}, {v}, {c} != 0.0f)"
-    if em.exact_ops:
+    if em.exact_ops and n not in em.decomposed:
         return f"pj_mul({a}, {b}, pj_z)"
     return f"({a} * {b})"
 
@@ -536,7 +545,7 @@ def _f_add_sub(sym: str):
     def row(em, n, a, b, d) -> str:
         if sym == "-" and n.srcs[0] is n.srcs[1]:  # compilers fold x - x -> 0
             return f"select(0.0f, pj_nan(), !pj_isfinite({a}))"
-        if em.exact_ops:
+        if em.exact_ops and n not in em.decomposed:
             # Shader compilers contract a*b + c into one fma and rewrite (a + b) - a to b
             # (Mesa's inexact algebraic rules), which breaks error-free transformations
             # (two-sum, Dekker products) that bit-exact PRNG floats rely on. An fma with

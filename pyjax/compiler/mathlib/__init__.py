@@ -52,9 +52,10 @@ def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None
     return memo[root]
 
 
-def expand_kernel(k: Kernel, native: frozenset = frozenset()) -> Kernel:
-    """k with its epilogue and body expanded (the same kernel object if nothing changed)."""
-    memo: dict = {}
+def expand_kernel(k: Kernel, native: frozenset = frozenset(), memo: dict | None = None) -> Kernel:
+    """k with its epilogue and body expanded (the same kernel object if nothing changed); memo,
+    if given, receives each original node's image (the other new nodes are decompositions')."""
+    memo = {} if memo is None else memo
     epilogue = expand(k.epilogue, native, memo)
     body = expand(k.body, native, memo) if k.body is not None else None
     if epilogue is k.epilogue and body is k.body:
