@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special as scipy_special
 
 import pyjax
 import pyjax.numpy as jnp
@@ -37,7 +38,14 @@ REFERENCE = {
     "atanh": (jnp.arctanh, np.arctanh),
     "erf": (special.erf, np.frompyfunc(math.erf, 1, 1)),
     "erfc": (special.erfc, np.frompyfunc(math.erfc, 1, 1)),
+    # as JAX: erf_inv(-0) = -0, lgamma(-inf) = inf, digamma(0) = NaN
+    "erf_inv": (special.erfinv, lambda x: np.where(x == 0, x, scipy_special.erfinv(x))),
+    "lgamma": (special.gammaln, lambda x: np.where(x == -np.inf, np.inf, scipy_special.gammaln(x))),
+    "digamma": (special.digamma, lambda x: np.where(x == 0, np.nan, scipy_special.digamma(x))),
 }
+# Reflection (x < 0) subtracts terms of size log|x|: there the error is judged against their size
+# too (as JAX, absolute near the zeros of lgamma and the roots of digamma)
+CANCELS = {"lgamma", "digamma"}
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 9.0, 9.1, 22.0, 88.7, 89.0, -87.5, -103.0, -104.0, -150.0]
 SPECIAL += [1e-45, -1e-45, 1.17e-38, 1e-30, 3e38, -3e38, np.inf, -np.inf, np.nan, 0.2928, -0.2928, 268435456.0, 3e8]
 
@@ -63,7 +71,10 @@ def test_float32_accuracy(backend, name):
         want = ref(x.astype(np.float64)).astype(np.float64)
         want32 = want.astype(np.float32)
     normal = np.isfinite(want32) & (np.abs(want) >= TINY)
-    rel = np.abs(got[normal] - want[normal]) / np.abs(want[normal])
+    scale = np.abs(want) + (
+        np.where(x < 0, np.log(2.0 + np.abs(x.astype(np.float64))), 0.0) if name in CANCELS else 0.0
+    )
+    rel = np.abs(got[normal] - want[normal]) / scale[normal]
     assert rel.max() <= F32_TOL, (name, x[normal][rel.argmax()], rel.max())
     tiny = np.isfinite(want32) & (np.abs(want) < TINY)  # subnormal or zero: flushing allowed, as XLA
     assert np.all(np.abs(got[tiny] - want[tiny]) <= TINY), (name, x[tiny][np.abs(got[tiny] - want[tiny]).argmax()])
@@ -92,6 +103,9 @@ def test_expansion_leaves_core_ops_only(dtype):
     x = ir.node("gather", dtype, (ir.const(0, dtypes.int32),), 0)
     for name in mathlib.DECOMPOSITIONS:
         root = ir.alu(name, x)
+        if dtype == dtypes.float64 and name in mathlib.special.FLOAT32_ONLY:  # the backend's, so far
+            assert mathlib.expand(root) is root
+            continue
         for native in (frozenset(), frozenset(("madd",))):
             nodes = list(ir.walk(mathlib.expand(root, native)))
             ops = {n.op for n in nodes}

@@ -45,7 +45,7 @@ def _erf_inv(y):
     a = 0.147
     ln = np.log(1 - np.where(ok, y, 0) ** 2)
     t = 2 / (np.pi * a) + ln / 2
-    x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
+    x = np.copysign(np.sqrt(np.sqrt(t * t - ln / a) - t), y)  # erf_inv(-0) = -0, as JAX
     erf = np.frompyfunc(math.erf, 1, 1)
     for _ in range(4):
         err = np.asarray(erf(x), np.float64) - y  # frompyfunc gives a Python float for 0-d x

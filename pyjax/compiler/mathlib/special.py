@@ -1,25 +1,31 @@
-"""The error function and its complement in float32 and float64."""
+"""The error function and its complement in float32 and float64; its inverse, lgamma and digamma
+in float32 (float64: the backend's helpers until they are written here too)."""
 
 from __future__ import annotations
 
 import math
 
 from pyjax.compiler import ir
-from pyjax.compiler.mathlib.exponential import exp
+from pyjax.compiler.mathlib.exponential import exp, log, log_of
 from pyjax.compiler.mathlib.expr import (
     F32,
     F64,
+    INF,
+    NAN,
     V,
     bits,
     clamp,
     copysign,
     fabs,
+    floor,
     from_bits,
     isnan,
     madd,
     pick,
     poly,
+    sqrt,
     where,
+    xorsign,
 )
 
 # erf(x) = x E(x^2), |x| <= 1. float32: minimax; float64: the Taylor series to x^37.
@@ -133,4 +139,112 @@ def erfc(x: V) -> V:
     return where(isnan(x), x, y)
 
 
-TABLE = {"erf": erf, "erfc": erfc}
+# ---- erf_inv -----------------------------------------------------------------------------
+
+# Giles' single-precision erf_inv: x = y P(w), w = -log(1 - y^2); P in w - 2.5 below w = 5,
+# in sqrt(w) - 3 above.
+_ERFINV_LO = [1.50140941, 0.246640727, -0.00417768164, -0.00125372503, 0.00021858087]
+_ERFINV_LO += [-4.39150654e-06, -3.5233877e-06, 3.43273939e-07, 2.81022636e-08]
+_ERFINV_HI = [2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773]
+_ERFINV_HI += [-0.00367342844, 0.00134934322, 0.000100950558, -0.000200214257]
+
+
+def erf_inv(y: V) -> V:
+    # 1 - y^2 as (1 - a)(1 + a) (1 - a exact) where that avoids cancellation, log1p(-a^2) below
+    a = fabs(y)
+    w = -log_of((1.0 - a) * (1.0 + a), -(a * a), a < 0.5)
+    lo = w < 5.0
+    t = where(lo, w - 2.5, sqrt(w) - 3.0)
+    coeffs = [where(lo, c, d) for c, d in zip(_ERFINV_LO, _ERFINV_HI)]
+    p = coeffs[-1]
+    for c in reversed(coeffs[:-1]):
+        p = madd(t, p, c)
+    return where(a.eq(1.0), where(y > 0.0, INF, -INF), p * y)  # |y| > 1 and NaN: NaN from the log
+
+
+# ---- lgamma, digamma ----------------------------------------------------------------------
+
+LOG_PI = 1.1447298858494002
+HALF_LOG_2PI_M1_2 = 0.41893853320467274  # log(2 pi) / 2 - 1/2
+PI = 3.1415927410125732
+# sin(pi a) = a S(a^2), |a| <= 1/2 (3e-8)
+_SINPI = [3.1415927410125732, -5.167715549468994, 2.5501551628112793, -0.5986983180046082, 0.07836973667144775]
+# lgamma(2 + t) = t L(t), |t| <= 1/2 (1.6e-8)
+_LGAMMA2 = [0.42278432846069336, 0.32246702909469604, -0.06735190004110336, 0.020581359043717384]
+_LGAMMA2 += [-0.0073919715359807014, 0.002880699932575226, -0.0011537940008565784, 0.0005664473865181208]
+_LGAMMA2 += [-0.000312341027893126]
+# digamma(z) = (z - x0) D(z - 1.75), z in [1.25, 2.25], x0 its root in two parts (1.5e-8)
+_PSI_X0_HI, _PSI_X0_LO = 1.4616321325302124, 1.2438149938918909e-08
+_DIGAMMA = [0.8581832051277161, -0.32625460624694824, 0.1571202576160431, -0.08228632062673569]
+_DIGAMMA += [0.04480936378240585, -0.02488703280687332, 0.013811444863677025, -0.007854169234633446]
+_DIGAMMA += [0.005422893911600113, -0.003013954032212496]
+
+
+def _sinpi(a: V) -> V:
+    """sin(pi a) for |a| <= 1/2."""
+    return a * poly(a * a, _SINPI)
+
+
+def _nearest_offset(x: V) -> V:
+    """x minus its nearest integer, in [-1/2, 1/2] (exact; integers past 2**23 may give -1)."""
+    return x - floor(x + 0.5)
+
+
+def _pole(x: V) -> V:
+    return (x <= 0.0) & floor(x).eq(x)
+
+
+def lgamma(x: V) -> V:
+    # y = x, or 1 - x below 1/2 (reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)).
+    # From 8 on Stirling's series; below, lgamma(y) = lgamma(2 + t) + log((y - 1) ... (y - n))
+    # with y - n - 2 = t in [-1/2, 1/2), or lgamma(2 + t) - log1p(t) for y < 1.5 (t = y - 1
+    # exact there: no cancellation at the zeros 1 and 2). One log serves both branches.
+    refl = x < 0.5
+    y = where(refl, 1.0 - x, x)
+    big, low = y >= 8.0, y < 1.5
+    n = floor(y - 1.5)
+    t = y - where(low, 1.0, n + 2.0)
+    f = [where(n >= float(i), y - float(i), 1.0) for i in range(1, 7)]
+    p = ((f[0] * f[1]) * (f[2] * f[3])) * (f[4] * f[5])
+    lg = log_of(where(big | low, y, p), t, low & (fabs(t) < 0.2928))
+    small = madd(t, poly(t, _LGAMMA2), where(low, -lg, lg))
+    iy = 1.0 / y
+    series = madd(iy, poly(iy * iy, [1 / 12, -1 / 360, 1 / 1260]), HALF_LOG_2PI_M1_2)
+    ly = where(big, madd(y - 0.5, lg - 1.0, series), small)
+    # below 2**-24, lgamma(x) = -log|x| (to 2e-9): sin(pi x) would lose bits as a subnormal
+    tiny = fabs(x) < 2.0**-24
+    ls = log(where(tiny, fabs(x), _sinpi(fabs(_nearest_offset(x)))))
+    r = where(tiny, -ls, (LOG_PI - ls) - ly)
+    out = where(_pole(x), INF, where(refl, r, ly))
+    return where(isnan(x), x, out)
+
+
+def digamma(x: V) -> V:
+    # y = x, or 1 - x below 1/2 (reflection: digamma(x) = digamma(1 - x) - pi cot(pi x)).
+    # From 8 on the asymptotic series; below, z = y - n in [1.25, 2.25) (or y + 1) and
+    # digamma(y) = digamma(z) + sum 1/(y - i) (or - 1/y), the sum as one fraction.
+    refl = x < 0.5
+    y = where(refl, 1.0 - x, x)
+    up = y < 1.25
+    n = floor(y - 1.25)
+    z = where(up, y + 1.0, y - n)
+    num, den = where(up, -1.0, 0.0), where(up, y, 1.0)
+    for i in range(1, 7):
+        use = n >= float(i)
+        a = y - float(i)
+        num, den = where(use, madd(num, a, den), num), where(use, den * a, den)
+    small = madd((z - _PSI_X0_HI) - _PSI_X0_LO, poly(z - 1.75, _DIGAMMA), num / den)
+    iy = 1.0 / y
+    iy2 = iy * iy
+    asym = log(y) - madd(iy2, poly(iy2, [1 / 12, -1 / 120, 1 / 252]), 0.5 * iy)
+    psi = where(y >= 8.0, asym, small)
+    r = _nearest_offset(x)
+    a = fabs(r)
+    cot = xorsign(_sinpi(0.5 - a) / _sinpi(a), r)
+    out = where(_pole(x), NAN, where(refl, psi - PI * cot, psi))
+    return where(isnan(x), x, out)
+
+
+TABLE = {"erf": erf, "erfc": erfc, "erf_inv": erf_inv, "lgamma": lgamma, "digamma": digamma}
+# decomposed in float32 only so far: float64 stays with the backend
+FLOAT32_ONLY = frozenset(("erf_inv", "lgamma", "digamma"))
