@@ -202,7 +202,9 @@ SPECIAL = [
             np.array([0.0, 1.0, 2.0, -1.0, 2.0, 2.0, 0.5, 5.0, 30.0, 100.0, 1000.0, 0.1], F),
             np.array([1.0, 0.0, 3.0, 1.0, -1.0, np.inf, 0.2, 12.0, 25.0, 110.0, 990.0, 5.0], F),
         ),
-        1e-4,
+        # (1000, 990) is ill-conditioned in float32: one ulp of lgamma(1000) moves P by 5e-4
+        # relative (JAX itself is 3.4e-4 from the true 0.379521 there)
+        1e-3,
     ),
     ("gammaincc", (np.array([0.0, 1.0, 2.0, 0.5, 5.0, 30.0], F), np.array([1.0, 0.0, 3.0, 0.2, 12.0, 25.0], F)), 1e-4),
     (
