@@ -595,23 +595,12 @@ class KernelCodegen:
     # ------------------------------------------------------------------ reductions
 
     def _identity(self, op: str, d) -> float | int:
-        if op == "sum":
-            return 0
-        if op == "prod":
-            return 1
-        if op in ("and",):
-            return 1
-        if op in ("or",):
-            return 0
-        if op in ("max", "argmax"):
-            if _float(d):
-                return -math.inf
-            return 0 if d.kind == "b" else _int_min(d)
-        if op in ("min", "argmin"):
-            if _float(d):
-                return math.inf
-            return 1 if d.kind == "b" else _int_max(d)
-        raise NotImplementedError(f"wasm backend: reduction {op}")
+        """The value reduction op starts from (the lowest value of d for max, the highest for min)."""
+        lo, hi = (-math.inf, math.inf) if _float(d) else (0, 1) if d.kind == "b" else (_int_min(d), _int_max(d))
+        start = {"sum": 0, "prod": 1, "and": 1, "or": 0, "max": lo, "argmax": lo, "min": hi, "argmin": hi}.get(op)
+        if start is None:
+            raise NotImplementedError(f"wasm backend: reduction {op}")
+        return start
 
     def _emit_reduction(self) -> None:
         k, f = self.k, self.f
@@ -934,15 +923,10 @@ class KernelCodegen:
 
     def _const(self, v, d) -> None:
         t = valtype(d)
-        f = self.f
-        if t == F32:
-            f.f32_const(float(v))
-        elif t == F64:
-            f.f64_const(float(v))
-        elif t == I64:
-            f.i64_const(int(v) & (2**64 - 1))
+        if t in (F32, F64):
+            getattr(self.f, t + "_const")(float(v))
         else:
-            f.i32_const(int(v) & (2**32 - 1))
+            getattr(self.f, t + "_const")(int(v) & ((1 << (64 if t == I64 else 32)) - 1))
 
     def _addr(self, base_param: int, off: int, size: int) -> None:
         f = self.f
@@ -1097,13 +1081,10 @@ class KernelCodegen:
             self.f.call(f16_helpers(self.m)[names[role]])
 
     def _fconst(self, t: str, v: float) -> None:
-        if t == F64:
-            self.f.f64_const(v)
-        else:
-            self.f.f32_const(v)
+        (self.f.f64_const if t == F64 else self.f.f32_const)(v)
 
     def _zero(self, t: str) -> None:
-        {I32: self.f.i32_const, I64: self.f.i64_const, F32: self.f.f32_const, F64: self.f.f64_const}[t](0)
+        getattr(self.f, t + "_const")(0)
 
     def _binop(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
         """Push op(srcs) for source dtype sd (if `pushed`, both operands are already on the stack)."""
@@ -1463,16 +1444,16 @@ class KernelCodegen:
     # ------------------------------------------------------------------ vector emission
 
     def _splat(self, d) -> None:
-        t = valtype(d)
-        if t == F32:
-            self.f.f32x4_splat()
-        elif t == I32:
-            if d.kind == "b":  # bool 0/1 -> lane mask 0/-1
-                m = self.f.local(I32)
-                self.f.local_set(m).i32_const(0).local_get(m).i32_sub()
-            self.f.i32x4_splat()
-        else:
+        if valtype(d) not in (F32, I32):
             raise AssertionError(f"no vector form for {d.name}")
+        self._to_lane(d)
+        self.f.op(f"{_lanes(d)}.splat")
+
+    def _to_lane(self, d) -> None:
+        """The scalar of dtype d on the stack as a lane value (bool 0/1 -> lane mask 0/-1)."""
+        if d.kind == "b":
+            m = self.f.local(I32)
+            self.f.local_set(m).i32_const(0).local_get(m).i32_sub()
 
     def _vconst(self, v, d) -> None:
         if d.name == "float32":
@@ -1484,12 +1465,9 @@ class KernelCodegen:
 
     def _extract(self, lane: int, d) -> None:
         """v128 on the stack -> scalar lane in the scalar representation of d."""
-        if d.name == "float32":
-            self.f.f32x4_extract_lane(lane)
-        else:
-            self.f.i32x4_extract_lane(lane)
-            if d.kind == "b":
-                self.f.i32_const(1).i32_and()
+        self.f.op(f"{_lanes(d)}.extract_lane", lane)
+        if d.kind == "b":
+            self.f.i32_const(1).i32_and()
 
     def _emit_vector(self, nd: Node) -> int:
         f = self.f
@@ -1589,13 +1567,8 @@ class KernelCodegen:
                 self._gather_scalar(nd.arg, d, lane_srcs[0])
             else:
                 self._scalar_op(nd, lane_srcs)
-            if d.kind == "b":
-                m = f.local(I32)
-                f.local_set(m).i32_const(0).local_get(m).i32_sub()
-            if d.name == "float32":
-                f.f32x4_replace_lane(lane)
-            else:
-                f.i32x4_replace_lane(lane)
+            self._to_lane(d)
+            f.op(f"{_lanes(d)}.replace_lane", lane)
             f.local_set(res)
         f.local_get(res)
 
@@ -1621,10 +1594,8 @@ class KernelCodegen:
                     f.local_get(vv).i32x4_extract_lane(lane).i32_const(1).i32_and().local_set(vl)
                 f.local_get(res)
                 self._load_scalar(i, d, o, vl)
-                if d.kind == "b":
-                    m = f.local(I32)
-                    f.local_set(m).i32_const(0).local_get(m).i32_sub()
-                f.op("f32x4.replace_lane" if d.name == "float32" else "i32x4.replace_lane", lane)
+                self._to_lane(d)
+                f.op(f"{_lanes(d)}.replace_lane", lane)
                 f.local_set(res)
             f.local_get(res)
             return
@@ -1658,14 +1629,12 @@ class KernelCodegen:
                 if lane:
                     f.i32_const(step * lane).i32_add()
                 f.op(load, align=0)
-                if d.kind == "b":
-                    m = f.local(I32)
-                    f.local_set(m).i32_const(0).local_get(m).i32_sub()
+                self._to_lane(d)
                 if lane == 0:
-                    f.op("f32x4.splat" if d.name == "float32" else "i32x4.splat")
+                    f.op(f"{_lanes(d)}.splat")
                 else:
                     f.local_set(r2 := f.local(valtype(d))).local_get(res).local_get(r2)
-                    f.op("f32x4.replace_lane" if d.name == "float32" else "i32x4.replace_lane", lane)
+                    f.op(f"{_lanes(d)}.replace_lane", lane)
                 f.local_set(res)
             f.local_get(res)
         if has_valid:
@@ -1881,6 +1850,11 @@ _CONST_DTYPE = {"i32": dtypes.int32, "i64": dtypes.int64, "f32": dtypes.float32,
 
 def _class(d) -> str:
     return "f" if d.kind == "f" else "b" if d.kind == "b" else "i" if d.kind == "i" else "u"
+
+
+def _lanes(d) -> str:
+    """The SIMD lane shape of a vectorized dtype."""
+    return "f32x4" if d.name == "float32" else "i32x4"
 
 
 def _cast_class(d) -> str:
