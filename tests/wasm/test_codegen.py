@@ -476,6 +476,28 @@ def test_matmul(cpu, wasm_tiled, b, m, k, n, a_t):
     compare(cpu, wasm_tiled, kern, [A, B], 1e-5, 1e-5 * math.sqrt(k))
 
 
+@pytest.mark.parametrize("a_t", [False, True])
+def test_matmul_panels_stay_in_their_scratch(wasm_tiled, a_t):
+    """Two full panels of 120 columns (10 strips of 12 for NV = 3) with the output allocated right
+    after the kernel's scratch: padding a panel to whole strips once overran the scratch by 8
+    columns, so the second panel's packing overwrote the first rows of the output."""
+    m, k, n = 8, 256, 240
+    rng = np.random.RandomState(2)
+    A, B = rng.randn(1, k, m) if a_t else rng.randn(1, m, k), rng.randn(1, k, n)
+    A, B = A.astype(np.float32), B.astype(np.float32)
+    exe = wasm_tiled.prepare_kernel(_matmul_kernel(1, m, k, n, a_t=a_t))  # scratch first, then the output
+    slots = [wasm_tiled.malloc(x.nbytes) for x in (A, B)]
+    for s, x in zip(slots, (A, B), strict=True):
+        wasm_tiled.write(s, x.tobytes())
+    out = wasm_tiled.malloc(m * n * 4)
+    wasm_tiled.dispatch(exe, slots, [out])
+    got = np.frombuffer(wasm_tiled.read(out, m * n * 4), np.float32).reshape(m, n)
+    want = (A[0].T if a_t else A[0]).astype(np.float64) @ B[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    for s in slots + [out]:
+        wasm_tiled.free(s)
+
+
 def test_matmul_bias_relu_epilogue(cpu, wasm_tiled):
     b, m, k, n = 1, 19, 40, 27
     rng = np.random.RandomState(1)

@@ -290,6 +290,12 @@ def emit(cg, p: MatmulPlan) -> None:
             f.f32_const(0.0).local_get(col).local_get(ncur).i32_lt_s().select()
             f.f32_store(align=2)
 
+        def round_up_nr(local):
+            # ncur rounded up to whole strips: a division, since nr = 4 * NV need not be a power of
+            # two (& -nr padded a 120-column panel of 12-column strips to 128: 8 columns past the
+            # panel's scratch, into whatever was allocated next)
+            f.local_get(local).i32_const(nr - 1).i32_add().i32_const(nr).i32_div_u().i32_const(nr).i32_mul()
+
         # columns of this panel that exist: [0, min(nc, N - jc))
         ncur = L(I32)
         f.i32_const(nc).i32_const(N).local_get(jc).i32_sub().local_tee(ncur)
@@ -312,7 +318,7 @@ def emit(cg, p: MatmulPlan) -> None:
                 loop(
                     col,
                     ("l", ncur4),
-                    lambda: f.local_get(ncur).i32_const(nr - 1).i32_add().i32_const(-nr).i32_and(),
+                    lambda: round_up_nr(ncur),
                     1,
                     scalar_col,
                 )
@@ -321,7 +327,8 @@ def emit(cg, p: MatmulPlan) -> None:
         else:
             # B strided along j (e.g. a transposed operand): walk each column along k
             ncur_pad = L(I32)
-            f.local_get(ncur).i32_const(nr - 1).i32_add().i32_const(-nr).i32_and().local_set(ncur_pad)
+            round_up_nr(ncur)
+            f.local_set(ncur_pad)
 
             def column():
                 def kstep():
