@@ -271,6 +271,7 @@ class Emitter:
         self.helpers: set = set()
         self.counter = 0
         self._deps: dict = {}
+        self._walked: set = set()  # nodes whose deps are known
         self._load_index: dict = {}
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
@@ -294,30 +295,22 @@ class Emitter:
         return hit
 
     def deps(self, n: ir.Node) -> frozenset:
+        """The index axes (and `acc`) node n depends on, through its loads' index expressions."""
         hit = self._deps.get(n)
         if hit is not None:
             return hit
-        stack = [(n, False)]
-        while stack:
-            x, done = stack.pop()
-            if x in self._deps:
-                continue
-            if x.op == "load":
-                kids = self.load_index(x)
-            else:
-                kids = x.srcs
-            if not done:
-                stack.append((x, True))
-                stack.extend((k, False) for k in kids if k not in self._deps)
-                continue
+        for x in ir.walk(n, self._walked, self._kids):
             if x.op == "idx":
                 d = frozenset((x.arg,))
             elif x.op == "acc":
                 d = frozenset((ACC,))
             else:
-                d = frozenset().union(*[self._deps[k] for k in kids]) if kids else frozenset()
+                d = frozenset().union(*[self._deps[k] for k in self._kids(x)])
             self._deps[x] = d
         return self._deps[n]
+
+    def _kids(self, n: ir.Node) -> tuple:
+        return self.load_index(n) if n.op == "load" else n.srcs
 
     # -- rendering ---------------------------------------------------------------------------
 
