@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from pyjax.compiler.mathlib.exponential import exp, expm1, expm1_kernel, log1p, log_of, pow2, reduce_ln2
+from pyjax.compiler.mathlib.exponential import exp, expm1_kernel, ldexp, log1p, log_of, pow2, reduce_ln2
 from pyjax.compiler.mathlib.expr import F32, F64, LN2, NAN, V, clamp, copysign, fabs, isnan, pick, sqrt, where, xorsign
 
 # |x| from which tanh rounds to +-1 (1 - tanh(x) < 2**-mant / 2)
 _TANH_ONE = {F32: 9.1, F64: 19.1}
-# |x| from which sinh and cosh are exp(|x|)/2, computed as (exp(|x|/2)/2) exp(|x|/2) (float32:
-# where e^-|x| is below half an ulp of e^|x|; float64: only where exp(|x|) itself overflows)
-_HALF_EXP = {F32: 9.0, F64: 709.0}
+# |x| past which sinh and cosh overflow (the clamp keeps the reduction's k small)
+_HALF_EXP_MAX = {F32: 90.0, F64: 711.0}
 
 
 def tanh(x: V) -> V:
@@ -27,19 +26,26 @@ def logistic(x: V) -> V:
     return 1.0 / (1.0 + exp(-x))  # as JAX: 0 once exp(-x) overflows (x < -88.7); NaN passes
 
 
+def _exp_halves(ax: V) -> tuple[V, V]:
+    """(e^ax / 2, expm1(ax) where ax < 1) for ax >= 0 from one reduction e^ax = (1 + p) 2**k:
+    the halving is in the scale, so e^ax / 2 is finite up to where sinh and cosh overflow."""
+    k, r = reduce_ln2(clamp(ax, 0.0, pick(ax, _HALF_EXP_MAX)))
+    p = expm1_kernel(r)
+    s = pow2(clamp(k, 0.0, 2.0))
+    return ldexp(1.0 + p, k - 1.0), s * p + (s - 1.0)
+
+
 def sinh(x: V) -> V:
-    # exp(|x|/2)^2 / 2 overflows no sooner than sinh
-    ax, top = fabs(x), pick(x, _HALF_EXP)
-    em = expm1(clamp(ax, 0.0, top))
-    h = exp(0.5 * ax)
-    return xorsign(where(ax < top, 0.5 * (em + em / (em + 1.0)), (0.5 * h) * h), x)
+    # (em + em / (em + 1)) / 2 below 1 (no cancellation); above, h - 1/(4h) cancels by < 1.4x
+    ax = fabs(x)
+    h, em = _exp_halves(ax)
+    y = xorsign(where(ax < 1.0, 0.5 * (em + em / (em + 1.0)), h - 0.25 / h), x)
+    return where(isnan(x), x, y)
 
 
 def cosh(x: V) -> V:
-    ax, top = fabs(x), pick(x, _HALF_EXP)
-    e = exp(clamp(ax, 0.0, top))
-    h = exp(0.5 * ax)
-    return where(ax < top, 0.5 * (e + 1.0 / e), (0.5 * h) * h)
+    h, _ = _exp_halves(fabs(x))
+    return h + 0.25 / h
 
 
 def asinh(x: V) -> V:
