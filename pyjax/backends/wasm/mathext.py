@@ -1,7 +1,8 @@
 """More float helpers for kernels, composed from `mathlib`'s float64 cores.
 
-mathlib covers the C library's core functions; kernels also need exp2, log2, asinh, acosh, atanh,
-cbrt, erf_inv, lgamma, digamma, logistic, nextafter and the float16/bfloat16 conversions. The
+mathlib covers the C library's core functions; kernels also need cbrt, erf_inv, lgamma, digamma
+and the float16/bfloat16 conversions (exp2, log2, the inverse hyperbolics and logistic are core
+ops now: compiler/mathlib). The
 float64 versions are emitted here once per module; float32 kernels promote, call and demote (one
 rounding), which keeps float32 results within an ulp of the float64 value.
 
@@ -19,8 +20,7 @@ from pyjax.backends.wasm.mathlib import add_math_helpers
 
 __all__ = ["EXTRA", "f16_helpers", "math_index"]
 
-EXTRA = ("exp2", "log2", "asinh", "acosh", "atanh", "cbrt", "erf_inv", "lgamma", "digamma", "logistic")
-_LN2 = math.log(2.0)
+EXTRA = ("cbrt", "erf_inv", "lgamma", "digamma")
 
 
 class _Ext:
@@ -40,56 +40,6 @@ class _Ext:
         return self.index[name]
 
     # each builder leaves the f64 result on the stack; the argument is local 0
-
-    def _exp2(self, f: Function) -> None:
-        n, h, r = f.local(F64), f.local(F64), f.local(F64)
-        # 2**x = 2**n * e**((x - n) ln 2): x - n is exact, so no error grows with |x|
-        f.local_get(0).f64_nearest().local_tee(n)
-        f.local_get(0).local_get(n).f64_sub().f64_const(_LN2).f64_mul().call(self.core("exp")).local_set(r)
-        f.f64_const(-1100.0).f64_max().f64_const(1100.0).f64_min().local_tee(n)
-        f.f64_const(0.5).f64_mul().f64_trunc().local_set(h)
-        for part in ("h", "rest"):  # times 2**h * 2**(n - h), both normal numbers
-            f.local_get(r)
-            f.local_get(h) if part == "h" else f.local_get(n).local_get(h).f64_sub()
-            f.i64_trunc_sat_f64_s().i64_const(1023).i64_add().i64_const(52).i64_shl().f64_reinterpret_i64()
-            f.f64_mul().local_set(r)
-        f.f64_const(math.inf).local_get(r).local_get(0).f64_const(math.inf).f64_eq().select().local_set(r)
-        f.f64_const(0.0).local_get(r).local_get(0).f64_const(-math.inf).f64_eq().select()
-
-    def _log2(self, f: Function) -> None:
-        f.local_get(0).call(self.core("log")).f64_const(1 / _LN2).f64_mul()
-
-    def _asinh(self, f: Function) -> None:
-        a, r = f.local(F64), f.local(F64)
-        f.local_get(0).f64_abs().local_tee(a).f64_const(2.0**28).f64_gt()
-        with f.if_(F64):
-            f.local_get(a).call(self.core("log")).f64_const(_LN2).f64_add()
-            f.else_()  # log1p(a + a^2 / (1 + sqrt(1 + a^2)))
-            f.local_get(a).local_get(a).local_get(a).f64_mul()
-            f.f64_const(1.0).local_get(a).local_get(a).f64_mul().f64_const(1.0).f64_add().f64_sqrt().f64_add()
-            f.f64_div().f64_add().call(self.core("log1p"))
-        f.local_set(r).local_get(r).local_get(0).f64_copysign()
-
-    def _acosh(self, f: Function) -> None:
-        t = f.local(F64)
-        f.local_get(0).f64_const(2.0**28).f64_gt()
-        with f.if_(F64):
-            f.local_get(0).call(self.core("log")).f64_const(_LN2).f64_add()
-            f.else_()  # log1p(t + sqrt(2t + t^2)), t = x - 1; x < 1 gives nan through sqrt
-            f.local_get(0).f64_const(1.0).f64_sub().local_tee(t)
-            f.local_get(t).f64_const(2.0).f64_mul().local_get(t).local_get(t).f64_mul().f64_add().f64_sqrt()
-            f.f64_add().call(self.core("log1p"))
-        r = f.local(F64)
-        f.local_set(r).f64_const(math.nan).local_get(r).local_get(0).f64_const(1.0).f64_lt().select()
-
-    def _atanh(self, f: Function) -> None:
-        a = f.local(F64)
-        # 0.5 * log1p(2a / (1 - a)) with the sign of x; |x| > 1 -> nan, |x| = 1 -> inf
-        f.local_get(0).f64_abs().local_tee(a).f64_const(2.0).f64_mul()
-        f.f64_const(1.0).local_get(a).f64_sub().f64_div().call(self.core("log1p")).f64_const(0.5).f64_mul()
-        f.local_get(0).f64_copysign()
-        r = f.local(F64)
-        f.local_set(r).f64_const(math.nan).local_get(r).local_get(a).f64_const(1.0).f64_gt().select()
 
     def _cbrt(self, f: Function) -> None:
         a, y = f.local(F64), f.local(F64)
@@ -204,9 +154,6 @@ class _Ext:
         f.local_set(r).f64_const(math.nan).local_get(r)
         f.local_get(x).f64_const(0.0).f64_le().local_get(x).f64_floor().local_get(x).f64_eq().i32_and().select()
         f.local_set(r).local_get(x).local_get(r).local_get(x).local_get(x).f64_ne().select()
-
-    def _logistic(self, f: Function) -> None:
-        f.f64_const(1.0).f64_const(1.0).local_get(0).f64_neg().call(self.core("exp")).f64_add().f64_div()
 
 
 def math_index(m: Module, name: str, dtype_name: str) -> int:

@@ -1,9 +1,11 @@
 """Transcendental functions and the threefry PRNG as Wasm functions, built with `encoder`.
 
-Wasm floats have only + - * /, sqrt, min/max, abs and rounding; everything else is here. A
-kernel generator asks for what it uses and calls it:
+What is left of wasm's own math: the functions compiler/mathlib does not decompose yet (trig,
+pow, and erf/exp/log/log1p/expm1 as the cores of those and of mathext's helpers); exp, log,
+tanh, erf, ... in kernels are core ops (compiler/mathlib). A kernel generator asks for what it
+uses and calls it:
 
-    idx = add_math_helpers(module, ["exp", "tanh"], "float32")
+    idx = add_math_helpers(module, ["sin", "pow"], "float32")
     f.local_get(0).call(idx["exp"])
 
 How they work:
@@ -19,8 +21,7 @@ How they work:
   of 2/pi kept modulo 4 (Payne-Hanek without tables), valid up to the largest finite value;
   atan by 1/x and two half-angle steps; erfc's tail x >= 1 by a Chebyshev fit.
 - Special values follow numpy/C99: exp overflow -> inf, log(0) -> -inf, log(<0) -> nan,
-  trig(inf) -> nan, tanh saturates to +-1, signed zeros are kept, pow follows C99 `pow`.
-  erfc keeps subnormal results (scipy flushes them to 0).
+  trig(inf) -> nan, signed zeros are kept, pow follows C99 `pow`.
 - Series are Taylor series with exact coefficients; pi and ln 2 come from integer arithmetic
   (Machin's formula, the series of ln 2), so the only fitted numbers are erfc's.
 """
@@ -32,12 +33,14 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from functools import cache
 
+from pyjax.compiler.mathlib.special import _ERFC_CHEB
+
 from .encoder import F32, F64, I32, I64, Function, Module
 
 __all__ = ["BINARY", "MATH_FUNCTIONS", "UNARY", "add_math_helpers", "add_threefry2x32"]
 
 UNARY = ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan")
-UNARY += ("sinh", "cosh", "tanh", "erf", "erfc", "sqrt")
+UNARY += ("erf", "sqrt")
 BINARY = ("atan2", "pow")  # atan2(y, x), pow(x, y)
 MATH_FUNCTIONS = UNARY + BINARY
 
@@ -131,40 +134,10 @@ def _two_over_pi_chunks(width: int, count: int) -> list[float]:
     return [((_TWO_OVER_PI_FIXED >> s) & mask) / (1 << width) for s in shifts]
 
 
-# x * erfc(x) * exp(x^2) for x >= 1 as a Chebyshev series in s in [-1, 1], where
-# s = _ERFC_A * (x - 2) / (x + 2) + _ERFC_B. Fitted with mpmath (`_fit_erfc_tail`):
-# the first 12 terms are good to 4e-10, all 22 to 1.4e-16.
-_ERFC_K = 2.0
-_ERFC_T0 = (1 - _ERFC_K) / (1 + _ERFC_K)
-_ERFC_A, _ERFC_B = 2 / (1 - _ERFC_T0), -(1 + _ERFC_T0) / (1 - _ERFC_T0)
+# erfc's tail (for erf, which erf_inv calls): the Chebyshev series of compiler/mathlib/special.py
+# in s = _ERFC_A * (x - 2) / (x + 2) + _ERFC_B; its first 12 terms are good to 4e-10.
+_ERFC_K, _ERFC_A, _ERFC_B = 2.0, 1.5, -0.5
 _ERFC_TERMS = {"s": 12, "d": 22}
-_ERFC_CHEB = [
-    0.5226852818480617, 0.06239406251578745, -0.0260663015282281,
-    0.005894781567304472, -0.0007428920123522407, 1.5128890832418327e-05,
-    1.0671610297733193e-05, -9.96615539739532e-07, -1.8450476010209502e-07,
-    2.805919177614582e-08, 4.5876322428344715e-09, -7.389343846411987e-10,
-    -1.5469505431115985e-10, 1.7584896811152985e-11, 6.057580561126259e-12,
-    -2.4273932694348503e-13, -2.4051309254593736e-13, -1.075182997401723e-14,
-    8.586349446804667e-15, 1.3257658165635783e-15, -2.1923478924795032e-16,
-    -8.484325968029135e-17,
-]  # fmt: skip
-
-
-def _fit_erfc_tail(n: int = 22, nodes: int = 64) -> list[float]:
-    """Recompute `_ERFC_CHEB` by Chebyshev interpolation (development helper; mpmath)."""
-    import mpmath as mp
-
-    with mp.workdps(50):
-        t0, k = mp.mpf(_ERFC_T0), _ERFC_K
-        angles = [mp.pi * (j + mp.mpf(1) / 2) / nodes for j in range(nodes)]
-        vals = []
-        for a in angles:
-            t = t0 + (mp.cos(a) + 1) / 2 * (1 - t0)
-            x = k * (1 + t) / (1 - t)
-            vals.append(x * mp.erfc(x) * mp.exp(x * x))
-        c = [2 * mp.fsum(v * mp.cos(i * a) for v, a in zip(vals, angles)) / nodes for i in range(n)]
-        c[0] /= 2
-        return [float(v) for v in c]
 
 
 # ----------------------------------------------------------------------------- emit helpers
@@ -511,44 +484,6 @@ class _Lib:
         self._sqrt_one_minus_square(f)
         f.local_get(0).call(self.get("atan2", prec))
 
-    # -- hyperbolic
-
-    def _half_exp(self, f: Function, a: int, prec: str) -> None:
-        """Push exp(a)/2 as (exp(a/2)/2) * exp(a/2): finite up to a ~ 710.47."""
-        w = f.local(F64)
-        f.local_get(a).f64_const(0.5).f64_mul().call(self.get("exp", prec)).local_tee(w)
-        f.f64_const(0.5).f64_mul().local_get(w).f64_mul()
-
-    def _sinh(self, f: Function, prec: str) -> None:
-        x, a, u = 0, f.local(F64), f.local(F64)
-        f.local_get(x).f64_abs().local_tee(a).f64_const(709.0).f64_lt()
-        with f.if_(F64):  # (u + u/(u+1)) / 2 with u = expm1(a): no cancellation
-            f.local_get(a).call(self.get("expm1", prec)).local_tee(u)
-            f.local_get(u).local_get(u).f64_const(1.0).f64_add().f64_div().f64_add()
-            f.f64_const(0.5).f64_mul()
-            f.else_()
-            self._half_exp(f, a, prec)
-        f.local_get(x).f64_copysign()
-
-    def _cosh(self, f: Function, prec: str) -> None:
-        x, a, e = 0, f.local(F64), f.local(F64)
-        f.local_get(x).f64_abs().local_tee(a).f64_const(709.0).f64_lt()
-        with f.if_(F64):
-            f.local_get(a).call(self.get("exp", prec)).local_tee(e)
-            f.f64_const(0.5).f64_mul().f64_const(0.5).local_get(e).f64_div().f64_add()
-            f.else_()
-            self._half_exp(f, a, prec)
-
-    def _tanh(self, f: Function, prec: str) -> None:
-        x, a, u = 0, f.local(F64), f.local(F64)
-        f.local_get(x).f64_abs().local_tee(a).f64_const(22.0).f64_gt()
-        with f.if_(F64):  # 1 - tanh(22) < 2**-63
-            f.f64_const(1.0)
-            f.else_()  # u / (u + 2) with u = expm1(2a)
-            f.local_get(a).f64_const(2.0).f64_mul().call(self.get("expm1", prec))
-            f.local_tee(u).local_get(u).f64_const(2.0).f64_add().f64_div()
-        f.local_get(x).f64_copysign()
-
     # -- error function
 
     def _erf(self, f: Function, prec: str) -> None:
@@ -562,19 +497,6 @@ class _Lib:
             f.else_()  # 1 - erfc(|x|), with the sign of x
             f.f64_const(1.0).local_get(x).f64_abs().call(self.get("erfc_tail", prec))
             f.f64_sub().local_get(x).f64_copysign()
-
-    def _erfc(self, f: Function, prec: str) -> None:
-        x = 0
-        tail = self.get("erfc_tail", prec)
-        f.local_get(x).f64_abs().f64_const(1.0).f64_lt()
-        with f.if_(F64):
-            f.f64_const(1.0).local_get(x).call(self.get("erf", prec)).f64_sub()
-            f.else_()
-            f.local_get(x).f64_const(0.0).f64_gt()
-            with f.if_(F64):
-                f.local_get(x).call(tail)
-                f.else_()  # erfc(x) = 2 - erfc(-x); also nan
-                f.f64_const(2.0).local_get(x).f64_neg().call(tail).f64_sub()
 
     def _erfc_tail(self, f: Function, prec: str) -> None:
         """erfc(a) for a >= 1 (and inf/nan): exp(-a^2) * g(s) / a, g Chebyshev."""
