@@ -32,8 +32,6 @@ DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE}
 
 # dtype name -> the precision it computes in
 _COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
-# (op, dtype) decomposed in float32 only so far: left to the backend in float64
-_LEFT = {(op, expr.F64) for op in special.FLOAT32_ONLY}
 
 
 def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None) -> Node:
@@ -47,7 +45,7 @@ def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None
             continue
         srcs = tuple(memo[s] for s in n.srcs)
         out = n if srcs == n.srcs else ir.node(n.op, n.dtype, srcs, n.arg)
-        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE and (n.op, n.dtype) not in _LEFT:
+        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE:
             args = [V(ir.cast(s, _COMPUTE[n.dtype.name])) for s in srcs]
             out = ir.cast(DECOMPOSITIONS[n.op](*args).n, n.dtype)
         memo[n] = out

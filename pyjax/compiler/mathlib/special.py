@@ -1,9 +1,9 @@
-"""The error function and its complement in float32 and float64; its inverse, lgamma and digamma
-in float32 (float64: the backend's helpers until they are written here too)."""
+"""The error function, its complement and inverse, lgamma and digamma in float32 and float64."""
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 from pyjax.compiler import ir
 from pyjax.compiler.mathlib.exponential import exp, log, log_of
@@ -150,6 +150,8 @@ _ERFINV_HI += [-0.00367342844, 0.00134934322, 0.000100950558, -0.000200214257]
 
 
 def erf_inv(y: V) -> V:
+    if y.dtype == F64:
+        return _erf_inv64(y)
     # 1 - y^2 as (1 - a)(1 + a) (1 - a exact) where that avoids cancellation, log1p(-a^2) below
     a = fabs(y)
     w = -log_of((1.0 - a) * (1.0 + a), -(a * a), a < 0.5)
@@ -196,6 +198,8 @@ def _pole(x: V) -> V:
 
 
 def lgamma(x: V) -> V:
+    if x.dtype == F64:
+        return _lgamma64(x)
     # y = x, or 1 - x below 1/2 (reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)).
     # From 8 on Stirling's series; below, lgamma(y) = lgamma(2 + t) + log((y - 1) ... (y - n))
     # with y - n - 2 = t in [-1/2, 1/2), or lgamma(2 + t) - log1p(t) for y < 1.5 (t = y - 1
@@ -221,6 +225,8 @@ def lgamma(x: V) -> V:
 
 
 def digamma(x: V) -> V:
+    if x.dtype == F64:
+        return _digamma64(x)
     # y = x, or 1 - x below 1/2 (reflection: digamma(x) = digamma(1 - x) - pi cot(pi x)).
     # From 8 on the asymptotic series; below, z = y - n in [1.25, 2.25) (or y + 1) and
     # digamma(y) = digamma(z) + sum 1/(y - i) (or - 1/y), the sum as one fraction.
@@ -246,6 +252,72 @@ def digamma(x: V) -> V:
     return where(isnan(x), x, out)
 
 
+# ---- float64: the cpu evaluator's algorithms (pyjax/backends/cpu/numpy_eval.py), unrolled ---------
+
+_PI_DIGITS = "3.14159265358979323846264338327950288419716939937510582097494459"
+# sin(pi a) = a S(a^2), |a| <= 1/2: the Taylor series to a^23 (truncation 1e-18)
+_SINPI64 = [float((-1) ** k * Decimal(_PI_DIGITS) ** (2 * k + 1) / math.factorial(2 * k + 1)) for k in range(12)]
+# Stirling's series lgamma(z) - ((z - 1/2) log z - z + log(2 pi) / 2) = 1/z P(1/z^2), z >= 8 (1e-16)
+_STIRLING = [1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156]
+
+
+def _erf_inv64(y: V) -> V:
+    """Winitzki's closed form (relative error < 2e-3), then four Newton steps on erf(x) - |y|,
+    written (1 - |y|) - erfc(x) above 1/2 (1 - |y| exact): near |y| = 1 erf(x) itself would round
+    to a neighbour of |y| and leave x undetermined by up to 1e-2."""
+    a = fabs(y)
+    ln = log((1.0 - a) * (1.0 + a))  # |y| > 1 and NaN: NaN from here on
+    t = 2.0 / (math.pi * 0.147) + 0.5 * ln
+    x = sqrt(sqrt(t * t - ln / 0.147) - t)
+    for _ in range(4):
+        k, tail = _erf_kernel(x), _erfc_tail64(x)  # x >= 0
+        near = x < 1.0
+        f = where(a > 0.5, (1.0 - a) - where(near, 1.0 - k, tail), where(near, k, 1.0 - tail) - a)
+        x = x - f / (2.0 / math.sqrt(math.pi) * exp(-(x * x)))
+    return copysign(where(a.eq(1.0), INF, x), y)  # erf_inv(-0) = -0
+
+
+def _lgamma64(x: V) -> V:
+    # y = x, or 1 - x below 1/2 (reflection); lgamma(y) = lgamma(y + n) - log(y (y + 1) ...
+    # (y + n - 1)) with y + n >= 8 (n <= 8), Stirling's series there. Near the zeros 1 and 2 the
+    # error is absolute (~1e-15), as the cpu evaluator's.
+    refl = x < 0.5
+    y = where(refl, 1.0 - x, x)
+    prod = V(ir.const(1.0, F64))
+    for _ in range(8):
+        small = y < 8.0
+        prod, y = prod * where(small, y, 1.0), where(small, y + 1.0, y)
+    iy = 1.0 / y
+    series = madd(iy, poly(iy * iy, _STIRLING), 0.5 * math.log(2 * math.pi))
+    ly = madd(y - 0.5, log(y), series - y) - log(prod)
+    tiny = fabs(x) < 2.0**-54  # -log|x| to 1e-17; sin(pi x) would lose bits as a subnormal
+    ls = log(where(tiny, fabs(x), _sinpi64(fabs(_nearest_offset(x)))))
+    r = where(tiny, -ls, (math.log(math.pi) - ls) - ly)
+    out = where(_pole(x) | fabs(x).eq(INF), INF, where(refl, r, ly))
+    return where(isnan(x), x, out)
+
+
+def _sinpi64(a: V) -> V:
+    return a * poly(a * a, _SINPI64)
+
+
+def _digamma64(x: V) -> V:
+    # y = x, or 1 - x below 1/2 (reflection: - pi cot(pi x)); digamma(y) = digamma(y + n) -
+    # sum 1/(y + i), y + n >= 6 (n <= 6), the asymptotic series there
+    refl = x < 0.5
+    y = where(refl, 1.0 - x, x)
+    acc = V(ir.const(0.0, F64))
+    for _ in range(6):
+        small = y < 6.0
+        acc, y = acc - where(small, 1.0 / y, 0.0), where(small, y + 1.0, y)
+    iy = 1.0 / y
+    iy2 = iy * iy
+    psi = acc + (log(y) - madd(iy2, poly(iy2, [1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132]), 0.5 * iy))
+    r = _nearest_offset(x)
+    a = fabs(r)
+    cot = xorsign(_sinpi64(0.5 - a) / _sinpi64(a), r)
+    out = where(_pole(x), NAN, where(refl, psi - math.pi * cot, psi))
+    return where(isnan(x), x, out)
+
+
 TABLE = {"erf": erf, "erfc": erfc, "erf_inv": erf_inv, "lgamma": lgamma, "digamma": digamma}
-# decomposed in float32 only so far: float64 stays with the backend
-FLOAT32_ONLY = frozenset(("erf_inv", "lgamma", "digamma"))
