@@ -1,14 +1,9 @@
-"""More float helpers for kernels, composed from `mathlib`'s float64 cores.
+"""More float helpers for kernels, composed from `mathlib`'s float64 cores: cbrt, and the
+float16/bfloat16 conversions (exp2, log2, the inverse hyperbolics, logistic, erf_inv, lgamma and
+digamma are core ops now: compiler/mathlib).
 
-mathlib covers the C library's core functions; kernels also need cbrt, erf_inv, lgamma, digamma
-and the float16/bfloat16 conversions (exp2, log2, the inverse hyperbolics and logistic are core
-ops now: compiler/mathlib). The
-float64 versions are emitted here once per module; float32 kernels promote, call and demote (one
+cbrt is emitted here once per module in float64; float32 kernels promote, call and demote (one
 rounding), which keeps float32 results within an ulp of the float64 value.
-
-The algorithms follow the cpu backend's reference evaluator (numpy_eval / python_eval) so that
-the wasm backend agrees with it: erf_inv is the same initial guess plus four Newton steps,
-digamma the same recurrence and asymptotic series, lgamma a shift to x >= 8 and Stirling's series.
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ from pyjax.backends.wasm.mathlib import add_math_helpers
 
 __all__ = ["EXTRA", "f16_helpers", "math_index"]
 
-EXTRA = ("cbrt", "erf_inv", "lgamma", "digamma")
+EXTRA = ("cbrt",)
 
 
 class _Ext:
@@ -54,106 +49,6 @@ class _Ext:
         f.local_set(r).local_get(0).local_get(r)
         f.local_get(a).f64_const(0.0).f64_eq().local_get(a).f64_const(math.inf).f64_eq().i32_or()
         f.local_get(0).local_get(0).f64_ne().i32_or().select()
-
-    def _erf_inv(self, f: Function) -> None:
-        y, ln, t, x = 0, f.local(F64), f.local(F64), f.local(F64)
-        a = 0.147
-        f.f64_const(1.0).local_get(y).local_get(y).f64_mul().f64_sub().call(self.core("log")).local_set(ln)
-        f.f64_const(2 / (math.pi * a)).local_get(ln).f64_const(0.5).f64_mul().f64_add().local_set(t)
-        f.local_get(t).local_get(t).f64_mul().local_get(ln).f64_const(a).f64_div().f64_sub().f64_sqrt()
-        f.local_get(t).f64_sub().f64_sqrt().local_get(y).f64_copysign().local_set(x)
-        for _ in range(4):
-            f.local_get(x)
-            f.local_get(x).call(self.core("erf")).local_get(y).f64_sub()
-            f.f64_const(2 / math.sqrt(math.pi)).local_get(x).local_get(x).f64_mul().f64_neg()
-            f.call(self.core("exp")).f64_mul().f64_div().f64_sub().local_set(x)
-        # |y| >= 1: +-inf at +-1, nan beyond (and for nan)
-        f.local_get(x)
-        f.f64_const(math.nan).local_get(y).f64_abs().f64_const(1.0).f64_lt()
-        r = f.local(F64)
-        f.select().local_set(r)
-        f.f64_const(math.inf).local_get(y).f64_copysign().local_get(r).local_get(y).f64_abs().f64_const(1.0).f64_eq()
-        f.select()
-
-    def _lgamma_pos(self) -> int:
-        """lgamma for x >= 0.5: shift to z >= 8 (log of the product), then Stirling's series."""
-        if "lgamma_pos" in self.index:
-            return self.index["lgamma_pos"]
-        f = self.m.function("pyjax_lgamma_pos_f64", [F64], [F64])
-        self.index["lgamma_pos"] = f.index
-        z, prod, inv, inv2 = 0, f.local(F64), f.local(F64), f.local(F64)
-        f.f64_const(1.0).local_set(prod)
-        with f.block(), f.loop():
-            f.local_get(z).f64_const(8.0).f64_lt().i32_eqz().br_if(1)  # also exits for nan
-            f.local_get(prod).local_get(z).f64_mul().local_set(prod)
-            f.local_get(z).f64_const(1.0).f64_add().local_set(z)
-            f.br(0)
-        f.f64_const(1.0).local_get(z).f64_div().local_tee(inv).local_get(inv).f64_mul().local_set(inv2)
-        coeffs = [1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156]
-        f.f64_const(coeffs[-1])
-        for c in reversed(coeffs[:-1]):
-            f.local_get(inv2).f64_mul().f64_const(c).f64_add()
-        f.local_get(inv).f64_mul()
-        f.local_get(z).f64_const(0.5).f64_sub().local_get(z).call(self.core("log")).f64_mul().f64_add()
-        f.local_get(z).f64_sub().f64_const(0.5 * math.log(2 * math.pi)).f64_add()
-        f.local_get(prod).call(self.core("log")).f64_sub()
-        f.finish()
-        return f.index
-
-    def _lgamma(self, f: Function) -> None:
-        x = 0
-        pos = self._lgamma_pos()
-        f.local_get(x).f64_const(0.5).f64_ge()
-        with f.if_(F64):
-            f.local_get(x).f64_const(1e300).f64_min().call(pos)
-            f.else_()  # reflection: log(pi / |sin(pi x)|) - lgamma(1 - x)
-            f.f64_const(math.log(math.pi))
-            f.local_get(x).local_get(x).f64_floor().f64_sub().f64_const(math.pi).f64_mul()
-            f.call(self.core("sin")).f64_abs().call(self.core("log")).f64_sub()
-            f.f64_const(1.0).local_get(x).f64_sub().call(pos).f64_sub()
-        r = f.local(F64)
-        f.local_set(r)
-        # poles (x <= 0 integers) -> inf; inf -> inf; nan -> nan
-        f.f64_const(math.inf).local_get(r)
-        f.local_get(x).f64_const(0.0).f64_le().local_get(x).f64_floor().local_get(x).f64_eq().i32_and()
-        f.local_get(x).f64_abs().f64_const(math.inf).f64_eq().i32_or().select()
-        f.local_set(r).local_get(x).local_get(r).local_get(x).local_get(x).f64_ne().select()
-
-    def _digamma_pos(self) -> int:
-        if "digamma_pos" in self.index:
-            return self.index["digamma_pos"]
-        f = self.m.function("pyjax_digamma_pos_f64", [F64], [F64])
-        self.index["digamma_pos"] = f.index
-        x, acc, inv, inv2 = 0, f.local(F64), f.local(F64), f.local(F64)
-        with f.block(), f.loop():
-            f.local_get(x).f64_const(6.0).f64_lt().i32_eqz().br_if(1)  # also exits for nan
-            f.local_get(acc).f64_const(1.0).local_get(x).f64_div().f64_sub().local_set(acc)
-            f.local_get(x).f64_const(1.0).f64_add().local_set(x)
-            f.br(0)
-        f.f64_const(1.0).local_get(x).f64_div().local_tee(inv).local_get(inv).f64_mul().local_set(inv2)
-        f.local_get(acc).local_get(x).call(self.core("log")).f64_add()
-        f.f64_const(0.5).local_get(inv).f64_mul().f64_sub()
-        # inv2 * (1/12 - inv2 * (1/120 - inv2 * (1/252 - inv2 * (1/240 - inv2/132))))
-        f.f64_const(1 / 240).local_get(inv2).f64_const(1 / 132).f64_mul().f64_sub()
-        for c in (1 / 252, 1 / 120, 1 / 12):
-            f.local_set(inv).f64_const(c).local_get(inv2).local_get(inv).f64_mul().f64_sub()
-        f.local_get(inv2).f64_mul().f64_sub()
-        f.finish()
-        return f.index
-
-    def _digamma(self, f: Function) -> None:
-        x = 0
-        pos = self._digamma_pos()
-        f.local_get(x).f64_const(0.5).f64_lt()
-        with f.if_(F64):  # psi(1 - x) - pi / tan(pi x)
-            f.f64_const(1.0).local_get(x).f64_sub().call(pos)
-            f.f64_const(math.pi).local_get(x).f64_const(math.pi).f64_mul().call(self.core("tan")).f64_div().f64_sub()
-            f.else_()
-            f.local_get(x).call(pos)
-        r = f.local(F64)
-        f.local_set(r).f64_const(math.nan).local_get(r)
-        f.local_get(x).f64_const(0.0).f64_le().local_get(x).f64_floor().local_get(x).f64_eq().i32_and().select()
-        f.local_set(r).local_get(x).local_get(r).local_get(x).local_get(x).f64_ne().select()
 
 
 def math_index(m: Module, name: str, dtype_name: str) -> int:
