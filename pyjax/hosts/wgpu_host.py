@@ -163,6 +163,12 @@ class WgpuHost:
         import wgpu  # lazy: importing pyjax must not need wgpu
 
         self._wgpu = wgpu
+        try:  # wgpu-native's C functions, for recording compute passes without wgpu-py's wrappers
+            from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+            self._raw = (ffi, lib) if hasattr(lib, "wgpuComputePassEncoderDispatchWorkgroups") else None
+        except ImportError:  # pragma: no cover - other wgpu-py versions
+            self._raw = None
         self._usage_storage = (
             wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.INDIRECT
         )
@@ -207,13 +213,16 @@ class WgpuHost:
                     have = alimits[name]
                     required[name] = max(value, have) if name.startswith("min-") else min(value, have)
         required.update(self._extra_limits)
-        features = [f for f in ("shader-f16",) if f in adapter.features]
+        features = [f for f in ("shader-f16", "subgroup") if f in adapter.features]
         self._device = adapter.request_device_sync(required_features=features, required_limits=required)
         self._queue = self._device.queue
         self.adapter_info: dict = dict(adapter.info)
         self.limits: dict[str, int] = dict(self._device.limits)
         self.features: frozenset[str] = frozenset(self._device.features)
         self.has_f16: bool = "shader-f16" in self.features
+        # wgpu-native's subgroup operations (WGSL without `enable subgroups;`): the radix sort's
+        # workgroup scans use them when present
+        self.has_subgroups: bool = "subgroup" in self.features
         self._max_binding = min(
             self.limits["max-storage-buffer-binding-size"],
             self.limits["max-buffer-size"],
@@ -439,7 +448,17 @@ class WgpuHost:
     def _read_span(self, buf: _Buffer, start: int, size: int, skip: int = 0, n: int | None = None) -> bytes:
         """Bytes [start + skip, start + skip + n) of buf; [start, start + size) is 4-byte aligned."""
         st, cls = self._stage(buf, start, size)
-        st.map_sync(self._wgpu.MapMode.READ, 0, size)
+        poll = getattr(self._device, "_poll_wait", None)
+        if poll is None:  # pragma: no cover - other wgpu-py versions
+            st.map_sync(self._wgpu.MapMode.READ, 0, size)
+        else:
+            # Wait here, in this thread: map_sync waits for wgpu-py's poll thread to see the map
+            # done and wake this one (a tiny awaited call took 390 us on the H200, 25 us in
+            # torch). The copy was just submitted, so the empty submit map_async adds before a
+            # read is not needed (READ_NOSYNC). The blocking poll runs the map's callback.
+            done = st.map_async("READ_NOSYNC", 0, size)
+            poll()
+            done.sync_wait()
         return self._unstage(st, cls, size, skip, size if n is None else n)
 
     def _read_range(self, h: int, nbytes: int | None, offset: int) -> tuple:
@@ -649,10 +668,11 @@ class WgpuHost:
                     )
                 if (s.uniforms is not None) != pipe.has_uniform:
                     raise ValueError(f"pipeline {s.pipeline} {'needs' if pipe.has_uniform else 'has no'} uniforms")
-                for h, b, w in zip(s.buffers, bufs, pipe.writable):
-                    if w and sum(o is b for o in bufs) > 1:
-                        # WebGPU rejects a writable binding aliased with another binding.
-                        raise ValueError(f"buffer {h} is bound read_write and also bound again in the same step")
+                if len(set(s.buffers)) != len(bufs):
+                    for h, b, w in zip(s.buffers, bufs, pipe.writable):
+                        if w and sum(o is b for o in bufs) > 1:
+                            # WebGPU rejects a writable binding aliased with another binding.
+                            raise ValueError(f"buffer {h} is bound read_write and also bound again in the same step")
             uoff = usize = 0
             if s.uniforms is not None:
                 data = bytes(memoryview(s.uniforms).cast("B"))
@@ -669,6 +689,9 @@ class WgpuHost:
                 self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
             enc = self._device.create_command_encoder()
             cpass = enc.begin_compute_pass()
+            if self._raw is not None and all(p.layout_key is not None for p in pipes):
+                self._record_raw(cpass, pipes, bufsets, grids, uoffs, usizes)
+                pipes = ()
             for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
                 cpass.set_pipeline(pipe.gpu)
                 if pipe.layout_key is not None:
@@ -687,6 +710,36 @@ class WgpuHost:
         self.stats["submits"] += 1
         self.stats["dispatches"] += len(steps)
         self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
+
+    def _record_raw(self, cpass, pipes, bufsets, grids, uoffs, usizes) -> None:
+        """The steps' pipeline/bind group/dispatch commands through wgpu-native's C functions.
+
+        wgpu-py's wrappers capture errors around every call (~5 us each on the H200's host, three
+        calls a dispatch: most of an MLP train step's 250 us of Python); recording errors are
+        reported by the encoder's finish() all the same. The pass keeps what it binds alive.
+        """
+        ffi, lib = self._raw
+        set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+        set_group = lib.wgpuComputePassEncoderSetBindGroup
+        run = lib.wgpuComputePassEncoderDispatchWorkgroups
+        run_indirect = lib.wgpuComputePassEncoderDispatchWorkgroupsIndirect
+        cp = cpass._internal
+        offs = ffi.new("uint32_t[]", uoffs)
+        last = None
+        for i, (pipe, bufs, grid, usize) in enumerate(zip(pipes, bufsets, grids, usizes)):
+            gp = pipe.gpu._internal
+            if gp != last:
+                set_pipeline(cp, gp)
+                last = gp
+            bg = self._bind_group(pipe, bufs, usize)._internal
+            if usize:
+                set_group(cp, 0, bg, 1, offs + i)
+            else:
+                set_group(cp, 0, bg, 0, ffi.NULL)
+            if grid[0] == "indirect":
+                run_indirect(cp, grid[1]._internal, 0)
+            else:
+                run(cp, *grid)
 
     def max_workgroups(self) -> int:
         """max-compute-workgroups-per-dimension of the device (65535 by default)."""
