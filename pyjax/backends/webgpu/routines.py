@@ -289,18 +289,36 @@ class _Radix:
         self.h = 256 * self.nb
         self.nch = -(-self.h // 1024)
         uni = "shift: u32, nb: u32, h: u32, nch: u32,"
-        # sc[lid] becomes the inclusive prefix sum over threads of each thread's `t`
-        scan256 = (
-            "sc[lid] = t;\n"
-            "for (var o = 1u; o < 256u; o = o << 1u) {\n"
-            "  workgroupBarrier();\n  let a = select(0u, sc[lid - o], lid >= o);\n"
-            "  workgroupBarrier();\n  sc[lid] = sc[lid] + a;\n}\nworkgroupBarrier();\n"
-        )
+        sg = bool(getattr(backend.host, "has_subgroups", False))
+        entry = ENTRY + (", @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32" if sg else "")
+
+        def scan(zero: str) -> str:
+            """`inc`: the inclusive prefix sum over threads (in lid order) of each thread's `t`,
+            `wall`: the workgroup's total; `sc` is free again afterwards. With subgroups: a
+            subgroup scan and the subgroups' totals (2 barriers instead of 17)."""
+            if sg:  # subgroups hold consecutive invocations of a 1-D workgroup
+                return (
+                    "let sgin = subgroupInclusiveAdd(t);\n"
+                    "if (sgi == sgs - 1u) { sc[lid / sgs] = sgin; }\n"
+                    f"workgroupBarrier();\nvar pre = {zero};\nvar wall = {zero};\n"
+                    "for (var w = 0u; w < 256u / sgs; w = w + 1u) {\n"
+                    f"  let x = sc[w];\n  wall = wall + x;\n  pre = pre + select({zero}, x, w < lid / sgs);\n}}\n"
+                    "workgroupBarrier();\nlet inc = pre + sgin;\n"
+                )
+            return (
+                "sc[lid] = t;\n"
+                "for (var o = 1u; o < 256u; o = o << 1u) {\n"
+                f"  workgroupBarrier();\n  let a = select({zero}, sc[lid - o], lid >= o);\n"
+                "  workgroupBarrier();\n  sc[lid] = sc[lid] + a;\n}\nworkgroupBarrier();\n"
+                "let inc = sc[lid];\nlet wall = sc[255];\nworkgroupBarrier();\n"
+            )
+
+        scan256 = scan("0u")
 
         def ind(text: str, k: int) -> str:
             return "".join(" " * k + x + "\n" for x in text.splitlines())
 
-        head = f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+        head = f"@compute @workgroup_size({WG})\nfn main({entry}) {{\n  {LINEAR_WG}\n"
         self.hist = _pipe(
             backend,
             wgsl.header([("k", "u32", False), ("hist", "u32", True)], uni)
@@ -321,21 +339,21 @@ class _Radix:
             "  for (var j = 0u; j < 4u; j = j + 1u) {\n"
             "    x[j] = select(0u, hist[b + j], b + j < u.h);\n    t = t + x[j];\n  }\n"
             + ind(scan256, 2)
-            + "  var run = sc[lid] - t;\n  for (var j = 0u; j < 4u; j = j + 1u) {\n"
+            + "  var run = inc - t;\n  for (var j = 0u; j < 4u; j = j + 1u) {\n"
             "    if (b + j < u.h) { hist[b + j] = run; }\n    run = run + x[j];\n  }\n"
-            "  if (lid == 255u) { tot[wgl] = sc[255]; }\n}\n",
+            "  if (lid == 255u) { tot[wgl] = wall; }\n}\n",
         )
         # one workgroup: exclusive scan of the block totals, 256 at a time with a carry
         self.scan_tot = _pipe(
             backend,
             wgsl.header([("tot", "u32", True)], uni)
             + "var<workgroup> sc: array<u32, 256>;\n"
-            + f"@compute @workgroup_size({WG})\nfn main(@builtin(local_invocation_index) lid: u32) {{\n"
+            + f"@compute @workgroup_size({WG})\nfn main({entry}) {{\n"
             "  var carry = 0u;\n  for (var c = 0u; c < u.nch; c = c + 256u) {\n"
             "    let t = select(0u, tot[c + lid], c + lid < u.nch);\n"
             + ind(scan256, 4)
-            + "    if (c + lid < u.nch) { tot[c + lid] = carry + sc[lid] - t; }\n"
-            "    carry = carry + sc[255];\n  }\n}\n",
+            + "    if (c + lid < u.nch) { tot[c + lid] = carry + inc - t; }\n"
+            "    carry = carry + wall;\n  }\n}\n",
         )
         # Stable split of the block by 2 bits of the digit at a time (4 buckets, in order): the
         # thread's bucket counts are packed 16 bits each into a vec2 and scanned over threads.
@@ -343,7 +361,7 @@ class _Radix:
         # to local memory by the shader compilers.
         J = range(E)
         each = "".join
-        scan2 = scan256.replace("select(0u,", "select(vec2<u32>(0u),")
+        scan2 = scan("vec2<u32>(0u)")
         splits = (
             "for (var q = 0u; q < 8u; q = q + 2u) {\n  let sh = u.shift + q;\n"
             + each(
@@ -353,7 +371,7 @@ class _Radix:
             )
             + f"  let t = {' + '.join(f'c{j}' for j in J)};\n"
             + ind(scan2, 2)
-            + "  let ex = sc[lid] - t;\n  let al = sc[255];\n"
+            + "  let ex = inc - t;\n  let al = wall;\n"
             "  let n0 = al.x & 0xffffu;\n  let n1 = al.x >> 16u;\n  let n2 = al.y & 0xffffu;\n"
             "  var p = vec4<u32>(0u, n0, n0 + n1, n0 + n1 + n2)"
             " + vec4<u32>(ex.x & 0xffffu, ex.x >> 16u, ex.y & 0xffffu, ex.y >> 16u);\n"
