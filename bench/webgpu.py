@@ -1,11 +1,12 @@
 """WebGPU backend benchmark: pyjax on webgpu next to torch (cuBLAS, TF32 off) on the same GPU.
 
 Prints, in one run: f32 matmul 1024/2048/4096 (GFLOP/s), elementwise add of 2^26 floats (GB/s),
-row, column and full sums of a 8192 x 8192 matrix (GB/s), and a sort of 10^7
-floats (Melem/s). torch columns are skipped when torch or CUDA is absent. Sizes shrink
+row, column and full sums of a 8192 x 8192 matrix (GB/s), a sort of 10^7
+floats (Melem/s), an MLP train step (128, 784-256-10) back to back (us) and a tiny jitted
+call awaited each call (us). torch columns are skipped when torch or CUDA is absent. Sizes shrink
 automatically on a CPU adapter (lavapipe) unless --full is given.
 
-    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort]
+    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort,mlp,call]
 
 Each pyjax timing runs a jitted function `reps` times back to back (the backend records all of
 them into command buffers without waiting) and ends with one readback of a few bytes, so
@@ -85,7 +86,7 @@ def main() -> None:
         action="store_true",
         help="keep the WebGPU default limits (128 MiB bindings: too small for 2^26 floats)",
     )
-    ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort")
+    ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort,mlp,call")
     args = ap.parse_args()
 
     from pyjax import hosts
@@ -116,7 +117,7 @@ def main() -> None:
         f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}"
     )
     print(f"\n{'benchmark':<34} {'pyjax':>12} {'torch':>12} {'ratio':>7}  unit")
-    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort"}
+    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort", "mlp", "call"}
     rng = np.random.default_rng(0)
 
     with pyjax.default_device(dev):
@@ -201,6 +202,82 @@ def main() -> None:
                 ts = torch.from_numpy(s).cuda()
                 tt = n / time_torch(torch, lambda: torch.sort(ts), reps) / 1e6
             row(f"sort f32 {n}", "Melem/s", n / dt / 1e6, tt, f"(correct={ok})")
+            ok = np.array_equal(np.asarray(pyjax.jit(jnp.argsort)(S)), np.argsort(s, kind="stable"))
+            dt = time_pyjax(pyjax.jit(jnp.argsort), (S,), reps)
+            tt = None
+            if torch is not None:
+                tt = n / time_torch(torch, lambda: torch.sort(ts, stable=True).indices, reps) / 1e6
+            row(f"argsort f32 {n}", "Melem/s", n / dt / 1e6, tt, f"(correct={ok})")
+        if "mlp" in only:
+            mlp_row(rng, torch, args.reps or (20 if small else 200))
+        if "call" in only:
+            call_row(torch, args.reps or (50 if small else 500))
+
+
+def mlp_row(rng, torch, reps: int) -> None:
+    """MLP train step (128, 784-256-10, SGD), jitted, `reps` steps back to back (us per step)."""
+    x = rng.standard_normal((128, 784), dtype=np.float32)
+    y = np.eye(10, dtype=np.float32)[np.arange(128) % 10]
+    ws = [rng.standard_normal((784, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32)]
+    ws += [rng.standard_normal((256, 10), dtype=np.float32) * 0.05, np.zeros(10, np.float32)]
+
+    def loss(p, xb, yb):
+        h = jnp.maximum(xb @ p[0] + p[1], 0.0)
+        return -jnp.sum(pyjax.nn.log_softmax(h @ p[2] + p[3]) * yb) / 128
+
+    @pyjax.jit
+    def step(p, xb, yb):
+        l, g = pyjax.value_and_grad(loss)(p, xb, yb)
+        return [pi - 0.1 * gi for pi, gi in zip(p, g)], l
+
+    p, X, Y = [jnp.asarray(w) for w in ws], jnp.asarray(x), jnp.asarray(y)
+    for _ in range(3):
+        p, l = step(p, X, Y)
+    _sync(l)
+    t = time.perf_counter()
+    for _ in range(reps):
+        p, l = step(p, X, Y)
+    _sync(l)
+    dt = (time.perf_counter() - t) / reps
+    tt = None
+    if torch is not None:
+        tp = [torch.from_numpy(w).cuda().requires_grad_() for w in ws]
+        tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+
+        def tstep():
+            h = torch.relu(tx @ tp[0] + tp[1])
+            lo = -(torch.log_softmax(h @ tp[2] + tp[3], 1) * ty).sum() / 128
+            gs = torch.autograd.grad(lo, tp)
+            with torch.no_grad():
+                for w, gw in zip(tp, gs):
+                    w -= 0.1 * gw
+
+        tt = time_torch(torch, tstep, reps) * 1e6
+    row("MLP train step 128,784-256-10", "us (lower is better)", dt * 1e6, tt)
+
+
+def call_row(torch, reps: int) -> None:
+    """A tiny jitted call (x * 2 + 1 on 4 floats), its result read back every call (us)."""
+    f = pyjax.jit(lambda v: v * 2.0 + 1.0)
+    X = jnp.asarray(np.arange(4, dtype=np.float32))
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(reps // 5):
+            np.asarray(f(X))
+        ts.append((time.perf_counter() - t) / (reps // 5) * 1e6)
+    tt = None
+    if torch is not None:
+        tx = torch.arange(4, dtype=torch.float32, device="cuda")
+        tts = []
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(reps // 5):
+                (tx * 2.0 + 1.0).cpu()
+            tts.append((time.perf_counter() - t) / (reps // 5) * 1e6)
+        tt = sorted(tts)[2]
+    ts.sort()
+    row("tiny jitted call, awaited", f"us (median of 5; min {ts[0]:.1f} max {ts[-1]:.1f})", ts[2], tt)
 
 
 if __name__ == "__main__":
