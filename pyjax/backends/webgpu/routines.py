@@ -324,10 +324,12 @@ class _Radix:
             wgsl.header([("k", "u32", False), ("hist", "u32", True)], uni)
             + "var<workgroup> cnt: array<atomic<u32>, 256>;\n"
             + head
-            + f"  atomicStore(&cnt[lid], 0u);\n  workgroupBarrier();\n  let base = wgl * {B}u;\n"
-            f"  for (var j = 0u; j < {E}u; j = j + 1u) {{\n"
-            "    atomicAdd(&cnt[(k[base + j * 256u + lid] >> u.shift) & 255u], 1u);\n  }\n"
-            "  workgroupBarrier();\n  hist[lid * u.nb + wgl] = atomicLoad(&cnt[lid]);\n}\n",
+            # all E loads first, in flight together (a loop with the atomic in it waited for each)
+            + f"  let base = wgl * {B}u;\n"
+            + "".join(f"  let x{j} = k[base + {j * WG}u + lid];\n" for j in range(E))
+            + "  atomicStore(&cnt[lid], 0u);\n  workgroupBarrier();\n"
+            + "".join(f"  atomicAdd(&cnt[(x{j} >> u.shift) & 255u], 1u);\n" for j in range(E))
+            + "  workgroupBarrier();\n  hist[lid * u.nb + wgl] = atomicLoad(&cnt[lid]);\n}\n",
         )
         # exclusive scan of 1024 entries per workgroup, in place; the block totals go to tot
         self.scan = _pipe(
@@ -392,17 +394,26 @@ class _Radix:
             + f"var<workgroup> sk: array<u32, {B}>;\nvar<workgroup> sv: array<u32, {B}>;\n"
             "var<workgroup> sc: array<vec2<u32>, 256>;\nvar<workgroup> st: array<u32, 256>;\n"
             + head
-            + f"  let base = wgl * {B}u + lid * {E}u;\n"
-            + each(f"  var k{j} = k[base + {j}u];\n  var v{j} = v[base + {j}u];\n" for j in J)
+            + f"  let blk = wgl * {B}u;\n"
+            # global memory is read and written with consecutive threads on consecutive words
+            # (through workgroup memory); thread-owned runs of E words cost the H200 ~20% more
+            + each(
+                f"  sk[{j * WG}u + lid] = k[blk + {j * WG}u + lid];\n  sv[{j * WG}u + lid] = v[blk + {j * WG}u + lid];\n"
+                for j in J
+            )
+            + "  workgroupBarrier();\n"
+            + each(f"  var k{j} = sk[lid * {E}u + {j}u];\n  var v{j} = sv[lid * {E}u + {j}u];\n" for j in J)
             + ind(splits, 2)
-            + each(f"  let g{j} = (k{j} >> u.shift) & 255u;\n" for j in J)
-            + f"  if (lid == 0u || ((sk[max(lid * {E}u, 1u) - 1u] >> u.shift) & 255u) != g0) {{ st[g0] = lid * {E}u; }}\n"
-            + each(f"  if (g{j} != g{j - 1}) {{ st[g{j}] = lid * {E}u + {j}u; }}\n" for j in range(1, E))
+            + each(
+                f"  let p{j} = {j * WG}u + lid;\n  let y{j} = sk[p{j}];\n  let g{j} = (y{j} >> u.shift) & 255u;\n"
+                f"  if (p{j} == 0u || ((sk[max(p{j}, 1u) - 1u] >> u.shift) & 255u) != g{j}) {{ st[g{j}] = p{j}; }}\n"
+                for j in J
+            )
             + "  workgroupBarrier();\n"
             + each(
                 f"  let e{j} = g{j} * u.nb + wgl;\n"
-                f"  let o{j} = hist[e{j}] + tot[e{j} / 1024u] + lid * {E}u + {j}u - st[g{j}];\n"
-                f"  ko[o{j}] = k{j};\n  vo[o{j}] = v{j};\n"
+                f"  let o{j} = hist[e{j}] + tot[e{j} / 1024u] + p{j} - st[g{j}];\n"
+                f"  ko[o{j}] = y{j};\n  vo[o{j}] = sv[p{j}];\n"
                 for j in J
             )
             + "}\n",
