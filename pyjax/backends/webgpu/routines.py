@@ -278,10 +278,15 @@ class _Radix:
     network sorted 10^7 floats at 790 Melem/s on the H200 (log^2 n global passes).
     """
 
+    E_MAX = 8  # elements per thread where workgroup memory allows
+
     def __init__(self, backend, n: int):
-        # E elements per thread, B = 256 E per block: 8 where workgroup memory holds 2 x 2048
-        # words and the scan (the H200 grants 48 KiB; WebGPU's default is 16 KiB).
-        E = 8 if backend.caps.max_shared >= 4 * (2 * 2048 + 3 * 256) else 4
+        # E elements per thread, B = 256 E per block: the largest power of two up to E_MAX whose
+        # 2 x B words and the scan fit in workgroup memory (the H200 grants 48 KiB; WebGPU's
+        # default 16 KiB fits E = 4).
+        E = self.E_MAX
+        while E > 4 and backend.caps.max_shared < 4 * (2 * WG * E + 3 * WG):
+            E //= 2
         B = self.B = WG * E
         self.n = n
         self.nb = -(-n // B)
@@ -396,7 +401,7 @@ class _Radix:
             + head
             + f"  let blk = wgl * {B}u;\n"
             # global memory is read and written with consecutive threads on consecutive words
-            # (through workgroup memory); thread-owned runs of E words cost the H200 ~20% more
+            # (through workgroup memory); thread-owned runs of E words took the H200 30% longer
             + each(
                 f"  sk[{j * WG}u + lid] = k[blk + {j * WG}u + lid];\n  sv[{j * WG}u + lid] = v[blk + {j * WG}u + lid];\n"
                 for j in J
