@@ -152,6 +152,8 @@ class WgpuHost:
     pool_bytes: how many bytes of released buffers to keep for reuse.
     """
 
+    reads_in_dispatch = True  # dispatch(steps, read=(handle, nbytes, offset)) returns the bytes
+
     def __init__(
         self,
         *,
@@ -430,11 +432,15 @@ class WgpuHost:
             raise ValueError(f"read of {n} bytes at offset {offset} exceeds buffer size {buf.nbytes}")
         return n
 
-    def _stage(self, buf: _Buffer, start: int, size: int):
-        """Copy [start, start+size) into a pooled staging buffer (submitted; not yet mapped)."""
+    def _stage(self, buf: _Buffer, start: int, size: int, enc=None):
+        """Copy [start, start+size) into a pooled staging buffer (submitted; not yet mapped).
+        enc: record the copy there instead (the caller submits it)."""
         cls = _size_class(size)
         free = self._staging_pool.get(cls)
         st = free.pop() if free else self._alloc(cls, self._usage_staging, "read")
+        if enc is not None:
+            enc.copy_buffer_to_buffer(buf.gpu, start, st, 0, size)
+            return st, cls
         enc = self._device.create_command_encoder()
         enc.copy_buffer_to_buffer(buf.gpu, start, st, 0, size)
         self._queue.submit([enc.finish()])
@@ -665,8 +671,11 @@ class WgpuHost:
             )
         return x, y, z
 
-    def dispatch(self, steps: Sequence[Step | tuple]) -> None:
+    def dispatch(self, steps: Sequence[Step | tuple], read: tuple | None = None) -> bytes | None:
         """Record all steps in one command encoder (one compute pass) and submit once.
+
+        read: (handle, nbytes, offset): also copy those bytes out in the same submit and return
+        them, as ``read`` would after the dispatch (one submit less for a jitted call's result).
 
         Each step is Step(pipeline, buffers, uniforms, grid) or the same 4-tuple. The uniform
         bytes of all steps go into one uniform buffer with one write, each at an offset aligned
@@ -676,7 +685,13 @@ class WgpuHost:
         self._ensure_device()
         steps = [s if isinstance(s, Step) else Step(*s) for s in steps]
         if not steps:
-            return
+            return None if read is None else self.read(*read)
+        staged = None
+        if read is not None:
+            buf, start, size, n = self._read_range(*read)
+            if not n or self._raw is None:
+                self.dispatch(steps)
+                return self.read(*read)
         pipes, bufsets, grids, uoffs, usizes = [], [], [], [], []
         blob = bytearray()
         for s in steps:
@@ -730,12 +745,23 @@ class WgpuHost:
                 else:
                     cpass.dispatch_workgroups(*grid)
             cpass.end()
+            if read is not None:
+                staged = self._stage(buf, start, size, enc)
             self._queue.submit([enc.finish()])
         except self._gpu_errors as e:
             raise self._translate(e, "dispatch") from e
         self.stats["submits"] += 1
         self.stats["dispatches"] += len(steps)
         self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
+        if staged is None:
+            return None
+        st, cls = staged
+        try:
+            out = self._map_read_raw(st, size)[read[2] - start : read[2] - start + n]
+        except self._gpu_errors as e:
+            raise self._translate(e, "read") from e
+        self._staging_pool.setdefault(cls, []).append(st)
+        return out
 
     def _record_raw(self, cpass, pipes, bufsets, grids, uoffs, usizes) -> None:
         """The steps' pipeline/bind group/dispatch commands through wgpu-native's C functions.

@@ -108,6 +108,7 @@ class WebGPUBackend(Backend):
         self._nbytes: dict[int, int] = {}
         self._queue: list = []
         self._queued_wgs = 0  # workgroups of the queued steps (int grids)
+        self._read_in_dispatch = bool(getattr(host, "reads_in_dispatch", False))  # dispatch(steps, read=...)
         self._busy: set = set()
         self._dead: list = []
         self._recycle: dict = {}  # padded size -> freed handles still used by queued work
@@ -156,6 +157,8 @@ class WebGPUBackend(Backend):
         self.host.write(slot, mv)
 
     def read(self, slot: int, nbytes: int) -> bytes:
+        if nbytes > 0 and self._queue and self._read_in_dispatch:
+            return bytes(self.flush(read=(slot, nbytes, 0)))  # the queued work and the copy: one submit
         self.flush()
         if nbytes <= 0:
             return b""
@@ -258,15 +261,16 @@ class WebGPUBackend(Backend):
         if len(self._queue) >= _MAX_QUEUE or self._queued_wgs >= _MAX_QUEUED_WORKGROUPS:
             self.flush()
 
-    def flush(self) -> None:
-        """Submit all queued dispatches in one command encoder, then release dead buffers."""
+    def flush(self, read: tuple | None = None):
+        """Submit all queued dispatches in one command encoder, then release dead buffers.
+        read: (slot, nbytes, offset) copied out in the same submit (hosts that take `read`)."""
         if not self._queue:
             self._release()
-            return
+            return None
         steps, self._queue = self._queue, []
         self._queued_wgs = 0
         try:
-            self.host.dispatch(steps)
+            return self.host.dispatch(steps, read=read) if read is not None else self.host.dispatch(steps)
         finally:
             self.stats["flushes"] += 1
             self.stats["steps"] += len(steps)
