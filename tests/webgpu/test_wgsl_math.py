@@ -130,8 +130,6 @@ def logsym(lo: float, hi: float, n: int = 100000) -> np.ndarray:
     return np.concatenate([m, -m]).astype(np.float32)
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
-_erfc = np.frompyfunc(math.erfc, 1, 1)
 _trig = np.array(TRIG_WORST, np.uint32)
 _trig = np.concatenate([_trig, _trig + 1, _trig - 1]).view(np.float32)
 _trig = np.concatenate([_trig, -_trig])
@@ -151,8 +149,6 @@ UNARY = {
     "asin": (np.arcsin, lin(-1, 1, 400001)),
     "acos": (np.arccos, lin(-1, 1, 400001)),
     "atan": (np.arctan, lin(-20, 20)),
-    "erf": (lambda v: _erf(v).astype(np.float64), lin(-5, 5)),
-    "erfc": (lambda v: _erfc(v).astype(np.float64), lin(-11, 11)),
 }
 MEASURED: dict[str, float] = {}
 
@@ -380,7 +376,7 @@ def test_helpers_for_resolves_dependencies_in_order():
     assert len(names) == len(set(names))
     assert names.index("pj_expm1_kernel") < names.index("pj_expm1")
     assert wm.helpers_for(set()) == ""
-    assert wm.fn_name("erf") == "pj_erf"
+    assert wm.fn_name("exp") == "pj_exp"
     with pytest.raises(KeyError):
         wm.helpers_for({"no_such_helper"})
 
@@ -441,14 +437,12 @@ def test_read_async_smoke(host):
 
 def test_fast_variants_only_behind_slow_checks():
     """Kernels test the arguments of their own sin/cos/tan calls (wm.SLOW_IF) before trusting the
-    fast variants; a helper that calls them internally must pass only small arguments. These are
-    the helpers reviewed for that (sinpi reduces first): a new caller must be reviewed too."""
-    from pyjax.backends.webgpu import wgsl_special
-
-    deps = {**wm._DEPS, **wgsl_special._DEPS}
+    fast variants; a helper that calls them internally must pass only small arguments. No helper
+    calls them today: a new caller must be reviewed for that."""
+    deps = wm._DEPS
 
     def reaches_fast(n, seen=()):
         return any(d in wm._FAST or (d not in seen and reaches_fast(d, (*seen, d))) for d in deps.get(n, ()))
 
     callers = {n for n in deps if reaches_fast(n) and n not in wm.SLOW_IF}
-    assert callers == {"sinpi", "cospi", "lgamma", "digamma"}
+    assert callers == set()

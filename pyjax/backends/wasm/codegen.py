@@ -31,7 +31,8 @@ import math
 import struct
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
-from pyjax.backends.wasm.mathext import f16_helpers, math_index
+from pyjax.backends.wasm.halffloat import f16_helpers
+from pyjax.backends.wasm.mathext import math_index
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.compiler.mathlib import expand_kernel

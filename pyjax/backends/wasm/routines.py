@@ -22,7 +22,7 @@ import math
 
 from pyjax.backends.wasm.codegen import DTYPE_INFO, HALF, scalar_ops, valtype
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Module
-from pyjax.backends.wasm.mathext import f16_helpers
+from pyjax.backends.wasm.halffloat import f16_helpers
 from pyjax.compiler.ir import Routine
 from pyjax.core import dtypes
 

@@ -29,7 +29,7 @@ import struct
 
 from pyjax.backends.webgpu import wgsl
 from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG, Emitter, Input, Scope, ctype, decompose, lit
-from pyjax.backends.webgpu.wgsl_special import helpers as helper_code
+from pyjax.backends.webgpu.wgsl_math import helpers_for as helper_code
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel
 from pyjax.compiler.mathlib import expand_kernel

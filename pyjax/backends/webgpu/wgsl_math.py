@@ -1,4 +1,5 @@
-"""WGSL helper functions for generated kernels: accurate f32 math, NaN semantics, JAX integer
+"""WGSL helper functions for generated kernels: accurate f32 math, NaN semantics, the core ops
+WGSL lacks (half floats, saturating conversions, fmod, nextafter, integer pow), JAX integer
 division and threefry2x32.
 
 Why our own math: WGSL only promises loose error bounds for its builtins (exp, log, sin, ...);
@@ -21,7 +22,7 @@ Rules the code follows, because WGSL compilers optimize floats loosely:
 
 Kernels get exp, log, expm1, log1p, exp2, log2, tanh, logistic and the hyperbolics written once
 as core ops by pyjax/compiler/mathlib/ (the same algorithms as here); the helpers for exp and log
-below remain for the helpers that call them (pow, erf, lgamma, ...) until those move there too.
+below remain for the helpers that call them (pow, cbrt) until those move there too.
 
 Public API: ``helpers_for(names) -> str`` returns the WGSL for the named helpers plus their
 dependencies, in dependency order; ``fn_name(name)`` gives the WGSL function name ("pj_" +
@@ -34,11 +35,10 @@ import struct
 from collections.abc import Iterable
 
 # the polynomials shared with the core-op decompositions (written once there, float32 sets)
-from pyjax.compiler.mathlib import exponential, special
+from pyjax.compiler.mathlib import exponential
 from pyjax.compiler.mathlib.expr import F32
-from pyjax.compiler.mathlib.special import _ERFC_A, _ERFC_B, _ERFC_C
 
-_EXP_P, _LOG_Q, _ERF_E = exponential._EXP_P[F32], exponential._LOG_Q[F32], special._ERF_E[F32]
+_EXP_P, _LOG_Q = exponential._EXP_P[F32], exponential._LOG_Q[F32]
 
 __all__ = ["HELPER_NAMES", "SIGNATURES", "fn_name", "helpers_for"]
 
@@ -868,69 +868,6 @@ fn pj_atan2(y: f32, x: f32) -> f32 {{
 
 # ---- hyperbolic ---------------------------------------------------------------------------
 
-# ---- error function -----------------------------------------------------------------------
-
-_def(
-    "erf_kernel",
-    (),
-    "pj_erf_kernel(x: f32) -> f32  (|x| <= 1)",
-    f"""
-fn pj_erf_kernel(x: f32) -> f32 {{ return x * {_poly("(x * x)", _ERF_E)}; }}
-""",
-)
-# erfc(x) for x >= 0.5 as exp(-x^2) R(x). exp(-x^2) is exp(-xh^2) exp((xh - x)(xh + x)) with
-# xh = x to 12 bits: xh^2 is exact, so the rounding of x^2 (up to 5e-6 relative at x = 9)
-# never reaches the exponent.
-_def(
-    "erfc_tail",
-    ("exp", "hi12"),
-    "pj_erfc_tail(x: f32) -> f32  (x >= 0.5)",
-    f"""
-fn pj_erfc_tail(x: f32) -> f32 {{
-  if (x >= 10.1) {{ return 0.0; }}
-  var r: f32;
-  if (x < 1.5) {{
-    let t = x - 1.0;
-    r = {_poly("t", _ERFC_A)};
-  }} else if (x < 2.5) {{
-    let t = x - 2.0;
-    r = {_poly("t", _ERFC_B)};
-  }} else {{
-    let t = 1.0 / (x * x);
-    r = {_poly("t", _ERFC_C)} / x;
-  }}
-  let xh = pj_hi12(x);
-  return (r * pj_exp((xh - x) * (xh + x))) * pj_exp(-(xh * xh));
-}}
-""",
-)
-_def(
-    "erf",
-    ("erf_kernel", "erfc_tail", "copysign", "isnan"),
-    "pj_erf(x: f32) -> f32",
-    """
-fn pj_erf(x: f32) -> f32 {
-  if (pj_isnan(x)) { return x; }
-  let ax = abs(x);
-  if (ax < 1.0) { return pj_erf_kernel(x); }
-  return pj_copysign(1.0 - pj_erfc_tail(ax), x);
-}
-""",
-)
-_def(
-    "erfc",
-    ("erf_kernel", "erfc_tail", "isnan"),
-    "pj_erfc(x: f32) -> f32",
-    """
-fn pj_erfc(x: f32) -> f32 {
-  if (pj_isnan(x)) { return x; }
-  if (x >= 0.5) { return pj_erfc_tail(x); }
-  if (x > -1.0) { return 1.0 - pj_erf_kernel(x); }
-  return 2.0 - pj_erfc_tail(-x);
-}
-""",
-)
-
 # ---- pow ----------------------------------------------------------------------------------
 
 # |x|^y for finite x > 0, finite y. log2|x| is carried as Th + Tl (Th 12 bits) to about 2^-36
@@ -1001,6 +938,246 @@ fn pj_pow(x: f32, y: f32) -> f32 {
     r = pj_pow_core(ax, y);
   }
   return select(r, -r, xneg && y_odd);
+}
+""",
+)
+
+# ---- core ops WGSL lacks: half floats, saturating conversions, fmod, nextafter, integer pow ----
+
+# Half floats are stored as 16-bit patterns and computed in f32: pj_f32_to_f16 rounds to nearest
+# even in integer arithmetic (WGSL's pack2x16float leaves rounding and overflow unspecified).
+
+_def(
+    "f16_to_f32",
+    (),
+    "pj_f16_to_f32(h: u32) -> f32  (float16 bits)",
+    """
+fn pj_f16_to_f32(h: u32) -> f32 {
+  let s = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0x1fu) { return bitcast<f32>(s | 0x7f800000u | (m << 13u)); }
+  if (e == 0u) { return bitcast<f32>(bitcast<u32>(f32(m) * 5.9604644775390625e-8) | s); }
+  return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
+}
+""",
+)
+_def(
+    "f32_to_f16",
+    (),
+    "pj_f32_to_f16(x: f32) -> u32  (float16 bits, round to nearest even)",
+    """
+fn pj_f32_to_f16(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  let s = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return s | 0x7e00u | ((a >> 13u) & 0x3ffu); }
+  if (a >= 0x477ff000u) { return s | 0x7c00u; }
+  if (a >= 0x38800000u) {
+    let r = a + 0xfffu + ((a >> 13u) & 1u);
+    return s | ((r - 0x38000000u) >> 13u);
+  }
+  let e = a >> 23u;
+  if (e < 102u) { return s; }
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let sh = 126u - e;
+  let q = m >> sh;
+  let rem = m & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = rem > half || (rem == half && (q & 1u) == 1u);
+  return s | (q + select(0u, 1u, up));
+}
+""",
+)
+_def(
+    "rf16",
+    ("f16_to_f32", "f32_to_f16"),
+    "pj_rf16(x: f32) -> f32  (x rounded to float16)",
+    "fn pj_rf16(x: f32) -> f32 { return pj_f16_to_f32(pj_f32_to_f16(x)); }",
+)
+_def(
+    "bf16_to_f32",
+    (),
+    "pj_bf16_to_f32(h: u32) -> f32  (bfloat16 bits)",
+    "fn pj_bf16_to_f32(h: u32) -> f32 { return bitcast<f32>(h << 16u); }",
+)
+_def(
+    "f32_to_bf16",
+    (),
+    "pj_f32_to_bf16(x: f32) -> u32  (bfloat16 bits, round to nearest even)",
+    """
+fn pj_f32_to_bf16(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+""",
+)
+_def(
+    "rbf16",
+    ("f32_to_bf16", "bf16_to_f32"),
+    "pj_rbf16(x: f32) -> f32  (x rounded to bfloat16)",
+    "fn pj_rbf16(x: f32) -> f32 { return pj_bf16_to_f32(pj_f32_to_bf16(x)); }",
+)
+
+# ---- saturating float -> int conversions (NaN -> 0), as the cpu reference ---------------------
+
+_def(
+    "f2i32",
+    ("isnan",),
+    "pj_f2i32(x: f32) -> i32  (saturating, NaN -> 0)",
+    """
+fn pj_f2i32(x: f32) -> i32 {
+  if (pj_isnan(x)) { return 0; }
+  if (x >= 2147483648.0) { return 2147483647; }
+  if (x <= -2147483648.0) { return -2147483647 - 1; }
+  return i32(x);
+}
+""",
+)
+_def(
+    "f2u32",
+    ("isnan",),
+    "pj_f2u32(x: f32) -> u32  (saturating, NaN -> 0)",
+    """
+fn pj_f2u32(x: f32) -> u32 {
+  if (pj_isnan(x) || x <= 0.0) { return 0u; }
+  if (x >= 4294967296.0) { return 0xffffffffu; }
+  return u32(x);
+}
+""",
+)
+
+# ---- exact fmod (lax.rem on floats), by long division of the mantissas ------------------------
+
+_def(
+    "fmod",
+    ("nan",),
+    "pj_fmod(x: f32, y: f32) -> f32  (exact, sign of x)",
+    """
+fn pj_fmod(x: f32, y: f32) -> f32 {
+  let ux = bitcast<u32>(x);
+  let ax = ux & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  let sx = ux & 0x80000000u;
+  if (ay == 0u || ax >= 0x7f800000u || ay > 0x7f800000u) { return pj_nan(); }
+  if (ax < ay) { return x; }
+  if (ax == ay) { return bitcast<f32>(sx); }
+  var ex = i32(ax >> 23u);
+  var ey = i32(ay >> 23u);
+  var mx = ax & 0x7fffffu;
+  var my = ay & 0x7fffffu;
+  if (ex == 0) { ex = 1; loop { if ((mx & 0x800000u) != 0u) { break; } mx = mx << 1u; ex = ex - 1; } }
+  else { mx = mx | 0x800000u; }
+  if (ey == 0) { ey = 1; loop { if ((my & 0x800000u) != 0u) { break; } my = my << 1u; ey = ey - 1; } }
+  else { my = my | 0x800000u; }
+  loop {
+    if (ex <= ey) { break; }
+    if (mx >= my) { mx = mx - my; }
+    if (mx == 0u) { return bitcast<f32>(sx); }
+    mx = mx << 1u;
+    ex = ex - 1;
+  }
+  if (mx >= my) { mx = mx - my; }
+  if (mx == 0u) { return bitcast<f32>(sx); }
+  loop { if ((mx & 0x800000u) != 0u) { break; } mx = mx << 1u; ex = ex - 1; }
+  var r: u32;
+  if (ex > 0) { r = (mx - 0x800000u) | (u32(ex) << 23u); } else { r = mx >> u32(1 - ex); }
+  return bitcast<f32>(r | sx);
+}
+""",
+)
+
+_def(
+    "nextafter",
+    ("isnan", "nan"),
+    "pj_nextafter(x: f32, y: f32) -> f32",
+    """
+fn pj_nextafter(x: f32, y: f32) -> f32 {
+  if (pj_isnan(x) || pj_isnan(y)) { return pj_nan(); }
+  let ux = bitcast<u32>(x);
+  let uy = bitcast<u32>(y);
+  if (ux == uy || ((ux | uy) & 0x7fffffffu) == 0u) { return y; }
+  if ((ux & 0x7fffffffu) == 0u) { return bitcast<f32>(1u | (uy & 0x80000000u)); }
+  let up = (x < y) == ((ux & 0x80000000u) == 0u);
+  return bitcast<f32>(select(ux - 1u, ux + 1u, up));
+}
+""",
+)
+
+for _h, _to, _from, _sign, _mag in (
+    ("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
+    ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu"),
+):
+    _def(
+        "nextafter_" + _h,
+        ("isnan", "nan", _to, _from),
+        f"pj_nextafter_{_h}(x: f32, y: f32) -> f32  ({_h} values in f32)",
+        f"""
+fn pj_nextafter_{_h}(x: f32, y: f32) -> f32 {{
+  if (pj_isnan(x) || pj_isnan(y)) {{ return pj_nan(); }}
+  if (x == y) {{ return y; }}
+  let ux = pj_{_to}(x);
+  if ((ux & {_mag}) == 0u) {{ return pj_{_from}(1u | (pj_{_to}(y) & {_sign})); }}
+  let up = (x < y) == ((ux & {_sign}) == 0u);
+  return pj_{_from}(select(ux - 1u, ux + 1u, up));
+}}
+""",
+    )
+
+_def(
+    "cbrt",
+    ("exp2", "log2", "copysign", "isfinite"),
+    "pj_cbrt(x: f32) -> f32",
+    """
+fn pj_cbrt(x: f32) -> f32 {
+  let a = abs(x);
+  if (a == 0.0 || !pj_isfinite(x)) { return x; }
+  var y = pj_exp2(pj_log2(a) / 3.0);
+  y = y + (a / (y * y) - y) / 3.0;
+  return pj_copysign(y, x);
+}
+""",
+)
+
+# ---- integer power (exponentiation by squaring, wrapping), for pow on integer arrays ---------
+
+_def(
+    "ipow_i32",
+    (),
+    "pj_ipow_i32(a: i32, b: i32) -> i32  (wrapping)",
+    """
+fn pj_ipow_i32(a: i32, b: i32) -> i32 {
+  if (b < 0) { return select(select(0, 1, a == 1), select(-1, 1, (b & 1) == 0), a == -1); }
+  var r = 1;
+  var base = a;
+  var e = u32(b);
+  loop {
+    if (e == 0u) { break; }
+    if ((e & 1u) == 1u) { r = r * base; }
+    base = base * base;
+    e = e >> 1u;
+  }
+  return r;
+}
+""",
+)
+_def(
+    "ipow_u32",
+    (),
+    "pj_ipow_u32(a: u32, b: u32) -> u32  (wrapping)",
+    """
+fn pj_ipow_u32(a: u32, b: u32) -> u32 {
+  var r = 1u;
+  var base = a;
+  var e = b;
+  loop {
+    if (e == 0u) { break; }
+    if ((e & 1u) == 1u) { r = r * base; }
+    base = base * base;
+    e = e >> 1u;
+  }
+  return r;
 }
 """,
 )
