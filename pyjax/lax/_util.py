@@ -14,9 +14,9 @@ def _jnp():
 
 
 def _arr(x):
-    from pyjax.numpy import _core
+    from pyjax.numpy._promotion import _is_array, asarray
 
-    return x if _core._is_array(x) else _core.asarray(x)
+    return x if _is_array(x) else asarray(x)
 
 
 def canonical_axis(axis, nd: int, fn: str = "", *, scalar_ok: bool = False) -> int:

@@ -1,5 +1,7 @@
 """pyjax.numpy: JAX's numpy API."""
 
+from __future__ import annotations  # noqa: F401  (exported by `import *` before the split)
+
 from pyjax import runtime as _runtime  # noqa: F401  (installs the executor)
 from pyjax.core.dtypes import (  # noqa: F401
     bool_type as bool_,
@@ -10,9 +12,21 @@ from pyjax.core.dtypes import (  # noqa: F401
 )
 from pyjax.core import dtypes as _dtypes
 from pyjax.dtypes import issubdtype  # noqa: F401  (knows typed-key dtypes too)
-from pyjax.numpy._core import *  # noqa: F401,F403
+from pyjax.numpy._promotion import *  # noqa: F401,F403
+from pyjax.numpy._elementwise import *  # noqa: F401,F403
+from pyjax.numpy._reductions import *  # noqa: F401,F403
+
+# Names that `from _core import *` exported before numpy was filed by topic, kept so dir() is unchanged.
+import builtins  # noqa: F401,E402
+import math  # noqa: F401,E402
+import operator  # noqa: F401,E402
+from pyjax.core import core, dtypes  # noqa: F401,E402
+from pyjax.core.core import Tracer, get_aval  # noqa: F401,E402
+from pyjax.core.dtypes import DType  # noqa: F401,E402
+from pyjax.lax import lax  # noqa: F401,E402
+from pyjax.lax._util import canonical_axis  # noqa: F401,E402
+from pyjax.runtime.array import Array  # noqa: F401,E402
 from pyjax._typing import Array as ndarray  # noqa: F401
-from pyjax.numpy._core import sum, max, min, all, any, abs, round, pow  # noqa: F401
 from pyjax.numpy import _methods
 
 float16 = _dtypes.SCALAR_TYPES["float16"]

@@ -1,4 +1,4 @@
-"""Bit packing: packbits and unpackbits.
+"""Bit packing and counting: packbits, unpackbits and bitwise_count.
 
 Composed from pyjax.numpy and lax, so every backend runs them.
 """
@@ -9,6 +9,14 @@ import builtins
 from typing import Any
 
 import pyjax.numpy as jnp
+from pyjax.core import dtypes
+from pyjax.lax import lax
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+from pyjax.numpy._promotion import _promote
 
 __all__ = ["packbits", "unpackbits"]
 
@@ -63,3 +71,24 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitord
             widths[axis] = (0, keep - n)
             bits = jnp.pad(bits, widths)
     return bits
+
+
+def bitwise_count(x, /):
+    """Number of 1 bits in |x| for each element (uint8, as in JAX)."""
+    (x,) = _promote("bitwise_count", x)
+    d = x.dtype
+    if d.kind not in "iub":
+        raise TypeError(f"bitwise_count requires integer or bool input, got {d.name}.")
+    if d.kind == "b":
+        return lax.convert_element_type(x, dtypes.uint8)
+    if d.kind == "i":
+        x = lax.abs(x)
+    u = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[d.bits]
+    x = lax.bitcast_convert_type(x, u) if d.kind == "i" else x
+    count = lax.full_like(x, 0)
+    for k in range(d.bits):
+        count = lax.add(count, lax.bitwise_and(lax.shift_right_logical(x, lax.full_like(x, k)), lax.full_like(x, 1)))
+    return lax.convert_element_type(count, dtypes.uint8)
+
+
+__all__ += ["bitwise_count"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyjax.lax import lax
 from pyjax.lax.convolution import conv_general_dilated
-from pyjax.numpy import _core as jnp
+from pyjax.numpy._promotion import _check_arraylike
 from pyjax.numpy._util import _arr, _aval, _result
 
 __all__ = ["convolve", "correlate"]
@@ -14,7 +14,7 @@ __all__ = ["convolve", "correlate"]
 
 
 def _conv1d(fn: str, a, v, mode: str, precision, preferred_element_type):
-    jnp._check_arraylike(fn, a, v)
+    _check_arraylike(fn, a, v)
     a, v = _arr(a), _arr(v)
     if _aval(a).ndim != 1 or _aval(v).ndim != 1:
         raise ValueError(f"{fn}() only support 1-dimensional inputs.")

@@ -1,18 +1,28 @@
-"""Array creation beyond _core's: logspace, geomspace, diagflat, fromfunction and the buffer / iterator /
-string readers (frombuffer, fromiter, fromstring).
+"""Array creation: zeros/ones/full/empty (and *_like), arange, linspace, logspace, geomspace, eye,
+identity, tri, meshgrid, copy, diagflat, fromfunction and the buffer / iterator / string readers
+(frombuffer, fromiter, fromstring).
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
 from pyjax.core import core, dtypes
+from pyjax.core.core import Tracer
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
-from pyjax.numpy._indexing import indices
+from pyjax.numpy import _keys
+from pyjax.runtime.array import Array
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+from pyjax.numpy import _elementwise, _manipulation, _promotion
+from pyjax.numpy._promotion import _is_array, _shape_tuple, array, asarray, broadcast_shapes, broadcast_to
 from pyjax.numpy._util import _SCALARS, _aval, _result, _to_dtype
 
 __all__ = ["logspace", "geomspace", "diagflat", "fromfunction", "frombuffer", "fromiter", "fromstring"]
@@ -27,8 +37,8 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     s, e = _result("logspace", start, stop, to_float=True)
-    lin = jnp.linspace(s, e, num, endpoint=endpoint, axis=axis)
-    out = jnp.power(_to_dtype(base, _aval(lin).dtype) if not isinstance(base, _SCALARS) else base, lin)
+    lin = linspace(s, e, num, endpoint=endpoint, axis=axis)
+    out = _elementwise.power(_to_dtype(base, _aval(lin).dtype) if not isinstance(base, _SCALARS) else base, lin)
     if dtype is not None:
         out = lax.convert_element_type(out, dtypes.canonicalize(dtype))
     return out
@@ -40,22 +50,24 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     s, e = _result("geomspace", start, stop, to_float=True)
-    sign = jnp.sign(s)
-    res = logspace(jnp.log10(s * sign), jnp.log10(e * sign), num, endpoint=endpoint, base=10.0, axis=axis)
+    sign = _elementwise.sign(s)
+    res = logspace(
+        _elementwise.log10(s * sign), _elementwise.log10(e * sign), num, endpoint=endpoint, base=10.0, axis=axis
+    )
     res_a = _aval(res)
     ax = canonical_axis(axis, res_a.ndim, "geomspace")
     keep = tuple(i for i in builtins.range(res_a.ndim) if i != ax)
     res = res * lax.broadcast_in_dim(
-        jnp.broadcast_to(sign, jnp.broadcast_shapes(_aval(s).shape, _aval(e).shape)), res_a.shape, keep
+        broadcast_to(sign, broadcast_shapes(_aval(s).shape, _aval(e).shape)), res_a.shape, keep
     )
     if num > 0:
         idx = lax.broadcasted_iota(dtypes.int32, res_a.shape, ax)
         bshape = tuple(res_a.shape[i] for i in keep)
-        first = lax.broadcast_in_dim(jnp.broadcast_to(s, bshape), res_a.shape, keep)
-        res = jnp.where(idx == 0, first, res)
+        first = lax.broadcast_in_dim(broadcast_to(s, bshape), res_a.shape, keep)
+        res = _elementwise.where(idx == 0, first, res)
         if endpoint and num > 1:
-            last = lax.broadcast_in_dim(jnp.broadcast_to(e, bshape), res_a.shape, keep)
-            res = jnp.where(idx == num - 1, last, res)
+            last = lax.broadcast_in_dim(broadcast_to(e, bshape), res_a.shape, keep)
+            res = _elementwise.where(idx == num - 1, last, res)
     if dtype is not None:
         res = lax.convert_element_type(res, dtypes.canonicalize(dtype))
     return res
@@ -66,12 +78,14 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
 
 def diagflat(v, k: int = 0):
     """2-D array with the flattened input on diagonal k."""
-    return jnp.diag(jnp.ravel(jnp.asarray(v)), k)
+    return _manipulation.diag(_manipulation.ravel(asarray(v)), k)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """function(*index_grids) for grids of the given shape (like numpy.fromfunction)."""
     shape = tuple(operator.index(d) for d in ((shape,) if isinstance(shape, int) else shape))
+    from pyjax.numpy._indexing import indices  # indexing builds on creation
+
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
@@ -95,7 +109,7 @@ def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
     n = builtins.len(mv) // item if count < 0 else count
     del size
     values = mv[: n * item].cast(code).tolist()
-    return jnp.asarray(values, dtype=dtypes.canonicalize(dtype))
+    return asarray(values, dtype=dtypes.canonicalize(dtype))
 
 
 def fromiter(iterable: Any, dtype: Any, count: int = -1, *, like: Any = None) -> Any:
@@ -126,4 +140,222 @@ def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) ->
         values = [parse(p) for p in parts]
     except ValueError:
         raise ValueError(f"fromstring: could not parse {string!r} as {d.name} numbers separated by {sep!r}") from None
-    return jnp.asarray(values, dtype=d)
+    return asarray(values, dtype=d)
+
+
+def _check_shape(fn, shape):
+    for s in shape:
+        if s < 0:
+            raise TypeError(f"{fn}: negative dimensions are not allowed, got shape {shape}")
+
+
+def zeros(shape, dtype=None, *, device=None):
+    shape = _shape_tuple(shape)
+    _check_shape("zeros", shape)
+    return lax.full(shape, 0, dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float())
+
+
+def ones(shape, dtype=None, *, device=None):
+    shape = _shape_tuple(shape)
+    _check_shape("ones", shape)
+    return lax.full(shape, 1, dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float())
+
+
+def empty(shape, dtype=None, *, device=None):
+    return zeros(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None, *, device=None):
+    shape = _shape_tuple(shape)
+    _check_shape("full", shape)
+    if (
+        _is_array(fill_value)
+        or isinstance(fill_value, (list, tuple))
+        or (_np is not None and isinstance(fill_value, _np.ndarray))
+    ):
+        fv = asarray(fill_value, dtype)
+        return broadcast_to(fv, shape)
+    if dtype is None:
+        return broadcast_to(asarray(fill_value), shape)  # a Python scalar fill stays weakly typed, as in JAX
+    return lax.full(shape, fill_value, dtypes.canonicalize(dtype))
+
+
+def _keep_weak(a, out, dtype):
+    """*_like of a weakly typed array, without a dtype, is weakly typed too (as in JAX)."""
+    if dtype is None and _promotion._aval(a).weak_type and not _promotion._aval(out).weak_type:
+        return lax._convert(out, _promotion._aval(out).dtype, True)
+    return out
+
+
+def _like_operand(a):
+    """*_like's first argument: an array, or anything with a shape and dtype (a ShapeDtypeStruct), as in JAX."""
+    return a if _is_array(a) or type(a) in core.pytype_aval_mappings else asarray(a)
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, 0, dtype, shape)
+    a = _like_operand(a)
+    return _keep_weak(
+        a, full(_promotion._aval(a).shape if shape is None else shape, 0, dtype or _promotion._aval(a).dtype), dtype
+    )
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, 1, dtype, shape)
+    a = _like_operand(a)
+    return _keep_weak(
+        a, full(_promotion._aval(a).shape if shape is None else shape, 1, dtype or _promotion._aval(a).dtype), dtype
+    )
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.full_like(a, fill_value, dtype, shape)
+    a = _like_operand(a)
+    out = full(_promotion._aval(a).shape if shape is None else shape, fill_value, dtype or _promotion._aval(a).dtype)
+    return out if _is_array(fill_value) and _promotion._aval(fill_value).shape else _keep_weak(a, out, dtype)
+
+
+def empty_like(a, dtype=None, shape=None, *, device=None):
+    return zeros_like(a, dtype, shape)
+
+
+def _concrete_scalar(x, fn):
+    if isinstance(x, Tracer):
+        x = core.concrete_or_error(x, f"The {fn} argument must be concrete (static); use a Python number.")
+    if isinstance(x, Array):
+        return x.item()
+    return x
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    """jnp.arange with static bounds; int bounds give int32 (default int), floats float32."""
+    start = _concrete_scalar(start, "arange")
+    stop = _concrete_scalar(stop, "arange") if stop is not None else None
+    step = _concrete_scalar(step, "arange") if step is not None else None
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ValueError("arange: step cannot be zero")
+    if dtype is None:
+        d, _ = dtypes.promote([(dtypes.python_scalar_dtype(v), False) for v in (start, stop, step)])
+        if builtins.all(isinstance(v, (builtins.int, builtins.bool)) for v in (start, stop, step)):
+            d = dtypes.default_int()
+    else:
+        d = dtypes.canonicalize(dtype)
+    n = builtins.max(0, math.ceil((stop - start) / step))
+    if d.kind in "iu" and builtins.all(isinstance(v, builtins.int) for v in (start, step)):
+        out = lax.iota(d, n)
+        if step != 1:
+            out = lax.mul(out, lax._promote_scalars(step, out)[0])
+        if start != 0:
+            out = lax.add(out, lax._promote_scalars(start, out)[0])
+        return out
+    idx = lax.iota(dtypes.default_float() if d.kind != "f" else d, n)
+    out = lax.add(lax.mul(idx, step), start)
+    return lax.convert_element_type(out, d)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0):
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start_a, stop_a = asarray(start), asarray(stop)
+    d = (
+        dtypes.canonicalize(dtype)
+        if dtype is not None
+        else dtypes.promote(
+            [(start_a.dtype, start_a.weak_type), (stop_a.dtype, stop_a.weak_type), (dtypes.default_float(), True)]
+        )[0]
+    )
+    ct = d if d.kind in "fc" else dtypes.default_float()
+    s = lax.convert_element_type(start_a, ct)
+    e = lax.convert_element_type(stop_a, ct)
+    bshape = broadcast_shapes(s.shape, e.shape)
+    s, e = broadcast_to(s, bshape), broadcast_to(e, bshape)
+    div = (num - 1) if endpoint else num
+    iota_shape = (num,) + (1,) * len(bshape)
+    it = _manipulation.reshape(lax.iota(ct, num), iota_shape)
+    delta = lax.sub(e, s)
+    step = (
+        lax.div(delta, lax.full(delta.shape, builtins.max(div, 1), ct))
+        if div > 0
+        else lax.full(delta.shape, math.nan, ct)
+    )
+    out = lax.add(
+        broadcast_to(s, (num,) + bshape),
+        lax.mul(broadcast_to(it, (num,) + bshape), broadcast_to(step, (num,) + bshape))
+        if div > 0
+        else zeros((num,) + bshape, ct),
+    )
+    if endpoint and num > 1:
+        out = _manipulation.concatenate([out[:-1], _manipulation.expand_dims(e, 0)], axis=0)
+    out = _manipulation.moveaxis(out, 0, axis)
+    out = lax.convert_element_type(out, d) if d.kind != "f" else out
+    if retstep:
+        return out, step
+    return out
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    M = N if M is None else M
+    d = dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float()
+    r = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
+    c = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
+    return lax.convert_element_type(lax.eq(lax.add(r, k), c), d)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    d = dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float()
+    r = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
+    c = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
+    return lax.convert_element_type(lax.ge(lax.add(r, k), c), d)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    xs = [_manipulation.ravel(asarray(x)) for x in xi]
+    nd = len(xs)
+    if indexing == "xy" and nd >= 2:
+        xs[0], xs[1] = xs[1], xs[0]
+    shape = tuple(x.shape[0] for x in xs)
+    out = []
+    for i, x in enumerate(xs):
+        s = [1] * nd
+        s[i] = x.shape[0]
+        r = _manipulation.reshape(x, s)
+        out.append(r if sparse else broadcast_to(r, shape))
+    if indexing == "xy" and nd >= 2:
+        out[0], out[1] = out[1], out[0]
+    return out
+
+
+def copy(a, order=None):
+    return array(a, copy=True)
+
+
+__all__ += [
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "arange",
+    "linspace",
+    "eye",
+    "identity",
+    "tri",
+    "meshgrid",
+    "copy",
+]

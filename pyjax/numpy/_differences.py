@@ -10,7 +10,8 @@ import operator
 
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
+from pyjax.numpy._promotion import _check_arraylike, broadcast_to
 from pyjax.numpy._util import _SCALARS, _arr, _aval, _result, _slice_axis, _to_dtype
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "unwrap", "cumulative_sum", "cumulative_prod"]
@@ -21,7 +22,7 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "unwrap", "cumulative_sum
 
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """n-th discrete difference along axis (optionally with values prepended/appended)."""
-    jnp._check_arraylike("diff", a, *[v for v in (prepend, append) if v is not None])
+    _check_arraylike("diff", a, *[v for v in (prepend, append) if v is not None])
     a = _arr(a)
     n = operator.index(n)
     if n < 0:
@@ -41,10 +42,10 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
         if _aval(v).ndim == 0:
             shape = list(_aval(a).shape)
             shape[axis] = 1
-            v = jnp.broadcast_to(v, tuple(shape))
+            v = broadcast_to(v, tuple(shape))
         parts.append(v)
     if parts[0] is not None or parts[1] is not None:
-        a = jnp.concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+        a = _manipulation.concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
     for _ in range(n):
         m = _aval(a).shape[axis]
         if m == 0:
@@ -56,17 +57,17 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
 
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of the flattened array, with optional values at both ends (cast to its dtype)."""
-    jnp._check_arraylike("ediff1d", ary, *[v for v in (to_begin, to_end) if v is not None])
-    a = jnp.ravel(_arr(ary))
+    _check_arraylike("ediff1d", ary, *[v for v in (to_begin, to_end) if v is not None])
+    a = _manipulation.ravel(_arr(ary))
     d = _aval(a).dtype
     out = diff(a) if _aval(a).shape[0] else a
     parts = []
     if to_begin is not None:
-        parts.append(jnp.ravel(_to_dtype(to_begin, d)))
+        parts.append(_manipulation.ravel(_to_dtype(to_begin, d)))
     parts.append(out)
     if to_end is not None:
-        parts.append(jnp.ravel(_to_dtype(to_end, d)))
-    return jnp.concatenate(parts) if len(parts) > 1 else out
+        parts.append(_manipulation.ravel(_to_dtype(to_end, d)))
+    return _manipulation.concatenate(parts) if len(parts) > 1 else out
 
 
 def gradient(f, *varargs, axis=None, edge_order=None):
@@ -111,8 +112,10 @@ def _gradient_axis(a, h, axis):
     lower = lax.sub(s(n - 1, n), s(n - 2, n - 1))
     if isinstance(h, _SCALARS) or _aval(_arr(h)).ndim == 0:
         h = h if isinstance(h, _SCALARS) else _to_dtype(h, _aval(a).dtype)
-        upper, lower = jnp.true_divide(upper, h), jnp.true_divide(lower, h)
-        inner = jnp.true_divide(lax.sub(s(2, n), s(0, n - 2)), jnp.multiply(2.0, h)) if n > 2 else None
+        upper, lower = _elementwise.true_divide(upper, h), _elementwise.true_divide(lower, h)
+        inner = (
+            _elementwise.true_divide(lax.sub(s(2, n), s(0, n - 2)), _elementwise.multiply(2.0, h)) if n > 2 else None
+        )
     else:
         h = _arr(h)
         if _aval(h).ndim != 1:
@@ -125,7 +128,7 @@ def _gradient_axis(a, h, axis):
         h = _to_dtype(h, _aval(a).dtype)
         shape = [1] * _aval(a).ndim
         shape[axis] = n
-        h = jnp.reshape(h, tuple(shape))
+        h = _manipulation.reshape(h, tuple(shape))
 
         def hs(lo, hi):
             return _slice_axis(h, lo, hi, axis)
@@ -141,12 +144,12 @@ def _gradient_axis(a, h, axis):
             cc = dx1 / (dx2 * (dx1 + dx2))
             inner = ca * s(0, n - 2) + cb * s(1, n - 1) + cc * s(2, n)
     parts = [upper] + ([inner] if inner is not None else []) + [lower]
-    return jnp.concatenate(parts, axis=axis)
+    return _manipulation.concatenate(parts, axis=axis)
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """Integral of y along axis by the trapezoidal rule (sample points x, or uniform spacing dx)."""
-    jnp._check_arraylike("trapezoid", y)
+    _check_arraylike("trapezoid", y)
     y = _arr(y)
     if x is None:
         (y,) = _result("trapezoid", y, to_float=True)
@@ -154,7 +157,9 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         axis = canonical_axis(axis, nd, "trapezoid")
         n = _aval(y).shape[axis]
         mid = lax.add(_slice_axis(y, 1, n, axis), _slice_axis(y, 0, n - 1, axis)) if n else y
-        return jnp.multiply(dx, jnp.sum(mid, axis=axis) * 0.5) if n else jnp.sum(mid, axis=axis)
+        return (
+            _elementwise.multiply(dx, _reductions.sum(mid, axis=axis) * 0.5) if n else _reductions.sum(mid, axis=axis)
+        )
     y, x = _result("trapezoid", y, _arr(x), to_float=True)
     nd = _aval(y).ndim
     axis = canonical_axis(axis, nd, "trapezoid")
@@ -162,12 +167,12 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         dxs = diff(x)
         shape = [1] * nd
         shape[axis] = _aval(dxs).shape[0]
-        dxs = jnp.reshape(dxs, tuple(shape))
+        dxs = _manipulation.reshape(dxs, tuple(shape))
     else:
         dxs = diff(x, axis=axis)
     n = _aval(y).shape[axis]
     mid = lax.add(_slice_axis(y, 1, n, axis), _slice_axis(y, 0, n - 1, axis))
-    return jnp.sum(dxs * mid, axis=axis) * 0.5
+    return _reductions.sum(dxs * mid, axis=axis) * 0.5
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
@@ -175,7 +180,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
 
     p and period are promoted together, as in JAX: an integer p with an integer period stays
     integer (half a period is then period // 2), with the default period 2*pi it becomes float."""
-    jnp._check_arraylike("unwrap", p)
+    _check_arraylike("unwrap", p)
     p, period = _result("unwrap", _arr(p), period)
     d = _aval(p).dtype
     if d.kind == "c":
@@ -184,19 +189,19 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
     n = _aval(p).shape[axis]
     if n < 2:
         return p
-    half = jnp.floor_divide(period, 2) if d.kind in "iu" else jnp.true_divide(period, 2)
-    discont = jnp.true_divide(period, 2) if discont is None else discont
+    half = _elementwise.floor_divide(period, 2) if d.kind in "iu" else _elementwise.true_divide(period, 2)
+    discont = _elementwise.true_divide(period, 2) if discont is None else discont
     dd = diff(p, axis=axis)
-    ddmod = jnp.remainder(dd + half, period) - half
-    ddmod = jnp.where((ddmod == -half) & (dd > 0), half, ddmod)
-    corr = jnp.where(jnp.abs(dd) < discont, jnp.zeros_like(dd), ddmod - dd)
+    ddmod = _elementwise.remainder(dd + half, period) - half
+    ddmod = _elementwise.where((ddmod == -half) & (dd > 0), half, ddmod)
+    corr = _elementwise.where(_elementwise.abs(dd) < discont, _creation.zeros_like(dd), ddmod - dd)
     up = _slice_axis(p, 1, n, axis) + lax.cumsum(corr, axis)
-    return jnp.concatenate([_slice_axis(p, 0, 1, axis), up.astype(d)], axis=axis)
+    return _manipulation.concatenate([_slice_axis(p, 0, 1, axis), up.astype(d)], axis=axis)
 
 
 def _cumulative_api(name: str, fn):
     def cumulative(x, /, *, axis=None, dtype=None, include_initial: bool = False):
-        jnp._check_arraylike(name, x)
+        _check_arraylike(name, x)
         x = _arr(x)
         nd = _aval(x).ndim
         if nd == 0:
@@ -219,8 +224,8 @@ def _cumulative_api(name: str, fn):
         if include_initial:
             shape = list(_aval(out).shape)
             shape[axis] = 1
-            first = jnp.full(shape, 0 if name == "cumulative_sum" else 1, _aval(out).dtype)
-            out = jnp.concatenate([first, out], axis=axis)
+            first = _creation.full(shape, 0 if name == "cumulative_sum" else 1, _aval(out).dtype)
+            out = _manipulation.concatenate([first, out], axis=axis)
         return out
 
     cumulative.__name__ = name
@@ -228,7 +233,7 @@ def _cumulative_api(name: str, fn):
     return cumulative
 
 
-cumulative_sum = _cumulative_api("cumulative_sum", jnp.cumsum)
+cumulative_sum = _cumulative_api("cumulative_sum", _reductions.cumsum)
 
 
-cumulative_prod = _cumulative_api("cumulative_prod", jnp.cumprod)
+cumulative_prod = _cumulative_api("cumulative_prod", _reductions.cumprod)

@@ -14,7 +14,8 @@ import math
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _manipulation
+from pyjax.numpy._promotion import _aval, _is_array, _weak_result, asarray
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -129,7 +130,7 @@ def _sum_labels(x, labels: list, drop: set):
     axes = tuple(i for i, lab in enumerate(labels) if lab in drop)
     if not axes:
         return x, labels
-    if jnp._aval(x).dtype is dtypes.bool_:
+    if _aval(x).dtype is dtypes.bool_:
         x = lax.reduce_or(x, axes)
     else:
         x = lax.reduce_sum(x, axes)
@@ -145,9 +146,9 @@ def _prepare(x, labels: list, sizes: dict, keep: set):
             break
         i = labels.index(dup)
         j = labels.index(dup, i + 1)
-        x = jnp.diagonal(x, 0, i, j)
+        x = _manipulation.diagonal(x, 0, i, j)
         labels = [lab for k, lab in enumerate(labels) if k not in (i, j)] + [dup]
-    shape = jnp._aval(x).shape
+    shape = _aval(x).shape
     sq = [i for i, (lab, d) in enumerate(zip(labels, shape)) if d == 1 and sizes[lab] != 1]
     if sq:
         x = lax.reshape(x, tuple(d for i, d in enumerate(shape) if i not in sq))
@@ -229,11 +230,11 @@ def einsum(
         subscripts, operands = _from_sublists((subscripts,) + tuple(operands))
     if not operands:
         raise ValueError("No input operands")
-    ops = [o if jnp._is_array(o) else jnp.asarray(o) for o in operands]
-    d, weak = jnp._weak_result(*ops)
-    ops = [lax._convert(o, d, weak) if jnp._aval(o).dtype is not d else o for o in ops]
+    ops = [o if _is_array(o) else asarray(o) for o in operands]
+    d, weak = _weak_result(*ops)
+    ops = [lax._convert(o, d, weak) if _aval(o).dtype is not d else o for o in ops]
     pet = dtypes.canonicalize(preferred_element_type) if preferred_element_type is not None else None
-    labels, out_labels, sizes = _parse(subscripts, [jnp._aval(o).shape for o in ops])
+    labels, out_labels, sizes = _parse(subscripts, [_aval(o).shape for o in ops])
     path = _normalize_path(optimize, len(ops), labels, out_labels, sizes)
     return _run(ops, labels, out_labels, sizes, path, pet)
 
@@ -263,11 +264,11 @@ def _run(ops, labels, out_labels, sizes, path, pet):
     x, xl = _sum_labels(x, xl, {lab for lab in xl if lab not in out_labels})
     missing = [lab for lab in out_labels if lab not in xl]
     if missing:  # output labels whose every occurrence was a broadcast size-1 axis
-        x = lax.reshape(x, jnp._aval(x).shape + (1,) * len(missing))
+        x = lax.reshape(x, _aval(x).shape + (1,) * len(missing))
         xl = xl + missing
     perm = [xl.index(lab) for lab in out_labels]
     x = lax.transpose(x, perm)
-    if pet is not None and jnp._aval(x).dtype is not pet:
+    if pet is not None and _aval(x).dtype is not pet:
         x = lax.convert_element_type(x, pet)
     return x
 
@@ -276,7 +277,7 @@ def einsum_path(subscripts, /, *operands, optimize="greedy"):
     """(contraction path, description) that einsum would follow for these operands."""
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + tuple(operands))
-    shapes = [tuple(o.shape) if hasattr(o, "shape") else jnp._aval(jnp.asarray(o)).shape for o in operands]
+    shapes = [tuple(o.shape) if hasattr(o, "shape") else _aval(asarray(o)).shape for o in operands]
     labels, out_labels, sizes = _parse(subscripts, shapes)
     path = _normalize_path(optimize, len(shapes), labels, out_labels, sizes)
 

@@ -8,7 +8,8 @@ import math
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise
+from pyjax.numpy._promotion import _check_arraylike, asarray, broadcast_arrays
 from pyjax.numpy._util import _SCALARS, _arr, _aval, _result
 
 __all__ = ["frexp", "ldexp", "modf", "spacing", "i0"]
@@ -27,7 +28,7 @@ _FLOAT_LAYOUT = {
 
 def frexp(x, /):
     """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1."""
-    jnp._check_arraylike("frexp", x)
+    _check_arraylike("frexp", x)
     (x,) = _result("frexp", _arr(x), to_float=True)
     d = _aval(x).dtype
     nmant, nexp, uname, iname = _FLOAT_LAYOUT[d.name]
@@ -35,9 +36,9 @@ def frexp(x, /):
     bias = (1 << (nexp - 1)) - 1
     expmask = (1 << nexp) - 1
     # scale subnormals into the normal range first
-    sub = lax.bitwise_and(lax.ne(x, 0.0), lax.lt(jnp.abs(x), _SMALLEST_NORMAL[d.name]))
+    sub = lax.bitwise_and(lax.ne(x, 0.0), lax.lt(_elementwise.abs(x), _SMALLEST_NORMAL[d.name]))
     scale = float(2 ** (nmant + 1))
-    xs = jnp.where(sub, x * scale, x)
+    xs = _elementwise.where(sub, x * scale, x)
     bits = lax.bitcast_convert_type(xs, u)
 
     def uc(v):
@@ -49,10 +50,10 @@ def frexp(x, /):
     )
     mant = lax.bitcast_convert_type(mant_bits, d)
     e = lax.sub(lax.convert_element_type(biased, it), lax.full(_aval(x).shape, bias - 1, it))
-    e = jnp.where(sub, e - (nmant + 1), e)
+    e = _elementwise.where(sub, e - (nmant + 1), e)
     special = lax.bitwise_or(lax.eq(x, 0.0), lax.bitwise_not(lax.is_finite(x)))
-    mant = jnp.where(special, x, mant)
-    e = jnp.where(special, lax.full(_aval(x).shape, 0, it), e)
+    mant = _elementwise.where(special, x, mant)
+    e = _elementwise.where(special, lax.full(_aval(x).shape, 0, it), e)
     return mant, e.astype(dtypes.canonicalize(dtypes.int64) if iname == "int64" else dtypes.int32)
 
 
@@ -64,24 +65,24 @@ def _pow2(e, d):
     nmant, nexp, uname, iname = _FLOAT_LAYOUT[d.name]
     bias = (1 << (nexp - 1)) - 1
     u = dtypes.dtype(uname)
-    e = jnp.clip(e, 1 - bias, bias)
+    e = _elementwise.clip(e, 1 - bias, bias)
     b = lax.convert_element_type(e + bias, u)
     return lax.bitcast_convert_type(lax.shift_left(b, lax.full(_aval(b).shape, nmant, u)), d)
 
 
 def ldexp(x1, x2, /):
     """x1 * 2**x2 (x2 an integer array), exact over the whole exponent range."""
-    jnp._check_arraylike("ldexp", x1, x2)
+    _check_arraylike("ldexp", x1, x2)
     x2a = _arr(x2)
     if _aval(x2a).dtype.kind not in "iub":
         raise ValueError(f"ldexp: x2 must be an integer array, got dtype {_aval(x2a).dtype.name}")
     (x1,) = _result("ldexp", _arr(x1) if not isinstance(x1, _SCALARS) else x1, to_float=True)
     x1 = _arr(x1)
     d = _aval(x1).dtype
-    x1, e = jnp.broadcast_arrays(x1, x2a.astype(dtypes.int32))
+    x1, e = broadcast_arrays(x1, x2a.astype(dtypes.int32))
     nexp = _FLOAT_LAYOUT[d.name][1]
     lim = 2 * ((1 << nexp) + _FLOAT_LAYOUT[d.name][0])
-    e = jnp.clip(e, -lim, lim)
+    e = _elementwise.clip(e, -lim, lim)
     h1 = lax.div(e, lax.full_like(e, 2))
     h2 = e - h1
     h1b = lax.div(h1, lax.full_like(h1, 2))
@@ -90,42 +91,42 @@ def ldexp(x1, x2, /):
 
 def modf(x, /, out=None):
     """(fractional part, integral part), both with the sign of x."""
-    jnp._check_arraylike("modf", x)
+    _check_arraylike("modf", x)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
     (x,) = _result("modf", _arr(x), to_float=True)
-    whole = jnp.where(x >= 0, jnp.floor(x), jnp.ceil(x))
+    whole = _elementwise.where(x >= 0, _elementwise.floor(x), _elementwise.ceil(x))
     return x - whole, whole
 
 
 def spacing(x, /):
     """Distance from x to the next representable float away from zero."""
-    jnp._check_arraylike("spacing", x)
+    _check_arraylike("spacing", x)
     (x,) = _result("spacing", _arr(x), to_float=True)
     d = _aval(x).dtype
     inf = lax.full_like(x, float("inf"))
-    toward = jnp.where(lax.lt(x, lax.full_like(x, 0)), -inf, inf)
+    toward = _elementwise.where(lax.lt(x, lax.full_like(x, 0)), -inf, inf)
     nxt = lax.nextafter(x, toward)
-    return jnp.where(lax.eq(jnp.abs(x), inf), lax.full_like(x, float("nan")), nxt - x).astype(d)
+    return _elementwise.where(lax.eq(_elementwise.abs(x), inf), lax.full_like(x, float("nan")), nxt - x).astype(d)
 
 
 def i0(x):
     """Modified Bessel function of the first kind, order 0: power series for |x| <= 15, else asymptotic."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     if x.dtype.kind not in "f":
         x = x.astype(dtypes.default_float())
-    ax = jnp.abs(x)
+    ax = _elementwise.abs(x)
     small = ax <= 15
-    xs = jnp.where(small, ax, 0)
+    xs = _elementwise.where(small, ax, 0)
     q = xs * xs / 4
-    term, total = jnp.ones_like(xs), jnp.ones_like(xs)
+    term, total = _creation.ones_like(xs), _creation.ones_like(xs)
     for k in range(1, 60):
         term = term * q / (k * k)
         total = total + term
-    xl = jnp.where(small, 15, ax)
-    coef, series = jnp.ones_like(xl), jnp.ones_like(xl)
+    xl = _elementwise.where(small, 15, ax)
+    coef, series = _creation.ones_like(xl), _creation.ones_like(xl)
     for k in range(1, 12):
         coef = coef * (2 * k - 1) ** 2 / (8 * k * xl)
         series = series + coef
-    large = jnp.exp(xl) / jnp.sqrt(2 * math.pi * xl) * series
-    return jnp.where(small, total, large)
+    large = _elementwise.exp(xl) / _elementwise.sqrt(2 * math.pi * xl) * series
+    return _elementwise.where(small, total, large)

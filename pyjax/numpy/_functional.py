@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from pyjax.core import dtypes
 from pyjax.interpreters import batching
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _elementwise, _manipulation
+from pyjax.numpy._promotion import _check_arraylike, _is_array, asarray, broadcast_shapes, broadcast_to
 from pyjax.numpy._util import _arr, _aval, _to_dtype
 
 __all__ = ["apply_along_axis", "apply_over_axes", "vectorize", "piecewise"]
@@ -72,7 +73,7 @@ def apply_over_axes(func: Callable, a, axes: Sequence[int]):
         if _aval(b).ndim == nd:
             a = b
         elif _aval(b).ndim == nd - 1:
-            a = jnp.expand_dims(b, axis)
+            a = _manipulation.expand_dims(b, axis)
         else:
             raise ValueError("function is not returning an array of the correct shape")
     return a
@@ -146,11 +147,11 @@ class vectorize:
                 if sizes.setdefault(name, s) != s:
                     raise ValueError(f"inconsistent size for core dimension {name!r}: {sizes[name]} vs {s}")
             loop_shapes.append(shape[: len(shape) - len(cd)])
-        loop = jnp.broadcast_shapes(*loop_shapes) if loop_shapes else ()
+        loop = broadcast_shapes(*loop_shapes) if loop_shapes else ()
         xs = []
         for x, ls in zip(dyn, loop_shapes):
             core_shape = _aval(x).shape[len(ls) :]
-            xs.append(jnp.broadcast_to(x, tuple(loop) + core_shape) if ls != tuple(loop) else x)
+            xs.append(broadcast_to(x, tuple(loop) + core_shape) if ls != tuple(loop) else x)
         f = call
         for _ in builtins.range(len(loop)):
             f = _vmap1(f, (0,) * len(xs), 0)
@@ -172,11 +173,11 @@ class vectorize:
 def piecewise(x, condlist, funclist, *args, **kw):
     """Evaluate funclist[i] (a callable or a constant) where condlist[i] holds; a trailing extra
     function is the default. Later conditions win; every function sees all of x."""
-    jnp._check_arraylike("piecewise", x)
+    _check_arraylike("piecewise", x)
     x = _arr(x)
     xa = _aval(x)
     nc, nf = len(condlist), len(funclist)
-    conds = jnp.asarray(condlist, dtype=dtypes.bool_) if not jnp._is_array(condlist) else condlist.astype(bool)
+    conds = asarray(condlist, dtype=dtypes.bool_) if not _is_array(condlist) else condlist.astype(bool)
     if nf == nc + 1:
         default, funcs = funclist[-1], list(funclist[:-1])
     elif nf == nc:
@@ -187,9 +188,9 @@ def piecewise(x, condlist, funclist, *args, **kw):
     def value(f):
         v = f(x, *args, **kw) if callable(f) else f
         v = _to_dtype(v, xa.dtype)
-        return jnp.broadcast_to(v, xa.shape)
+        return broadcast_to(v, xa.shape)
 
     out = value(default)
     for i, f in enumerate(funcs):
-        out = jnp.where(conds[i], value(f), out)
+        out = _elementwise.where(conds[i], value(f), out)
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import builtins
 
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _manipulation
+from pyjax.numpy._promotion import asarray, result_type
 
 __all__ = ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp"]
 
@@ -18,8 +19,8 @@ def _slice_values(s: slice):
     step = 1 if s.step is None else s.step
     if isinstance(step, complex):
         num = int(builtins.abs(step))
-        return jnp.linspace(start, s.stop, num)
-    return jnp.arange(start, s.stop, step)
+        return _creation.linspace(start, s.stop, num)
+    return _creation.arange(start, s.stop, step)
 
 
 class _Grid:
@@ -32,9 +33,9 @@ class _Grid:
         if isinstance(key, slice):
             return _slice_values(key)
         axes = [_slice_values(k) for k in key]
-        dt = jnp.result_type(*axes)
-        grids = jnp.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
-        return grids if self.sparse else jnp.stack(grids)
+        dt = result_type(*axes)
+        grids = _creation.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
+        return grids if self.sparse else _manipulation.stack(grids)
 
 
 class _Concat:
@@ -53,14 +54,14 @@ class _Concat:
             key = key[1:]
         items = []
         for k in key:
-            x = _slice_values(k) if isinstance(k, slice) else jnp.atleast_1d(jnp.asarray(k))
+            x = _slice_values(k) if isinstance(k, slice) else _manipulation.atleast_1d(asarray(k))
             while x.ndim < ndmin:
                 x = x[:, None] if self.trans1d == -1 and x.ndim == 1 else x[None]
             items.append(x)
         if not items:
-            return jnp.zeros((0,))
-        dt = jnp.result_type(*items)
-        return jnp.concatenate([x.astype(dt) for x in items], axis=axis)
+            return _creation.zeros((0,))
+        dt = result_type(*items)
+        return _manipulation.concatenate([x.astype(dt) for x in items], axis=axis)
 
 
 class _IndexExpression:

@@ -22,8 +22,16 @@ from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from pyjax.lax import lax, slicing
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
-from pyjax.numpy import _keys
+from pyjax.numpy import _creation, _elementwise, _keys, _manipulation, _reductions
+from pyjax.numpy._promotion import (
+    _aval,
+    _is_array,
+    _weak_result,
+    asarray,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+)
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -113,17 +121,17 @@ def _scatter(kind: str) -> Callable:
 
 
 def _subtract(ref, values, mode, unique):
-    values = values if jnp._is_array(values) else jnp.asarray(values)
-    values = values.astype(jnp._aval(ref.x).dtype) if jnp._is_array(ref.x) else values
-    return ref._update("add", jnp.negative(values), mode, unique)
+    values = values if _is_array(values) else asarray(values)
+    values = values.astype(_aval(ref.x).dtype) if _is_array(ref.x) else values
+    return ref._update("add", _elementwise.negative(values), mode, unique)
 
 
 def _through_ones(op: Callable) -> Callable:
     """x op (ones with values multiplied in at idx), as JAX computes x[idx] /= v and x[idx] **= v."""
 
     def update(ref, values, mode, unique):
-        x = ref.x if jnp._is_array(ref.x) else jnp.asarray(ref.x)
-        ones = scatter_update(jnp.ones_like(x), ref.idx, values, "mul", mode=mode, unique_indices=unique)
+        x = ref.x if _is_array(ref.x) else asarray(ref.x)
+        ones = scatter_update(_creation.ones_like(x), ref.idx, values, "mul", mode=mode, unique_indices=unique)
         return op(x, ones)
 
     return update
@@ -137,11 +145,11 @@ _UPDATES = {
     "multiply": (_scatter("mul"), "x[idx] *= values."),
     "mul": (_scatter("mul"), "x[idx] *= values."),
     "divide": (
-        _through_ones(jnp.true_divide),
+        _through_ones(_elementwise.true_divide),
         "x[idx] /= values, as x / (ones with values multiplied in at idx), like JAX.",
     ),
     "power": (
-        _through_ones(jnp.power),
+        _through_ones(_elementwise.power),
         "x[idx] **= values, as x ** (ones with values multiplied in at idx), like JAX.",
     ),
     "min": (_scatter("min"), "x[idx] = minimum(x[idx], values)."),
@@ -201,7 +209,7 @@ class _Adv:
 
     @property
     def shape(self) -> tuple:
-        return () if self.is_static else jnp._aval(self.value).shape
+        return () if self.is_static else _aval(self.value).shape
 
 
 def _concrete_value(x, what: str):
@@ -220,7 +228,7 @@ def _concrete_value(x, what: str):
 
 def _mask_coords(mask, pos: int, shape: tuple) -> list:
     """Integer coordinate arrays of the True entries of a concrete boolean mask."""
-    ma = jnp._aval(mask)
+    ma = _aval(mask)
     if ma.shape != shape:
         raise IndexError(
             f"boolean index did not match shape of indexed array in index {pos}: got {ma.shape}, expected {list(shape)}"
@@ -233,7 +241,7 @@ def _mask_coords(mask, pos: int, shape: tuple) -> list:
     coords = []
     for d in range(len(shape)):
         inner = math.prod(shape[d + 1 :])
-        coords.append(jnp.asarray([(h // inner) % shape[d] for h in hits], dtype=_I32))
+        coords.append(asarray([(h // inner) % shape[d] for h in hits], dtype=_I32))
     return coords
 
 
@@ -242,9 +250,9 @@ def _as_index_array(i):
         return i
     if isinstance(i, (list, tuple)):
         if len(i) == 0:
-            return jnp.asarray([], dtype=_I32)
-        return jnp.asarray(i)
-    return jnp.asarray(i)
+            return asarray([], dtype=_I32)
+        return asarray(i)
+    return asarray(i)
 
 
 def _classify(i):
@@ -265,12 +273,12 @@ def _classify(i):
         raise TypeError("Indexer must have integer or boolean type, got indexer with type float64")
     if isinstance(i, (Array, Tracer, list, tuple)) or (_np is not None and isinstance(i, (_np.ndarray, _np.generic))):
         arr = _as_index_array(i)
-        d = jnp._aval(arr).dtype
+        d = _aval(arr).dtype
         if d.kind == "b":
-            if jnp._aval(arr).ndim == 0:
+            if _aval(arr).ndim == 0:
                 conc = _concrete_value(arr, "bool")
                 if conc is None:
-                    raise NonConcreteBooleanIndexError(jnp._aval(arr))
+                    raise NonConcreteBooleanIndexError(_aval(arr))
                 return "bool", builtins.bool(conc)
             return "mask", arr
         if d.kind not in "iu":
@@ -314,9 +322,7 @@ def parse_index(shape: tuple, idx) -> tuple[tuple, list]:
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     nd = len(shape)
-    used = builtins.sum(
-        jnp._aval(v).ndim if k == "mask" else 1 for k, v in items if k in ("slice", "int", "array", "mask")
-    )
+    used = builtins.sum(_aval(v).ndim if k == "mask" else 1 for k, v in items if k in ("slice", "int", "array", "mask"))
     if used > nd:
         raise IndexError(f"Too many indices: array is {nd}-dimensional, but {used} were indexed")
     expanded: list = []
@@ -334,9 +340,9 @@ def parse_index(shape: tuple, idx) -> tuple[tuple, list]:
             entries.append(builtins.slice(None))
         elif k == "bool":
             new_shape.append(1)
-            entries.append(_Adv(jnp.asarray([0] if v else [], dtype=_I32)))
+            entries.append(_Adv(asarray([0] if v else [], dtype=_I32)))
         elif k == "mask":
-            m = jnp._aval(v).ndim
+            m = _aval(v).ndim
             coords = _mask_coords(v, pos, tuple(shape[axis : axis + m]))
             new_shape += list(shape[axis : axis + m])
             entries += [_Adv(c) for c in coords]
@@ -355,29 +361,29 @@ def _wrap_negative(v, n: int):
     """Index value(s) with negative entries wrapped by n (static ints stay Python ints)."""
     if isinstance(v, builtins.int):
         return v + n if v < 0 else v
-    a = jnp._aval(v)
+    a = _aval(v)
     if a.dtype.kind != "i":
         return v
     return lax.select(lax.lt(v, lax.full(a.shape, 0, a.dtype)), lax.add(v, lax.full(a.shape, n, a.dtype)), v)
 
 
 def _stack_dtype(values) -> dtypes.DType:
-    big = builtins.any(not isinstance(v, builtins.int) and jnp._aval(v).dtype.bits == 64 for v in values)
+    big = builtins.any(not isinstance(v, builtins.int) and _aval(v).dtype.bits == 64 for v in values)
     return dtypes.canonicalize(dtypes.int64) if big else _I32
 
 
 def _as_typed(v, d):
     if isinstance(v, builtins.int):
         return _execute.make_scalar(v, d, False)
-    return lax.convert_element_type(v, d) if jnp._aval(v).dtype is not d else v
+    return lax.convert_element_type(v, d) if _aval(v).dtype is not d else v
 
 
 def _apply_slice(x, axis: int, s: builtins.slice):
-    n = jnp._aval(x).shape[axis]
+    n = _aval(x).shape[axis]
     start, stop, step = s.indices(n)
     if (start, stop, step) == (0, n, 1):
         return x
-    nd = jnp._aval(x).ndim
+    nd = _aval(x).ndim
     if step > 0:
         cnt = builtins.max(0, (stop - start + step - 1) // step)
         lo, hi = (start, start + (cnt - 1) * step + 1) if cnt else (0, 0)
@@ -386,7 +392,7 @@ def _apply_slice(x, axis: int, s: builtins.slice):
         cnt = builtins.max(0, (start - stop - step - 1) // (-step))
         lo, hi = (start + (cnt - 1) * step, start + 1) if cnt else (0, 0)
         st = -step
-    starts, limits, strides = [0] * nd, list(jnp._aval(x).shape), [1] * nd
+    starts, limits, strides = [0] * nd, list(_aval(x).shape), [1] * nd
     starts[axis], limits[axis], strides[axis] = lo, hi, st
     y = lax.slice(x, starts, limits, strides)
     return lax.rev(y, (axis,)) if step < 0 and cnt > 1 else y
@@ -414,18 +420,18 @@ def advanced_getitem(x, idx_tuple, mode=None, fill_value=None):
     """x[idx] with numpy's full indexing rules; mode 'fill' returns fill_value for out-of-range indices.
 
     Out-of-range indices are clamped otherwise (JAX's behaviour on CPU/GPU)."""
-    x = x if jnp._is_array(x) else jnp.asarray(x)
+    x = x if _is_array(x) else asarray(x)
     if mode not in (None, "clip", "fill", "promise_in_bounds", "drop"):
         raise ValueError(f"mode must be one of 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}")
     fill = mode in ("fill", "drop")
-    shape = jnp._aval(x).shape
+    shape = _aval(x).shape
     new_shape, entries = parse_index(shape, idx_tuple)
     if new_shape != shape:
         x = lax.reshape(x, new_shape)
     for a, e in enumerate(entries):
         if isinstance(e, builtins.slice):
             x = _apply_slice(x, a, e)
-    xs = jnp._aval(x).shape
+    xs = _aval(x).shape
     adv = [(a, e) for a, e in enumerate(entries) if isinstance(e, _Adv)]
     if not adv:
         return x
@@ -449,7 +455,7 @@ def advanced_getitem(x, idx_tuple, mode=None, fill_value=None):
             starts[a], sizes[a] = v, 1
         y = slicing.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
         return lax.reshape(y, tuple(s for i, s in enumerate(xs) if i not in adv_axes))
-    bshape = jnp.broadcast_shapes(*[e.shape for _, e in adv])
+    bshape = broadcast_shapes(*[e.shape for _, e in adv])
     d = _stack_dtype(values)
     cols = [
         lax.broadcast_in_dim(_as_typed(v, d), bshape, tuple(range(len(bshape) - len(e.shape), len(bshape))))
@@ -479,11 +485,11 @@ def _combine(kind, cur, new):
 def scatter_update(x, idx, values, kind: str, mode=None, unique_indices: bool = False):
     """x.at[idx].<kind>(values) for kind in set/add/mul/min/max: values broadcast to x[idx]'s shape and
     cast to x's dtype; out-of-range updates are dropped (mode 'clip' clamps them instead)."""
-    x = x if jnp._is_array(x) else jnp.asarray(x)
-    xa = jnp._aval(x)
-    values = values if jnp._is_array(values) else jnp.asarray(values)
+    x = x if _is_array(x) else asarray(x)
+    xa = _aval(x)
+    values = values if _is_array(values) else asarray(values)
     # Like JAX: combine in the promoted dtype, then cast the result back to x's dtype.
-    d, weak = jnp._weak_result(x, values)
+    d, weak = _weak_result(x, values)
     out = _scatter_update_promoted(
         lax._convert(x, d, weak), idx, lax._convert(values, d, weak), kind, mode, unique_indices
     )
@@ -491,7 +497,7 @@ def scatter_update(x, idx, values, kind: str, mode=None, unique_indices: bool = 
 
 
 def _scatter_update_promoted(x, idx, values, kind, mode, unique_indices):
-    xa = jnp._aval(x)
+    xa = _aval(x)
     if mode not in (None, "clip", "fill", "drop", "promise_in_bounds"):
         raise ValueError(f"mode must be one of 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}")
     shape = xa.shape
@@ -499,7 +505,7 @@ def _scatter_update_promoted(x, idx, values, kind, mode, unique_indices):
     xv = lax.reshape(x, new_shape) if new_shape != shape else x
     adv = [(a, e) for a, e in enumerate(entries) if isinstance(e, _Adv)]
     adv_axes = [a for a, _ in adv]
-    bshape = jnp.broadcast_shapes(*[e.shape for _, e in adv]) if adv else ()
+    bshape = broadcast_shapes(*[e.shape for _, e in adv]) if adv else ()
     slices = {a: _slice_positions(e, new_shape[a]) for a, e in enumerate(entries) if isinstance(e, builtins.slice)}
     # numpy's shape of x[idx]: labels ('b', i) for broadcast index dims, ('s', axis) for sliced axes.
     s_labels = [("s", a) for a in sorted(slices)]
@@ -511,7 +517,7 @@ def _scatter_update_promoted(x, idx, values, kind, mode, unique_indices):
     else:
         labels = b_labels + s_labels
     vshape = tuple(bshape[lab[1]] if lab[0] == "b" else slices[lab[1]][2] for lab in labels)
-    values = jnp.broadcast_to(values, vshape)
+    values = broadcast_to(values, vshape)
     if math.prod(vshape) == 0:
         return x
     wrapped = [_wrap_negative(e.value, new_shape[a]) for a, e in adv]
@@ -579,7 +585,7 @@ def _update_scatter(xv, new_shape, adv, wrapped, bshape, slices, labels, values,
 
 
 def _arr(x):
-    return x if jnp._is_array(x) else jnp.asarray(x)
+    return x if _is_array(x) else asarray(x)
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
@@ -593,23 +599,23 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         return _keys.take(a, indices, axis, mode=mode, fill_value=fill_value)
     a = _arr(a)
     indices = _arr(indices)
-    if jnp._aval(indices).dtype.kind not in "iu":
+    if _aval(indices).dtype.kind not in "iu":
         raise ValueError("indices must have an integer type")
     if axis is None:
-        a = jnp.ravel(a)
+        a = _manipulation.ravel(a)
         axis = 0
-    nd = jnp._aval(a).ndim
+    nd = _aval(a).ndim
     axis = canonical_axis(axis, nd, "take", scalar_ok=True)
-    n = jnp._aval(a).shape[axis]
+    n = _aval(a).shape[axis]
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
     if mode not in (None, "fill", "clip", "wrap", "promise_in_bounds", "drop"):
         raise ValueError(f"Invalid mode '{mode}' for np.take")
-    ia = jnp._aval(indices)
+    ia = _aval(indices)
     if n == 0 and ia.size and mode in ("clip", "wrap"):
         raise IndexError("Cannot do a non-empty jnp.take() from an empty axes.")
     if mode == "wrap":
-        indices = jnp.remainder(indices, n) if n else indices
+        indices = _elementwise.remainder(indices, n) if n else indices
     elif mode != "clip":
         indices = _wrap_negative(indices, n)
     g_mode = {"clip": "clip", "wrap": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
@@ -623,15 +629,15 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
 def _along_axis_grid(fn, arr, indices, axis):
     """Broadcast arr and indices except along axis; returns (arr, gather index grid, out shape)."""
     arr, indices = _arr(arr), _arr(indices)
-    ia = jnp._aval(indices)
+    ia = _aval(indices)
     if ia.dtype.kind not in "iu":
         raise TypeError(f"{fn} indices must be of integer type, got {ia.dtype.name}")
     if axis is None:
         if ia.ndim != 1:
             raise ValueError(f"{fn} indices must be 1D if axis=None, got shape {ia.shape}")
-        arr = jnp.ravel(arr)
+        arr = _manipulation.ravel(arr)
         axis = 0
-    aa = jnp._aval(arr)
+    aa = _aval(arr)
     if ia.ndim != aa.ndim:
         raise ValueError(f"indices and arr must have the same number of dimensions; {ia.ndim} vs. {aa.ndim}")
     axis = canonical_axis(axis, aa.ndim, fn, scalar_ok=True)
@@ -640,9 +646,9 @@ def _along_axis_grid(fn, arr, indices, axis):
         if d == axis:
             out_shape.append(ia.shape[d])
         else:
-            out_shape.append(jnp.broadcast_shapes((aa.shape[d],), (ia.shape[d],))[0])
+            out_shape.append(broadcast_shapes((aa.shape[d],), (ia.shape[d],))[0])
     out_shape = tuple(out_shape)
-    idx = jnp.broadcast_to(
+    idx = broadcast_to(
         _wrap_negative(indices, aa.shape[axis]),
         tuple(s if d == axis else out_shape[d] if ia.shape[d] != 1 else 1 for d, s in enumerate(ia.shape)),
     )
@@ -664,7 +670,7 @@ def _along_axis_grid(fn, arr, indices, axis):
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """jnp.take_along_axis: arr's values at `indices` along axis (other axes broadcast)."""
     arr, grid, out_shape = _along_axis_grid("take_along_axis", arr, indices, axis)
-    nd = jnp._aval(arr).ndim
+    nd = _aval(arr).ndim
     g_mode = {"clip": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
     if mode == "wrap":
         raise NotImplementedError("take_along_axis mode='wrap' is not supported")
@@ -681,18 +687,18 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     arr = _arr(arr)
     full_arr = arr
     if axis is None:
-        arr = jnp.ravel(arr)
+        arr = _manipulation.ravel(arr)
     arr2, grid, out_shape = _along_axis_grid("put_along_axis", arr, indices, 0 if axis is None else axis)
-    nd = jnp._aval(arr2).ndim
-    vals = jnp.broadcast_to(_arr(values).astype(jnp._aval(arr2).dtype), out_shape)
+    nd = _aval(arr2).ndim
+    vals = broadcast_to(_arr(values).astype(_aval(arr2).dtype), out_shape)
     out = slicing.scatter_axes(arr2, grid, vals, tuple(range(nd)), "set", mode="clip" if mode == "clip" else "drop")
-    return lax.reshape(out, jnp._aval(full_arr).shape) if axis is None else out
+    return lax.reshape(out, _aval(full_arr).shape) if axis is None else out
 
 
 def _concrete_int(x, msg: str) -> int:
     c = _concrete_value(x, msg)
     if c is None:
-        raise ConcretizationTypeError(jnp._aval(x), msg)
+        raise ConcretizationTypeError(_aval(x), msg)
     return builtins.int(c)
 
 
@@ -700,7 +706,7 @@ def nonzero(a, *, size=None, fill_value=None):
     """jnp.nonzero: index arrays of the nonzero entries; under jit `size` must be given (pads with
     fill_value, default 0, or truncates)."""
     a = _arr(a)
-    aa = jnp._aval(a)
+    aa = _aval(a)
     if aa.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() instead.")
     mask = a if aa.dtype.kind == "b" else lax.ne(a, lax.full(aa.shape, 0, aa.dtype))
@@ -735,13 +741,13 @@ def nonzero(a, *, size=None, fill_value=None):
 
 def flatnonzero(a, *, size=None, fill_value=None):
     """jnp.flatnonzero: indices of nonzero entries of the flattened array."""
-    return nonzero(jnp.ravel(_arr(a)), size=size, fill_value=fill_value)[0]
+    return nonzero(_manipulation.ravel(_arr(a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
     """jnp.argwhere: (N, ndim) array of the coordinates of nonzero entries."""
     a = _arr(a)
-    aa = jnp._aval(a)
+    aa = _aval(a)
     if aa.ndim == 0:
         keep = (
             _concrete_int(lax.ne(a, lax.full((), 0, aa.dtype)), "argwhere of a traced 0-d array")
@@ -749,7 +755,7 @@ def argwhere(a, *, size=None, fill_value=None):
             else size
         )
         return lax.full((keep, 0), 0, _I32)
-    return jnp.stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
+    return _manipulation.stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
@@ -758,16 +764,16 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     cond = _arr(condition)
     a = _arr(a)
-    if jnp._aval(cond).ndim != 1:
+    if _aval(cond).ndim != 1:
         raise ValueError("condition must be a 1D array")
-    if jnp._aval(cond).dtype.kind != "b":
-        cond = lax.ne(cond, lax.full(jnp._aval(cond).shape, 0, jnp._aval(cond).dtype))
+    if _aval(cond).dtype.kind != "b":
+        cond = lax.ne(cond, lax.full(_aval(cond).shape, 0, _aval(cond).dtype))
     if axis is None:
-        a = jnp.ravel(a)
+        a = _manipulation.ravel(a)
         axis = 0
-    axis = canonical_axis(axis, jnp._aval(a).ndim, "compress", scalar_ok=True)
-    n = jnp._aval(a).shape[axis]
-    m = jnp._aval(cond).shape[0]
+    axis = canonical_axis(axis, _aval(a).ndim, "compress", scalar_ok=True)
+    n = _aval(a).shape[axis]
+    m = _aval(cond).shape[0]
     if m > n:
         extra = lax.slice(cond, (n,), (m,))
         c = _concrete_value(lax.reduce_or(extra, (0,)), "compress")
@@ -782,7 +788,9 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 def extract(condition, arr, *, size=None, fill_value=0):
     """jnp.extract: the entries of arr (flattened) where condition is true."""
-    return compress(jnp.ravel(_arr(condition)), jnp.ravel(_arr(arr)), size=size, fill_value=fill_value)
+    return compress(
+        _manipulation.ravel(_arr(condition)), _manipulation.ravel(_arr(arr)), size=size, fill_value=fill_value
+    )
 
 
 def choose(a, choices, out=None, mode="raise"):
@@ -790,26 +798,26 @@ def choose(a, choices, out=None, mode="raise"):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
     a = _arr(a)
-    if jnp._aval(a).dtype.kind not in "iu":
+    if _aval(a).dtype.kind not in "iu":
         raise TypeError("choose: index array a must have an integer dtype")
     n = len(choices)
     if mode == "raise":
         c = _concrete_value(a, "choose")
         if c is None:
-            raise ConcretizationTypeError(jnp._aval(a), "jnp.choose with mode='raise' needs a concrete index")
-        lo = builtins.int(_concrete_value(jnp.min(a), "choose")) if jnp._aval(a).size else 0
-        hi = builtins.int(_concrete_value(jnp.max(a), "choose")) if jnp._aval(a).size else 0
+            raise ConcretizationTypeError(_aval(a), "jnp.choose with mode='raise' needs a concrete index")
+        lo = builtins.int(_concrete_value(_reductions.min(a), "choose")) if _aval(a).size else 0
+        hi = builtins.int(_concrete_value(_reductions.max(a), "choose")) if _aval(a).size else 0
         if lo < 0 or hi >= n:
             raise ValueError("invalid entry in choice array")
     elif mode == "wrap":
-        a = jnp.remainder(a, n)
+        a = _elementwise.remainder(a, n)
     elif mode == "clip":
-        a = jnp.clip(a, 0, n - 1)
+        a = _elementwise.clip(a, 0, n - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
-    arrs = jnp.broadcast_arrays(a, *jnp._promote_list([_arr(c) for c in choices]))
+    arrs = broadcast_arrays(a, *_manipulation._promote_list([_arr(c) for c in choices]))
     a, cs = arrs[0], arrs[1:]
-    stacked = jnp.stack(cs, axis=0)
+    stacked = _manipulation.stack(cs, axis=0)
     return take_along_axis(stacked, lax.expand_dims(a, (0,)), 0, mode="clip")[0]
 
 
@@ -819,7 +827,7 @@ def ix_(*args):
     out = []
     for i, a in enumerate(args):
         a = _arr(a)
-        aa = jnp._aval(a)
+        aa = _aval(a)
         if aa.ndim != 1:
             raise ValueError(f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {aa.shape}")
         if aa.dtype.kind == "b":
@@ -834,7 +842,7 @@ def unravel_index(indices, shape):
     """jnp.unravel_index: coordinate arrays of flat indices in `shape` (out-of-range ones clipped,
     negative ones counted from the end, as JAX does)."""
     indices = _arr(indices)
-    ia = jnp._aval(indices)
+    ia = _aval(indices)
     if ia.dtype.kind not in "iu":
         raise TypeError(f"only int indices permitted, got {ia.dtype.name}")
     shape = tuple(operator.index(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
@@ -860,28 +868,28 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     dims = tuple(operator.index(s) for s in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    idx = jnp.broadcast_arrays(*[_arr(i) for i in multi_index])
+    idx = broadcast_arrays(*[_arr(i) for i in multi_index])
     for i in idx:
-        if jnp._aval(i).dtype.kind not in "iu":
-            raise TypeError(f"only int indices permitted, got {jnp._aval(i).dtype.name}")
+        if _aval(i).dtype.kind not in "iu":
+            raise TypeError(f"only int indices permitted, got {_aval(i).dtype.name}")
     if mode == "raise":
         for i, n in zip(idx, dims):
-            if jnp._aval(i).size == 0:
+            if _aval(i).size == 0:
                 continue
-            lo = _concrete_value(jnp.min(i), "ravel_multi_index")
-            hi = _concrete_value(jnp.max(i), "ravel_multi_index")
+            lo = _concrete_value(_reductions.min(i), "ravel_multi_index")
+            hi = _concrete_value(_reductions.max(i), "ravel_multi_index")
             if lo is None or hi is None:
                 raise ConcretizationTypeError(
-                    jnp._aval(i),
+                    _aval(i),
                     "The error occurred because ravel_multi_index was "
                     "jit-compiled with mode='raise'. Use mode='wrap' or mode='clip'.",
                 )
             if builtins.int(lo) < 0 or builtins.int(hi) >= n:
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "wrap":
-        idx = [jnp.remainder(i, n) for i, n in zip(idx, dims)]
+        idx = [_elementwise.remainder(i, n) for i, n in zip(idx, dims)]
     elif mode == "clip":
-        idx = [jnp.clip(i, 0, n - 1) for i, n in zip(idx, dims)]
+        idx = [_elementwise.clip(i, 0, n - 1) for i, n in zip(idx, dims)]
     else:
         raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', or 'clip'")
     order_dims = list(range(len(dims)))
@@ -892,7 +900,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         term = idx[k] * stride
         out = term if out is None else out + term
         stride *= dims[k]
-    return out if out is not None else jnp.asarray(0)
+    return out if out is not None else asarray(0)
 
 
 def indices(dimensions, dtype=None, sparse: bool = False):
@@ -909,12 +917,12 @@ def indices(dimensions, dtype=None, sparse: bool = False):
             out.append(lax.broadcasted_iota(d, dims, i))
     if sparse:
         return tuple(out)
-    return jnp.stack(out, axis=0) if out else jnp.zeros((0,), d)
+    return _manipulation.stack(out, axis=0) if out else _creation.zeros((0,), d)
 
 
 def _static_pairs(pairs):
-    rows = jnp.asarray([r for r, _ in pairs], dtype=_I32)
-    cols = jnp.asarray([c for _, c in pairs], dtype=_I32)
+    rows = asarray([r for r, _ in pairs], dtype=_I32)
+    cols = asarray([c for _, c in pairs], dtype=_I32)
     return rows, cols
 
 
@@ -930,7 +938,7 @@ def diag_indices(n: int, ndim: int = 2):
 
 def diag_indices_from(arr):
     """jnp.diag_indices_from: diag_indices for a square array's shape."""
-    s = jnp._aval(_arr(arr)).shape
+    s = _aval(_arr(arr)).shape
     if len(s) < 2:
         raise ValueError("input array must be at least 2-d")
     if len(set(s)) != 1:
@@ -954,7 +962,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None):
 
 def tril_indices_from(arr, k: int = 0):
     """jnp.tril_indices_from: tril_indices for a 2-D array's shape."""
-    s = jnp._aval(_arr(arr)).shape
+    s = _aval(_arr(arr)).shape
     if len(s) != 2:
         raise ValueError("Only 2-D inputs are accepted")
     return tril_indices(s[0], k=k, m=s[1])
@@ -962,7 +970,7 @@ def tril_indices_from(arr, k: int = 0):
 
 def triu_indices_from(arr, k: int = 0):
     """jnp.triu_indices_from: triu_indices for a 2-D array's shape."""
-    s = jnp._aval(_arr(arr)).shape
+    s = _aval(_arr(arr)).shape
     if len(s) != 2:
         raise ValueError("Only 2-D inputs are accepted")
     return triu_indices(s[0], k=k, m=s[1])
@@ -971,4 +979,4 @@ def triu_indices_from(arr, k: int = 0):
 def mask_indices(n: int, mask_func, k: int = 0, *, size=None):
     """jnp.mask_indices: indices where mask_func(ones((n, n)), k) is nonzero."""
     n = operator.index(n)
-    return nonzero(mask_func(jnp.ones((n, n), dtype=_I32), k), size=size)
+    return nonzero(mask_func(_creation.ones((n, n), dtype=_I32), k), size=size)

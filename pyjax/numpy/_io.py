@@ -14,7 +14,8 @@ import struct
 from typing import Any
 
 from pyjax.core import dtypes
-from pyjax.numpy import _core
+from pyjax.numpy import _manipulation
+from pyjax.numpy._promotion import asarray
 
 __all__ = ["load", "save"]
 
@@ -55,7 +56,7 @@ def _bf16_bits(v: float) -> int:
 
 def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
     """Write arr to file (a path, ".npy" appended as numpy does, or a binary file object) in .npy format."""
-    a = _core.asarray(arr)
+    a = asarray(arr)
     name = a.dtype.name
     if name == "bfloat16":
         descr = "|V2"
@@ -118,7 +119,7 @@ def load(file: Any, *args: Any, **kwargs: Any) -> Any:
     if base == "V2":
         bits = struct.unpack_from(f"{endian}{count}H", raw, offset)
         values = [struct.unpack("<f", struct.pack("<I", b << 16))[0] for b in bits]
-        out = _core.asarray(values, "float32").astype(dtypes.bfloat16)
+        out = asarray(values, "float32").astype(dtypes.bfloat16)
     else:
         name = _BY_DESCR.get(base)
         if name is None:
@@ -128,7 +129,7 @@ def load(file: Any, *args: Any, **kwargs: Any) -> Any:
         values = list(struct.unpack_from(f"{endian}{n}{code}", raw, offset))
         if name.startswith("complex"):
             values = [complex(values[i], values[i + 1]) for i in range(0, n, 2)]
-        out = _core.asarray(values, dtypes.canonicalize(dtypes.dtype(name)))
+        out = asarray(values, dtypes.canonicalize(dtypes.dtype(name)))
     if header.get("fortran_order"):
-        return _core.transpose(_core.reshape(out, shape[::-1]))
-    return _core.reshape(out, shape)
+        return _manipulation.transpose(_manipulation.reshape(out, shape[::-1]))
+    return _manipulation.reshape(out, shape)

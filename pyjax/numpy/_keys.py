@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for _core)
+from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for the numpy topic modules)
 from pyjax.core.pytree import tree_map
 from pyjax.lax._util import canonical_axis
 
@@ -27,43 +27,44 @@ def _data(x: Any) -> Any:
 
 
 def stack(arrays, axis=0) -> PRNGKeyArray:
-    from pyjax.numpy import _core
+    from pyjax.numpy import _manipulation
 
     datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_core.stack(datas, axis=canonical_axis(axis, arrays[0].ndim + 1, "stack")))
+    return PRNGKeyArray(_manipulation.stack(datas, axis=canonical_axis(axis, arrays[0].ndim + 1, "stack")))
 
 
 def concatenate(arrays, axis=0) -> PRNGKeyArray:
-    from pyjax.numpy import _core
+    from pyjax.numpy import _manipulation
 
     if axis is None:
         arrays, axis = [a.ravel() for a in arrays], 0
     if arrays[0].ndim == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_core.concatenate(datas, axis=canonical_axis(axis, arrays[0].ndim, "concatenate")))
+    return PRNGKeyArray(_manipulation.concatenate(datas, axis=canonical_axis(axis, arrays[0].ndim, "concatenate")))
 
 
 def where(condition, x, y) -> PRNGKeyArray:
-    from pyjax.numpy import _core
+    from pyjax.numpy import _elementwise, _manipulation
+    from pyjax.numpy._promotion import asarray
 
-    c = _core.expand_dims(_core.asarray(condition), -1)  # over the key-word axis too
-    return PRNGKeyArray(_core.where(c, _data(x), _data(y)))
+    c = _manipulation.expand_dims(asarray(condition), -1)  # over the key-word axis too
+    return PRNGKeyArray(_elementwise.where(c, _data(x), _data(y)))
 
 
 def expand_dims(a: PRNGKeyArray, axis) -> PRNGKeyArray:
-    from pyjax.numpy import _core
+    from pyjax.numpy import _manipulation
 
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = a.ndim + len(axes)
-    return PRNGKeyArray(_core.expand_dims(a._data, tuple(canonical_axis(x, nd, "expand_dims") for x in axes)))
+    return PRNGKeyArray(_manipulation.expand_dims(a._data, tuple(canonical_axis(x, nd, "expand_dims") for x in axes)))
 
 
 def broadcast_to(a: PRNGKeyArray, shape) -> PRNGKeyArray:
-    from pyjax.numpy import _core
+    from pyjax.numpy import _promotion
 
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return PRNGKeyArray(_core.broadcast_to(a._data, shape + (2,)))
+    return PRNGKeyArray(_promotion.broadcast_to(a._data, shape + (2,)))
 
 
 def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
@@ -82,10 +83,10 @@ def lifted(fn):
     def wrapper(a, *args, **kwargs):
         if not isinstance(a, PRNGKeyArray):
             return fn(a, *args, **kwargs)
-        from pyjax.numpy import _core
+        from pyjax.numpy import _manipulation
 
         w0, w1 = (fn(a._data[..., i], *args, **kwargs) for i in range(2))
-        return tree_map(lambda x, y: PRNGKeyArray(_core.stack([x, y], axis=-1)), w0, w1)
+        return tree_map(lambda x, y: PRNGKeyArray(_manipulation.stack([x, y], axis=-1)), w0, w1)
 
     return wrapper
 
@@ -93,14 +94,14 @@ def lifted(fn):
 def full_like(a: PRNGKeyArray, fill: Any, dtype: Any = None, shape: Any = None) -> Any:
     """zeros_like/ones_like/full_like/empty_like of keys: keys whose two words are `fill` (or the
     key `fill`); with a dtype, an ordinary array of that dtype."""
-    from pyjax.numpy import _core
+    from pyjax.numpy import _creation
 
     shape = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
     if dtype is not None and dtype != KEY_DTYPE:
-        return _core.full(shape, fill, dtype)
+        return _creation.full(shape, fill, dtype)
     if isinstance(fill, PRNGKeyArray):
         return broadcast_to(fill, shape)
-    return PRNGKeyArray(_core.full(shape + (2,), fill, "uint32"))
+    return PRNGKeyArray(_creation.full(shape + (2,), fill, "uint32"))
 
 
 def comparing(fn, op):

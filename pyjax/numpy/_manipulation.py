@@ -1,4 +1,6 @@
-"""Array editing: append, insert, delete, resize, block, trim_zeros, fill_diagonal, unstack,
+"""Shape manipulation and array editing: reshape, transpose, moveaxis, squeeze, expand_dims,
+concatenate/stack/split and their variants, tile, repeat, flip, roll, rot90, pad, tril/triu,
+diagonal, diag, trace; append, insert, delete, resize, block, trim_zeros, fill_diagonal, unstack,
 rollaxis, put and place. Functions whose output shape depends on values (insert/delete positions,
 trim_zeros) need those values concrete, as in JAX.
 """
@@ -10,10 +12,29 @@ import math
 import operator
 
 from pyjax.core import dtypes
+from pyjax.core.core import Tracer
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
-from pyjax.numpy._indexing import take
+from pyjax.numpy import _keys
+from pyjax.runtime import execute as _execute
+from pyjax.runtime.array import Array
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+from pyjax.numpy import _creation, _elementwise, _promotion, _reductions
+from pyjax.numpy._promotion import (
+    _SCALARS,
+    _check_arraylike,
+    _is_array,
+    _shape_tuple,
+    _weak_result,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    ndim,
+)
 from pyjax.numpy._util import _arr, _aval, _concrete, _slice_axis, _to_dtype
 
 __all__ = [
@@ -36,15 +57,15 @@ __all__ = [
 
 def append(arr, values, axis: int | None = None):
     """arr with values appended (flattened when axis is None)."""
-    jnp._check_arraylike("append", arr, values)
+    _check_arraylike("append", arr, values)
     if axis is None:
-        return jnp.concatenate([jnp.ravel(_arr(arr)), jnp.ravel(_arr(values))])
-    return jnp.concatenate([_arr(arr), _arr(values)], axis=axis)
+        return concatenate([ravel(_arr(arr)), ravel(_arr(values))])
+    return concatenate([_arr(arr), _arr(values)], axis=axis)
 
 
 def _index_array(obj, fn: str):
     """obj (an index array-like, not a slice) as an int32 array; lists are rejected as in JAX."""
-    jnp._check_arraylike(fn, obj)
+    _check_arraylike(fn, obj)
     ind = _arr(obj)
     if _aval(ind).ndim > 1:
         raise ValueError(f"jnp.{fn}(): obj must be a slice, a one-dimensional array, or a scalar; got {obj}")
@@ -55,18 +76,18 @@ def _along(arr, axis: int | None, fn: str):
     """insert/delete's operand and axis: axis None means the flattened array."""
     a = _arr(arr)
     if axis is None:
-        return jnp.ravel(a), 0
+        return ravel(a), 0
     return a, canonical_axis(axis, _aval(a).ndim, fn)
 
 
 def insert(arr, obj, values, axis: int | None = None):
     """arr with values inserted before the given positions along axis (positions may be traced;
     out-of-range positions are clipped, as in JAX)."""
-    jnp._check_arraylike("insert", arr, values)
+    _check_arraylike("insert", arr, values)
     a, axis = _along(arr, axis, "insert")
     nd, n = _aval(a).ndim, _aval(a).shape[axis]
     if isinstance(obj, builtins.slice):
-        ind = jnp.asarray(list(builtins.range(*obj.indices(n))), dtype=dtypes.int32)
+        ind = asarray(list(builtins.range(*obj.indices(n))), dtype=dtypes.int32)
     else:
         ind = _index_array(obj, "insert")
         if _aval(ind).dtype.kind not in "iu":
@@ -75,34 +96,34 @@ def insert(arr, obj, values, axis: int | None = None):
     vals = _to_dtype(values, d)
     vnd = _aval(vals).ndim
     if vnd < nd:
-        vals = jnp.reshape(vals, (1,) * (nd - vnd) + _aval(vals).shape)
+        vals = reshape(vals, (1,) * (nd - vnd) + _aval(vals).shape)
     if _aval(ind).size == 1:
-        first = jnp.ravel(ind)[0]
+        first = ravel(ind)[0]
         if _aval(ind).ndim == 0:
-            vals = jnp.moveaxis(vals, 0, axis)
-        ind = jnp.full((_aval(vals).shape[axis],), first, dtype=_aval(ind).dtype)
-    k = jnp.broadcast_shapes(_aval(ind).shape, (_aval(vals).shape[axis],))[0]
-    ind = jnp.broadcast_to(ind.astype(dtypes.int32), (k,))
-    ind = jnp.clip(jnp.where(ind < 0, ind + n, ind), 0, n)
+            vals = moveaxis(vals, 0, axis)
+        ind = _creation.full((_aval(vals).shape[axis],), first, dtype=_aval(ind).dtype)
+    k = broadcast_shapes(_aval(ind).shape, (_aval(vals).shape[axis],))[0]
+    ind = broadcast_to(ind.astype(dtypes.int32), (k,))
+    ind = _elementwise.clip(_elementwise.where(ind < 0, ind + n, ind), 0, n)
     from pyjax.numpy._sorting import argsort
 
     order = argsort(ind, stable=True)
-    vpos = ind.at[order].add(jnp.arange(k, dtype=dtypes.int32))
-    keep_mask = jnp.ones((n + k,), dtype=dtypes.bool_).at[vpos].set(False)
-    apos = jnp.where(keep_mask, size=n)[0]
+    vpos = ind.at[order].add(_creation.arange(k, dtype=dtypes.int32))
+    keep_mask = _creation.ones((n + k,), dtype=dtypes.bool_).at[vpos].set(False)
+    apos = _elementwise.where(keep_mask, size=n)[0]
     shape = list(_aval(a).shape)
     shape[axis] = n + k
     lead = (builtins.slice(None),) * axis
-    out = jnp.zeros(tuple(shape), dtype=d)
+    out = _creation.zeros(tuple(shape), dtype=d)
     vshape = list(_aval(a).shape)
     vshape[axis] = k
-    out = out.at[lead + (vpos,)].set(jnp.broadcast_to(vals, tuple(vshape)))
+    out = out.at[lead + (vpos,)].set(broadcast_to(vals, tuple(vshape)))
     return out.at[lead + (apos,)].set(a)
 
 
 def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
     """arr without the entries at the given (static) positions, slice or boolean mask along axis."""
-    jnp._check_arraylike("delete", arr)
+    _check_arraylike("delete", arr)
     a, axis = _along(arr, axis, "delete")
     n = _aval(a).shape[axis]
     drop: set
@@ -138,13 +159,13 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
         return _slice_axis(a, keep[0], keep[0] + len(keep), axis)
     from pyjax.numpy._indexing import take
 
-    return take(a, jnp.asarray(keep, dtype=dtypes.int32), axis=axis)
+    return take(a, asarray(keep, dtype=dtypes.int32), axis=axis)
 
 
 def resize(a, new_shape):
     """An array of new_shape filled by repeating the flattened a."""
-    jnp._check_arraylike("resize", a)
-    a = jnp.ravel(_arr(a))
+    _check_arraylike("resize", a)
+    a = ravel(_arr(a))
     shape = (
         (operator.index(new_shape),)
         if not isinstance(new_shape, (builtins.tuple, builtins.list))
@@ -155,9 +176,9 @@ def resize(a, new_shape):
     total = math.prod(shape)
     size = _aval(a).shape[0]
     if size == 0 or total == 0:
-        return jnp.zeros(shape, dtype=_aval(a).dtype)
+        return _creation.zeros(shape, dtype=_aval(a).dtype)
     reps = -(-total // size)
-    return jnp.reshape(jnp.tile(a, reps)[:total], shape)
+    return reshape(tile(a, reps)[:total], shape)
 
 
 def block(arrays):
@@ -193,9 +214,9 @@ def block(arrays):
         if not isinstance(x, builtins.list):
             v = _arr(x)
             vnd = _aval(v).ndim
-            return jnp.reshape(v, (1,) * (ndim - vnd) + _aval(v).shape) if vnd < ndim else v
+            return reshape(v, (1,) * (ndim - vnd) + _aval(v).shape) if vnd < ndim else v
         parts = [build(e, level + 1) for e in x]
-        return jnp.concatenate(parts, axis=-(list_depth - level))
+        return concatenate(parts, axis=-(list_depth - level))
 
     if list_depth == 0:
         return _arr(arrays)
@@ -204,7 +225,7 @@ def block(arrays):
 
 def trim_zeros(filt, trim: str = "fb", axis=None):
     """filt with leading ('f') and/or trailing ('b') zeros removed (needs concrete values)."""
-    jnp._check_arraylike("trim_zeros", filt)
+    _check_arraylike("trim_zeros", filt)
     a = _arr(filt)
     nd = _aval(a).ndim
     if nd == 0:
@@ -244,7 +265,7 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
         raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
     if wrap:
         raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
-    jnp._check_arraylike("fill_diagonal", a, val)
+    _check_arraylike("fill_diagonal", a, val)
     a = _arr(a)
     shape = _aval(a).shape
     nd = len(shape)
@@ -259,31 +280,31 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
         step = 1 + builtins.sum(math.prod(shape[i + 1 :]) for i in builtins.range(nd - 1))
         end = math.prod(shape)
     positions = list(builtins.range(0, end, step))
-    flat = jnp.ravel(a)
+    flat = ravel(a)
     if not positions:
         return a
-    v = jnp.ravel(_to_dtype(val, _aval(a).dtype))
+    v = ravel(_to_dtype(val, _aval(a).dtype))
     m = _aval(v).shape[0]
     if m == 0:
         return a
     if m != len(positions):
-        v = jnp.tile(v, -(-len(positions) // m))[: len(positions)]
-    flat = flat.at[jnp.asarray(positions, dtype=dtypes.int32)].set(v)
-    return jnp.reshape(flat, shape)
+        v = tile(v, -(-len(positions) // m))[: len(positions)]
+    flat = flat.at[asarray(positions, dtype=dtypes.int32)].set(v)
+    return reshape(flat, shape)
 
 
 def unstack(x, /, *, axis: int = 0):
     """Tuple of the slices of x along axis."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     if x.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
-    x = jnp.moveaxis(x, axis, 0)
+    x = moveaxis(x, axis, 0)
     return tuple(x[i] for i in range(x.shape[0]))
 
 
 def rollaxis(a, axis: int, start: int = 0):
     """Roll `axis` backwards until it lies before position `start` (numpy semantics)."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     n = a.ndim
     axis = operator.index(axis)
     start = operator.index(start)
@@ -295,7 +316,7 @@ def rollaxis(a, axis: int, start: int = 0):
     start = start + n if start < 0 else start
     if axis < start:
         start -= 1
-    return jnp.moveaxis(a, axis, start) if axis != start else a
+    return moveaxis(a, axis, start) if axis != start else a
 
 
 def _no_inplace(name: str, inplace: bool):
@@ -308,29 +329,626 @@ def _no_inplace(name: str, inplace: bool):
 
 def put(a, ind, v, mode=None, *, inplace: bool = True):
     """a with the flat positions ind set to v (v cycled to the length of ind); needs inplace=False."""
+    from pyjax.numpy._indexing import take  # indexing builds on manipulation
+
     _no_inplace("put", inplace)
-    a = jnp.asarray(a)
-    ind = jnp.ravel(jnp.asarray(ind))
-    v = jnp.ravel(jnp.asarray(v)).astype(a.dtype)
+    a = asarray(a)
+    ind = ravel(asarray(ind))
+    v = ravel(asarray(v)).astype(a.dtype)
     if v.shape[0] == 0 or ind.shape[0] == 0:
         return a
-    v = take(v, jnp.arange(ind.shape[0]) % v.shape[0])
+    v = take(v, _creation.arange(ind.shape[0]) % v.shape[0])
     if mode in ("wrap",):
         ind = ind % a.size
     elif mode in ("clip",):
-        ind = jnp.clip(ind, 0, a.size - 1)
+        ind = _elementwise.clip(ind, 0, a.size - 1)
     elif mode not in (None, "raise", "fill"):
         raise ValueError(f"put: mode must be one of 'raise', 'clip', 'wrap', 'fill', got {mode!r}")
-    return jnp.ravel(a).at[ind].set(v).reshape(a.shape)
+    return ravel(a).at[ind].set(v).reshape(a.shape)
 
 
 def place(arr, mask, vals, *, inplace: bool = True):
     """arr with its masked positions filled from vals in order (cycling); needs inplace=False."""
+    from pyjax.numpy._indexing import take  # indexing builds on manipulation
+
     _no_inplace("place", inplace)
-    arr = jnp.asarray(arr)
-    mask = jnp.ravel(jnp.asarray(mask)).astype(bool)
-    vals = jnp.ravel(jnp.asarray(vals)).astype(arr.dtype)
+    arr = asarray(arr)
+    mask = ravel(asarray(mask)).astype(bool)
+    vals = ravel(asarray(vals)).astype(arr.dtype)
     if vals.shape[0] == 0:
         return arr
-    idx = (jnp.cumsum(mask.astype(dtypes.int32)) - 1) % vals.shape[0]
-    return jnp.where(mask, take(vals, idx), jnp.ravel(arr)).reshape(arr.shape)
+    idx = (_reductions.cumsum(mask.astype(dtypes.int32)) - 1) % vals.shape[0]
+    return _elementwise.where(mask, take(vals, idx), ravel(arr)).reshape(arr.shape)
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """jnp.reshape with -1 inference; order='F' reverses axes around a C reshape."""
+    if shape is None:
+        shape = newshape
+    if isinstance(a, _keys.PRNGKeyArray):
+        return a.reshape(shape)
+    a = a if _is_array(a) else asarray(a)
+    av = _promotion._aval(a)
+    shape = _shape_tuple(shape)
+    if builtins.sum(1 for s in shape if s == -1) > 1:
+        raise TypeError(f"reshape: can only specify one unknown axis size with a `-1` value, got {shape}")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or av.size % known:
+            raise TypeError(f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {shape}")
+        shape = tuple(av.size // known if s == -1 else s for s in shape)
+    if math.prod(shape) != av.size:
+        raise TypeError(
+            f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {shape} (size {math.prod(shape)})"
+        )
+    if order == "F":
+        return transpose(lax.reshape(transpose(a), shape[::-1]))
+    return lax.reshape(a, shape)
+
+
+def ravel(a, order="C"):
+    a = a if _is_array(a) else asarray(a)
+    return reshape(a, (-1,) if _promotion._aval(a).size else (0,), order=order)
+
+
+def transpose(a, axes=None):
+    a = a if _is_array(a) else asarray(a)
+    nd = _promotion._aval(a).ndim
+    if axes is None:
+        axes = tuple(range(nd - 1, -1, -1))
+    axes = tuple(operator.index(x) for x in axes)
+    for x in axes:
+        if not -nd <= x < nd:
+            raise ValueError(f"transpose: axis {x} is out of bounds for array of dimension {nd}")
+    if len(axes) != nd or sorted(x % nd if nd else x for x in axes) != list(range(nd)):
+        raise TypeError(
+            f"transpose permutation isn't a permutation of operand dimensions, got permutation {axes} "
+            f"for operand shape {_promotion._aval(a).shape}."
+        )
+    return lax.transpose(a, tuple(x % nd for x in axes))
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    return swapaxes(x, -1, -2)
+
+
+def moveaxis(a, source, destination):
+    a = a if _is_array(a) else asarray(a)
+    nd = _promotion._aval(a).ndim
+    src = [source] if isinstance(source, builtins.int) else list(source)
+    dst = [destination] if isinstance(destination, builtins.int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    src = [canonical_axis(s, nd, "moveaxis") for s in src]
+    dst = [canonical_axis(d, nd, "moveaxis") for d in dst]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(a, tuple(order))
+
+
+def swapaxes(a, axis1, axis2):
+    a = a if _is_array(a) else asarray(a)
+    nd = _promotion._aval(a).ndim
+    perm = list(range(nd))
+    i, j = canonical_axis(axis1, nd, "swapaxes"), canonical_axis(axis2, nd, "swapaxes")
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, tuple(perm))
+
+
+def expand_dims(a, axis):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.expand_dims(a, axis)
+    a = a if _is_array(a) else asarray(a)
+    axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
+    nd = _promotion._aval(a).ndim + len(axes)
+    norm = sorted(canonical_axis(x, nd, "expand_dims") for x in axes)
+    if len(set(norm)) != len(norm):
+        raise ValueError("repeated axis in expand_dims")
+    return lax.expand_dims(a, norm)
+
+
+def squeeze(a, axis=None):
+    if isinstance(a, _keys.PRNGKeyArray):
+        return a.squeeze(axis)
+    a = a if _is_array(a) else asarray(a)
+    shp = _promotion._aval(a).shape
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(shp) if s == 1)
+    else:
+        axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
+        axes = tuple(canonical_axis(x, len(shp), "squeeze") for x in axes)
+        for x in axes:
+            if shp[x] != 1:
+                raise ValueError(
+                    f"cannot select an axis to squeeze out which has size not equal to one, "
+                    f"got shape={shp} and dimensions={axes}"
+                )
+    return lax.squeeze(a, axes)
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = reshape(a, (1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = reshape(a, a.shape + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    if not isinstance(arrays, (list, tuple)) and not _is_array(arrays):
+        raise TypeError("concatenate requires a sequence of arrays")
+    arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
+    if _keys.any_key(arrays):  # typed PRNG keys concatenate like arrays, as in JAX
+        return _keys.concatenate(arrays, axis)
+    arrs = [a if _is_array(a) else asarray(a) for a in arrays]
+    if axis is None:
+        arrs = [ravel(a) for a in arrs]
+        axis = 0
+    nd = _promotion._aval(arrs[0]).ndim
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    for a in arrs:
+        if _promotion._aval(a).ndim != nd:
+            raise TypeError(
+                f"Cannot concatenate arrays with different numbers of dimensions: got "
+                f"{', '.join(str(_promotion._aval(x).shape) for x in arrs)}."
+            )
+    ax = canonical_axis(axis, nd, "concatenate")
+    arrs = _promote_list(arrs)
+    if dtype is not None:
+        arrs = [lax.convert_element_type(a, dtype) for a in arrs]
+    for a in arrs:
+        sa, s0 = _promotion._aval(a).shape, _promotion._aval(arrs[0]).shape
+        if builtins.any(x != y for i, (x, y) in enumerate(zip(sa, s0)) if i != ax):
+            raise TypeError(
+                f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+                f"being concatenated: concatenating along dimension {ax} for shapes "
+                f"{', '.join(str(_promotion._aval(x).shape) for x in arrs)}. "
+                f"All the input array dimensions except for the concatenation axis must match exactly, "
+                f"but along dimension {[i for i, (x, y) in enumerate(zip(sa, s0)) if x != y and i != ax][0]}"
+                f", the array at index 0 has size {s0} and the other array has shape {sa}"
+            )
+    return lax.concatenate(arrs, ax)
+
+
+def _same_dtype(arrs):
+    a0 = _promotion._aval(arrs[0])
+    return builtins.all(
+        _promotion._aval(a).dtype is a0.dtype and _promotion._aval(a).weak_type == a0.weak_type for a in arrs
+    )
+
+
+concat = concatenate
+
+
+def _promote_list(arrays):
+    arrs = [a if _is_array(a) else asarray(a) for a in arrays]
+    if len(arrs) > 1 and not _same_dtype(arrs):
+        d, weak = _weak_result(*arrs)
+        arrs = [lax._convert(a, d, weak) for a in arrs]
+    return arrs
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
+    if not arrays:
+        raise ValueError("Need at least one array to stack.")
+    if _keys.any_key(arrays):  # typed PRNG keys stack like arrays, as in JAX
+        return _keys.stack(arrays, axis)
+    arrs = _promote_list(arrays)
+    shapes = {_promotion._aval(a).shape for a in arrs}
+    if len(shapes) > 1:
+        raise ValueError("All input arrays must have the same shape.")
+    nd = _promotion._aval(arrs[0]).ndim + 1
+    ax = canonical_axis(axis, nd, "stack")
+    arrs = [lax.expand_dims(a, (ax,)) for a in arrs]
+    out_ = lax.concatenate(arrs, ax) if len(arrs) > 1 else arrs[0]
+    return out_ if dtype is None else lax.convert_element_type(out_, dtype)
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1, dtype=dtype)
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], axis=2, dtype=dtype)
+
+
+def column_stack(tup):
+    arrs = [reshape(a, (-1, 1)) if ndim(a) == 1 else asarray(a) for a in tup]
+    return concatenate(arrs, axis=1)
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split("split", ary, indices_or_sections, axis)
+
+
+def _split(fn, ary, indices_or_sections, axis):
+    ary = ary if _is_array(ary) else asarray(ary)
+    nd = _promotion._aval(ary).ndim
+    ax = canonical_axis(axis, nd, fn)
+    n = _promotion._aval(ary).shape[ax]
+    if isinstance(indices_or_sections, (builtins.int, builtins.float)) or (
+        hasattr(indices_or_sections, "__index__") and not isinstance(indices_or_sections, (list, tuple, Array))
+    ):
+        ios = indices_or_sections
+        sections = builtins.int(ios) if isinstance(ios, builtins.float) else operator.index(ios)  # JAX truncates
+        if sections == 0:  # JAX's class (numpy's is ValueError)
+            raise ZeroDivisionError(f"{fn}: the number of sections must be larger than 0")
+        if sections < 0:
+            raise ValueError("number sections must be larger than 0.")
+        if fn == "split" and n % sections:
+            raise ValueError(f"array split does not result in an equal division: rest is {n % sections}")
+        if fn == "split":
+            idx = [i * (n // sections) for i in range(1, sections)]
+        else:
+            q, r = builtins.divmod(n, sections)
+            sizes = [q + 1] * r + [q] * (sections - r)
+            idx, acc = [], 0
+            for s in sizes[:-1]:
+                acc += s
+                idx.append(acc)
+    else:
+        idx = [
+            operator.index(i)
+            for i in (indices_or_sections.tolist() if isinstance(indices_or_sections, Array) else indices_or_sections)
+        ]
+    bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]
+    out = []
+    shp = _promotion._aval(ary).shape
+    for b, e in zip(bounds[:-1], bounds[1:]):
+        start = [0] * nd
+        lim = list(shp)
+        start[ax], lim[ax] = b, builtins.max(b, e)
+        out.append(lax.slice(ary, start, lim))
+    return out
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split("array_split", ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    if ndim(ary) == 0:  # JAX's class for a 0-d array
+        raise IndexError("hsplit: needs an array of at least 1 dimension, got a 0-d array")
+    return split(ary, indices_or_sections, axis=1 if ndim(ary) > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, axis=0)
+
+
+def dsplit(ary, indices_or_sections):
+    if ndim(ary) < 3:  # JAX's class for too few dimensions
+        raise IndexError(f"dsplit: needs an array of at least 3 dimensions, got {ndim(ary)}")
+    return split(ary, indices_or_sections, axis=2)
+
+
+def tile(A, reps):
+    A = A if _is_array(A) else asarray(A)
+    reps = (reps,) if isinstance(reps, builtins.int) else tuple(reps)
+    nd = builtins.max(len(reps), A.ndim)
+    A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
+    reps = (1,) * (nd - len(reps)) + reps
+    # broadcast to (r0, s0, r1, s1, ...) then merge
+    shape = []
+    dims = []
+    for i, (r, s) in enumerate(zip(reps, A.shape)):
+        shape += [r, s]
+        dims.append(2 * i + 1)
+    b = lax.broadcast_in_dim(A, tuple(shape), tuple(dims))
+    return reshape(b, tuple(r * s for r, s in zip(reps, A.shape)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    _check_arraylike("repeat", a, repeats)
+    a = a if _is_array(a) else asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = canonical_axis(axis, a.ndim, "repeat")
+    if isinstance(repeats, builtins.int) or (
+        isinstance(repeats, Array) and repeats.ndim == 0 and not isinstance(repeats, Tracer)
+    ):
+        r = builtins.int(repeats)
+        shp = a.shape
+        b = lax.broadcast_in_dim(
+            a, shp[: ax + 1] + (r,) + shp[ax + 1 :], tuple(range(ax + 1)) + tuple(range(ax + 2, a.ndim + 1))
+        )
+        return reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1 :])
+    reps = [builtins.int(v) for v in (repeats.tolist() if hasattr(repeats, "tolist") else repeats)]
+    if len(reps) != a.shape[ax]:
+        raise ValueError(f"repeat: repeats length {len(reps)} does not match axis size {a.shape[ax]}")
+    from pyjax.numpy._indexing import take
+
+    idx = [i for i, r in enumerate(reps) for _ in range(r)]
+    return take(a, asarray(idx, dtype=dtypes.int32), axis=ax)
+
+
+def flip(m, axis=None):
+    m = m if _is_array(m) else asarray(m)
+    axes = _reductions._reduce_axes("flip", m, axis)
+    return lax.rev(m, axes)
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    a = a if _is_array(a) else asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = (shift,) if isinstance(shift, builtins.int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    for s, ax in zip(shifts, axes):
+        ax = canonical_axis(ax, a.ndim, "roll")
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = operator.index(s) % n
+        if s:
+            first = (
+                lax.slice_in_dim(a, n - s, n, axis=ax) if hasattr(lax, "slice_in_dim") else _slice_axis(a, n - s, n, ax)
+            )
+            rest = _slice_axis(a, 0, n - s, ax)
+            a = lax.concatenate([first, rest], ax)
+    return a
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(
+            "rot90 requires its first argument to have ndim at least two, but got first argument of shape "
+            f"{m.shape}, which has ndim {m.ndim}"
+        )
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must hold two axes, got {tuple(axes)}")
+    a0, a1 = (canonical_axis(a, m.ndim, "rot90") for a in axes)
+    if a0 == a1:
+        raise ValueError("Axes must be different")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return transpose(flip(m, a1), perm)
+    return flip(transpose(m, perm), a1)
+
+
+def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
+    """jnp.pad: modes constant, edge, reflect, symmetric, wrap (static widths)."""
+    a = array if _is_array(array) else asarray(array)
+    nd = a.ndim
+    pw = _pad_widths(pad_width, nd)
+    if mode == "constant":
+        cv = constant_values
+        if isinstance(cv, _SCALARS):
+            return lax.pad(
+                a, lax._promote_scalars(cv, a)[0] if False else _scalar_like(cv, a), [(lo, hi, 0) for lo, hi in pw]
+            )
+        cvs = _pad_widths(cv, nd)
+        out = a
+        for ax, (lo_v, hi_v) in enumerate(cvs):
+            lo, hi = pw[ax]
+            cfg = [(0, 0, 0)] * nd
+            cfg[ax] = (lo, 0, 0)
+            out = lax.pad(out, _scalar_like(lo_v, a), cfg)
+            cfg[ax] = (0, hi, 0)
+            out = lax.pad(out, _scalar_like(hi_v, a), cfg)
+        return out
+    out = a
+    for ax, (lo, hi) in enumerate(pw):
+        if lo == 0 and hi == 0:
+            continue
+        n = out.shape[ax]
+        from pyjax.numpy._indexing import take
+
+        if mode == "edge":
+            idx = [0] * lo + list(range(n)) + [n - 1] * hi
+        elif mode == "wrap":
+            idx = [(i - lo) % n for i in range(lo + n + hi)]
+        elif mode in ("reflect", "symmetric"):
+            idx = [_reflect(i - lo, n, mode == "symmetric") for i in range(lo + n + hi)]
+        else:
+            raise NotImplementedError(f"jnp.pad mode {mode!r} is not supported")
+        out = take(out, asarray(idx, dtype=dtypes.int32), axis=ax)
+    return out
+
+
+def _reflect(i, n, symmetric):
+    if n == 1:
+        return 0
+    period = 2 * n if symmetric else 2 * (n - 1)
+    i %= period
+    if symmetric:
+        return i if i < n else period - 1 - i
+    return i if i < n else period - i
+
+
+def _scalar_like(v, a):
+    return _execute.make_scalar(v, _promotion._aval(a).dtype, False)
+
+
+def _pad_widths(pw, nd):
+    """pad_width broadcast to one (before, after) pair per axis, as numpy broadcasts it to (nd, 2)."""
+    given = pw
+    if hasattr(pw, "tolist"):
+        pw = pw.tolist()
+    if not isinstance(pw, (list, tuple)):
+        rows = [[pw]]
+    elif builtins.all(not isinstance(p, (list, tuple)) for p in pw):
+        rows = [list(pw)]
+    else:
+        rows = [list(p) if isinstance(p, (list, tuple)) else [p] for p in pw]
+    if len(rows) not in (1, nd) or len({len(r) for r in rows}) != 1 or len(rows[0]) not in (1, 2):
+        raise ValueError(
+            f"jnp.pad: pad_width {given!r} cannot be broadcast to one (before, after) pair for each of {nd} axes"
+        )
+    return [(operator.index(r[0]), operator.index(r[-1])) for r in (rows * nd if len(rows) == 1 else rows)]
+
+
+def _triangle(fn: str, m, k, keep):
+    """m with zeros where keep(row + k, col) is false: tril keeps >=, triu keeps <=."""
+    m = m if _is_array(m) else asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"{fn} requires an array of at least 2 dimensions")
+    n, mm = m.shape[-2:]
+    mask = keep(
+        lax.add(lax.broadcasted_iota(dtypes.int32, (n, mm), 0), k), lax.broadcasted_iota(dtypes.int32, (n, mm), 1)
+    )
+    return _elementwise.where(mask, m, _creation.zeros_like(m))
+
+
+def tril(m, k=0):
+    return _triangle("tril", m, k, lax.ge)
+
+
+def triu(m, k=0):
+    return _triangle("triu", m, k, lax.le)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = a if _is_array(a) else asarray(a)
+    nd = a.ndim
+    ax1, ax2 = canonical_axis(axis1, nd, "diagonal"), canonical_axis(axis2, nd, "diagonal")
+    a = moveaxis(a, (ax1, ax2), (-2, -1))
+    n, m = a.shape[-2:]
+    if offset >= 0:
+        k = builtins.max(0, builtins.min(n, m - offset))
+        rows, cols = list(range(k)), [i + offset for i in range(k)]
+    else:
+        k = builtins.max(0, builtins.min(n + offset, m))
+        rows, cols = [i - offset for i in range(k)], list(range(k))
+    if k == 0:
+        return _creation.zeros(a.shape[:-2] + (0,), a.dtype)
+    # diagonal as a strided view: flatten the last two axes and take every (m+1)-th element
+    flat = reshape(a, a.shape[:-2] + (n * m,))
+    start = rows[0] * m + cols[0]
+    lead = a.ndim - 2
+    return lax.slice(
+        flat, [0] * lead + [start], list(a.shape[:-2]) + [start + (k - 1) * (m + 1) + 1], [1] * lead + [m + 1]
+    )
+
+
+def diag(v, k=0):
+    """1-D input: a matrix with v on diagonal k; 2-D input: its k-th diagonal."""
+    v = v if _is_array(v) else asarray(v)
+    if v.ndim == 1:
+        n = v.shape[0] + builtins.abs(k)
+        r = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+        c = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+        # Row i holds v[i] when k >= 0 (column i + k); column j holds v[j] when k < 0.
+        if k >= 0:
+            vals = broadcast_to(reshape(pad(v, [(0, k)]), (n, 1)), (n, n))
+        else:
+            vals = broadcast_to(reshape(pad(v, [(0, -k)]), (1, n)), (n, n))
+        return _elementwise.where(lax.eq(lax.add(r, k), c), vals, _creation.zeros((n, n), v.dtype))
+    if v.ndim == 2:
+        return diagonal(v, k)
+    raise ValueError("diag input must be 1d or 2d")
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    return _reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# Element-moving functions accept typed PRNG key arrays too, as in JAX.
+ravel, transpose, moveaxis, swapaxes = map(_keys.lifted, (ravel, transpose, moveaxis, swapaxes))
+
+
+split, array_split, tile, repeat = map(_keys.lifted, (split, array_split, tile, repeat))
+
+
+flip, fliplr, flipud, roll, rot90 = map(_keys.lifted, (flip, fliplr, flipud, roll, rot90))
+
+
+atleast_1d, atleast_2d, atleast_3d = map(_keys.lifted, (atleast_1d, atleast_2d, atleast_3d))
+
+
+__all__ += [
+    "reshape",
+    "ravel",
+    "transpose",
+    "permute_dims",
+    "matrix_transpose",
+    "moveaxis",
+    "swapaxes",
+    "expand_dims",
+    "squeeze",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "concatenate",
+    "concat",
+    "stack",
+    "vstack",
+    "row_stack",
+    "hstack",
+    "dstack",
+    "column_stack",
+    "split",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "tile",
+    "repeat",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90",
+    "pad",
+    "tril",
+    "triu",
+    "diagonal",
+    "diag",
+    "trace",
+]

@@ -6,7 +6,8 @@ import builtins
 
 from pyjax.core import core, dtypes, hooks
 from pyjax.lax import lax
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _elementwise, _manipulation, _products, _reductions
+from pyjax.numpy._promotion import array, astype
 
 _NOT_IMPLEMENTED_TYPES = (str, bytes, dict, set)
 
@@ -23,7 +24,7 @@ def _defer(fn, swap=False):
 
 
 def _matmul(a, b):
-    return jnp.matmul(a, b)
+    return _products.matmul(a, b)
 
 
 def _getitem(self, idx):
@@ -33,19 +34,19 @@ def _getitem(self, idx):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    return jnp.astype(self, dtype)
+    return astype(self, dtype)
 
 
 def _reshape(self, *shape, order="C"):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return jnp.reshape(self, shape, order=order)
+    return _manipulation.reshape(self, shape, order=order)
 
 
 def _transpose(self, *axes):
     if len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
         axes = axes[0]
-    return jnp.transpose(self, axes or None)
+    return _manipulation.transpose(self, axes or None)
 
 
 def _sort(self, axis=-1, kind=None, order=None, *, stable=True, descending=False):
@@ -67,7 +68,7 @@ def _at(self):
 
 
 def _round(self, decimals=0):
-    return jnp.round(self, decimals)
+    return _elementwise.round(self, decimals)
 
 
 def _neg_check(self):
@@ -76,7 +77,7 @@ def _neg_check(self):
             "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator "
             "or the logical_not function instead."
         )
-    return jnp.negative(self)
+    return _elementwise.negative(self)
 
 
 def _view(self, dtype=None, type=None):
@@ -105,7 +106,7 @@ def _view(self, dtype=None, type=None):
 
 
 def _clip(self, min=None, max=None):
-    return jnp.clip(self, min, max)
+    return _elementwise.clip(self, min, max)
 
 
 def _argpartition(self, kth, axis=-1, kind="introselect", order=None):
@@ -147,78 +148,78 @@ def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
 
 
 def _copy(self, order=None):
-    return jnp.array(self, copy=True)
+    return array(self, copy=True)
 
 
 METHODS = {
-    "__add__": _defer(jnp.add),
-    "__radd__": _defer(jnp.add, True),
-    "__sub__": _defer(jnp.subtract),
-    "__rsub__": _defer(jnp.subtract, True),
-    "__mul__": _defer(jnp.multiply),
-    "__rmul__": _defer(jnp.multiply, True),
-    "__truediv__": _defer(jnp.true_divide),
-    "__rtruediv__": _defer(jnp.true_divide, True),
-    "__floordiv__": _defer(jnp.floor_divide),
-    "__rfloordiv__": _defer(jnp.floor_divide, True),
-    "__mod__": _defer(jnp.remainder),
-    "__rmod__": _defer(jnp.remainder, True),
-    "__divmod__": _defer(jnp.divmod),
-    "__rdivmod__": _defer(jnp.divmod, True),
-    "__pow__": _defer(jnp.power),
-    "__rpow__": _defer(jnp.power, True),
+    "__add__": _defer(_elementwise.add),
+    "__radd__": _defer(_elementwise.add, True),
+    "__sub__": _defer(_elementwise.subtract),
+    "__rsub__": _defer(_elementwise.subtract, True),
+    "__mul__": _defer(_elementwise.multiply),
+    "__rmul__": _defer(_elementwise.multiply, True),
+    "__truediv__": _defer(_elementwise.true_divide),
+    "__rtruediv__": _defer(_elementwise.true_divide, True),
+    "__floordiv__": _defer(_elementwise.floor_divide),
+    "__rfloordiv__": _defer(_elementwise.floor_divide, True),
+    "__mod__": _defer(_elementwise.remainder),
+    "__rmod__": _defer(_elementwise.remainder, True),
+    "__divmod__": _defer(_elementwise.divmod),
+    "__rdivmod__": _defer(_elementwise.divmod, True),
+    "__pow__": _defer(_elementwise.power),
+    "__rpow__": _defer(_elementwise.power, True),
     "__matmul__": _defer(_matmul),
     "__rmatmul__": _defer(_matmul, True),
-    "__and__": _defer(jnp.bitwise_and),
-    "__rand__": _defer(jnp.bitwise_and, True),
-    "__or__": _defer(jnp.bitwise_or),
-    "__ror__": _defer(jnp.bitwise_or, True),
-    "__xor__": _defer(jnp.bitwise_xor),
-    "__rxor__": _defer(jnp.bitwise_xor, True),
-    "__lshift__": _defer(jnp.left_shift),
-    "__rlshift__": _defer(jnp.left_shift, True),
-    "__rshift__": _defer(jnp.right_shift),
-    "__rrshift__": _defer(jnp.right_shift, True),
-    "__lt__": _defer(jnp.less),
-    "__le__": _defer(jnp.less_equal),
-    "__gt__": _defer(jnp.greater),
-    "__ge__": _defer(jnp.greater_equal),
-    "__eq__": _defer(jnp.equal),
-    "__ne__": _defer(jnp.not_equal),
+    "__and__": _defer(_elementwise.bitwise_and),
+    "__rand__": _defer(_elementwise.bitwise_and, True),
+    "__or__": _defer(_elementwise.bitwise_or),
+    "__ror__": _defer(_elementwise.bitwise_or, True),
+    "__xor__": _defer(_elementwise.bitwise_xor),
+    "__rxor__": _defer(_elementwise.bitwise_xor, True),
+    "__lshift__": _defer(_elementwise.left_shift),
+    "__rlshift__": _defer(_elementwise.left_shift, True),
+    "__rshift__": _defer(_elementwise.right_shift),
+    "__rrshift__": _defer(_elementwise.right_shift, True),
+    "__lt__": _defer(_elementwise.less),
+    "__le__": _defer(_elementwise.less_equal),
+    "__gt__": _defer(_elementwise.greater),
+    "__ge__": _defer(_elementwise.greater_equal),
+    "__eq__": _defer(_elementwise.equal),
+    "__ne__": _defer(_elementwise.not_equal),
     "__neg__": _neg_check,
-    "__pos__": jnp.positive,
-    "__abs__": jnp.absolute,
-    "__invert__": jnp.bitwise_not,
+    "__pos__": _elementwise.positive,
+    "__abs__": _elementwise.absolute,
+    "__invert__": _elementwise.bitwise_not,
     "__getitem__": _getitem,
-    "sum": jnp.sum,
-    "mean": jnp.mean,
-    "max": jnp.max,
-    "min": jnp.min,
-    "prod": jnp.prod,
-    "var": jnp.var,
-    "std": jnp.std,
-    "argmax": jnp.argmax,
-    "argmin": jnp.argmin,
-    "all": jnp.all,
-    "any": jnp.any,
-    "cumsum": jnp.cumsum,
-    "cumprod": jnp.cumprod,
+    "sum": _reductions.sum,
+    "mean": _reductions.mean,
+    "max": _reductions.max,
+    "min": _reductions.min,
+    "prod": _reductions.prod,
+    "var": _reductions.var,
+    "std": _reductions.std,
+    "argmax": _reductions.argmax,
+    "argmin": _reductions.argmin,
+    "all": _reductions.all,
+    "any": _reductions.any,
+    "cumsum": _reductions.cumsum,
+    "cumprod": _reductions.cumprod,
     "reshape": _reshape,
     "transpose": _transpose,
     "astype": _astype,
-    "ravel": jnp.ravel,
-    "flatten": jnp.ravel,
-    "squeeze": jnp.squeeze,
+    "ravel": _manipulation.ravel,
+    "flatten": _manipulation.ravel,
+    "squeeze": _manipulation.squeeze,
     "clip": _clip,
     "round": _round,
     "sort": _sort,
     "argsort": _argsort,
-    "swapaxes": jnp.swapaxes,
-    "dot": jnp.dot,
-    "diagonal": jnp.diagonal,
-    "trace": jnp.trace,
-    "ptp": jnp.ptp,
-    "repeat": jnp.repeat,
+    "swapaxes": _manipulation.swapaxes,
+    "dot": _products.dot,
+    "diagonal": _manipulation.diagonal,
+    "trace": _manipulation.trace,
+    "ptp": _reductions.ptp,
+    "repeat": _manipulation.repeat,
     "view": _view,
     "nonzero": _nonzero,
     "take": _take,
@@ -227,17 +228,17 @@ METHODS = {
     "choose": _choose,
     "compress": _compress,
     "copy": _copy,
-    "conj": lambda self: jnp.conjugate(self),
-    "conjugate": lambda self: jnp.conjugate(self),
+    "conj": lambda self: _elementwise.conjugate(self),
+    "conjugate": lambda self: _elementwise.conjugate(self),
 }
 
 PROPERTIES = {
-    "T": lambda self: jnp.transpose(self),
-    "mT": lambda self: jnp.swapaxes(self, -1, -2),
+    "T": lambda self: _manipulation.transpose(self),
+    "mT": lambda self: _manipulation.swapaxes(self, -1, -2),
     "at": _at,
-    "real": lambda self: jnp.real(self),
-    "imag": lambda self: jnp.imag(self),
-    "flat": lambda self: jnp.ravel(self),
+    "real": lambda self: _elementwise.real(self),
+    "imag": lambda self: _elementwise.imag(self),
+    "flat": lambda self: _manipulation.ravel(self),
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyjax.numpy import _core as jnp
+from pyjax.numpy._promotion import asarray
 from pyjax.runtime.printing import get_printoptions, printoptions, set_printoptions
 
 __all__ = ["array_str", "array_repr", "get_printoptions", "set_printoptions", "printoptions"]
@@ -10,9 +10,9 @@ __all__ = ["array_str", "array_repr", "get_printoptions", "set_printoptions", "p
 
 def array_str(a, max_line_width=None, precision=None, suppress_small=None):
     """str() of the array's values."""
-    return str(jnp.asarray(a))
+    return str(asarray(a))
 
 
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
     """repr() of the array."""
-    return repr(jnp.asarray(arr))
+    return repr(asarray(arr))

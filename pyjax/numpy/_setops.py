@@ -15,8 +15,9 @@ from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import sort as lax_sort
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _promotion, _reductions
 from pyjax.numpy._indexing import take
+from pyjax.numpy._promotion import _check_arraylike, asarray, broadcast_to
 from pyjax.numpy._sorting import searchsorted, sort
 from pyjax.numpy._util import _arr, _aval, _checked_arr, _i32, _result
 
@@ -80,25 +81,25 @@ def unique(
 ):
     """Sorted unique elements (or slices along `axis`); `size` makes it work under jit."""
     ar = _checked_arr("unique", ar)
-    shape = jnp._aval(ar).shape
+    shape = _promotion._aval(ar).shape
     if axis is None:
-        cols = [jnp.ravel(ar)]
+        cols = [_manipulation.ravel(ar)]
         rest = ()
     else:
         axis = canonical_axis(axis, len(shape), "unique", scalar_ok=True)
-        moved = jnp.moveaxis(ar, axis, 0)
-        rest = jnp._aval(moved).shape[1:]
-        flat = jnp.reshape(moved, (shape[axis], -1))
-        cols = [flat[:, j] for j in range(jnp._aval(flat).shape[1])]
-    n = shape[axis] if axis is not None else jnp._aval(cols[0]).shape[0]
+        moved = _manipulation.moveaxis(ar, axis, 0)
+        rest = _promotion._aval(moved).shape[1:]
+        flat = _manipulation.reshape(moved, (shape[axis], -1))
+        cols = [flat[:, j] for j in range(_promotion._aval(flat).shape[1])]
+    n = shape[axis] if axis is not None else _promotion._aval(cols[0]).shape[0]
     if size is not None:
         size = operator.index(size)
     outs = _unique_core(cols, n, rest, equal_nan, size, fill_value, return_index, return_inverse, return_counts)
     values, index, inverse, counts = outs
     if axis is not None:
-        values = jnp.moveaxis(values, 0, axis)
+        values = _manipulation.moveaxis(values, 0, axis)
     elif return_inverse:
-        inverse = jnp.reshape(inverse, shape)
+        inverse = _manipulation.reshape(inverse, shape)
     res = [values]
     if return_index:
         res.append(index)
@@ -112,13 +113,13 @@ def unique(
 def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_inverse, want_counts):
     if not cols:
         raise ValueError("unique: zero-size slices along the unique axis are not supported")
-    dt = jnp._aval(cols[0]).dtype
+    dt = _promotion._aval(cols[0]).dtype
     iota = lax.iota(_i32, n)
     if n == 0:
         k = size or 0
-        vals = jnp.zeros((k,) + rest, dt)
-        z = jnp.zeros((k,), _i32)
-        return vals, z, jnp.zeros((0,), _i32), z
+        vals = _creation.zeros((k,) + rest, dt)
+        z = _creation.zeros((k,), _i32)
+        return vals, z, _creation.zeros((0,), _i32), z
     *scols, perm = lax_sort(tuple(cols) + (iota,), dimension=0, num_keys=len(cols))
     # mask[i]: sorted element i starts a new group.
     new = None
@@ -127,7 +128,7 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
         if equal_nan and dt.kind == "f":
             d = lax.bitwise_and(d, lax.bitwise_not(lax.bitwise_and(lax.ne(c[1:], c[1:]), lax.ne(c[:-1], c[:-1]))))
         new = d if new is None else lax.bitwise_or(new, d)
-    mask = jnp.concatenate([jnp.ones((1,), dtypes.bool_), new])
+    mask = _manipulation.concatenate([_creation.ones((1,), dtypes.bool_), new])
     count = _concrete_count(mask, "unique") if size is None else None
     k = count if size is None else size
     # Compaction: a stable sort on the key 0 (group start) / 1 (other) brings starts to the front.
@@ -136,33 +137,33 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
     comp = lax_sort((key, *scols, perm, starts), dimension=0, num_keys=1)
     c_cols, c_perm, c_starts = comp[1 : 1 + len(scols)], comp[-2], comp[-1]
     valid = None
-    c_next = jnp.concatenate([c_starts[1:], jnp.full((1,), n, _i32)])  # start of the following group
+    c_next = _manipulation.concatenate([c_starts[1:], _creation.full((1,), n, _i32)])  # start of the following group
     if k > n:
         pad = k - n
-        c_cols = [jnp.concatenate([c, jnp.zeros((pad,), dt)]) for c in c_cols]
-        c_perm = jnp.concatenate([c_perm, jnp.zeros((pad,), _i32)])
-        c_starts = jnp.concatenate([c_starts, jnp.full((pad,), n, _i32)])
-        c_next = jnp.concatenate([c_next, jnp.full((pad,), n, _i32)])
+        c_cols = [_manipulation.concatenate([c, _creation.zeros((pad,), dt)]) for c in c_cols]
+        c_perm = _manipulation.concatenate([c_perm, _creation.zeros((pad,), _i32)])
+        c_starts = _manipulation.concatenate([c_starts, _creation.full((pad,), n, _i32)])
+        c_next = _manipulation.concatenate([c_next, _creation.full((pad,), n, _i32)])
     else:
         c_cols = [c[:k] for c in c_cols]
         c_perm, c_starts, c_next = c_perm[:k], c_starts[:k], c_next[:k]
     if size is not None:
         n_groups = lax.reduce_sum(lax.convert_element_type(mask, _i32), (0,))
         valid = lax.lt(lax.iota(_i32, k), lax.broadcast_in_dim(n_groups, (k,), ()))
-    values = jnp.stack(c_cols, axis=-1) if rest or len(c_cols) > 1 else c_cols[0]
+    values = _manipulation.stack(c_cols, axis=-1) if rest or len(c_cols) > 1 else c_cols[0]
     if rest:
-        values = jnp.reshape(values, (k,) + rest)
+        values = _manipulation.reshape(values, (k,) + rest)
     index = c_perm
     if valid is not None:
-        fv = values[:1] if fill_value is None else jnp.asarray(fill_value, dtype=dt)
-        vmask = lax.broadcast_in_dim(valid, jnp._aval(values).shape, (0,))
-        values = jnp.where(vmask, values, jnp.broadcast_to(fv, jnp._aval(values).shape))
-        index = jnp.where(valid, index, index[:1])  # JAX pads indices with the first one
+        fv = values[:1] if fill_value is None else asarray(fill_value, dtype=dt)
+        vmask = lax.broadcast_in_dim(valid, _promotion._aval(values).shape, (0,))
+        values = _elementwise.where(vmask, values, broadcast_to(fv, _promotion._aval(values).shape))
+        index = _elementwise.where(valid, index, index[:1])  # JAX pads indices with the first one
     counts = None
     if want_counts:
         counts = lax.sub(c_next, c_starts)
         if valid is not None:
-            counts = jnp.where(valid, counts, 0)
+            counts = _elementwise.where(valid, counts, 0)
     inverse = None
     if want_inverse:
         grp = lax.sub(lax.cumsum(lax.convert_element_type(mask, _i32), 0), lax.full((n,), 1, _i32))
@@ -198,13 +199,13 @@ def unique_all(x):
 
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, method="auto"):
     """Elementwise: is each element in test_elements (compared by value, after promotion)."""
-    jnp._check_arraylike("isin", element, test_elements)
+    _check_arraylike("isin", element, test_elements)
     e, t = _result("isin", _arr(element), _arr(test_elements))
     ea = _aval(e)
-    tf = jnp.ravel(t)
+    tf = _manipulation.ravel(t)
     m = _aval(tf).shape[0]
     if m == 0:
-        hit = jnp.zeros(ea.shape, dtype=dtypes.bool_)
+        hit = _creation.zeros(ea.shape, dtype=dtypes.bool_)
     else:
         eb = lax.broadcast_in_dim(e, ea.shape + (m,), tuple(range(ea.ndim)))
         tb = lax.broadcast_in_dim(tf, ea.shape + (m,), (ea.ndim,))
@@ -223,19 +224,19 @@ def _pad_to(x, size, fill_value):
     if n >= size:
         return x[:size]
     if fill_value is None:
-        fill_value = jnp.min(x) if n else 0
-    return jnp.concatenate([x, jnp.full((size - n,), fill_value, x.dtype)])
+        fill_value = _reductions.min(x) if n else 0
+    return _manipulation.concatenate([x, _creation.full((size - n,), fill_value, x.dtype)])
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
     """Sorted unique values in either array."""
-    a = jnp.concatenate([jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))])
+    a = _manipulation.concatenate([_manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))])
     return unique(a, size=size, fill_value=fill_value)
 
 
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *, size=None, fill_value=None):
     """Sorted unique values present in both arrays (optionally with their first indices)."""
-    a, b = jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))
+    a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
     if return_indices:
         ua, ia = unique(a, return_index=True)
         ub, ib = unique(b, return_index=True)
@@ -251,15 +252,15 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """Sorted unique values of ar1 that are not in ar2."""
-    a = jnp.ravel(jnp.asarray(ar1))
+    a = _manipulation.ravel(asarray(ar1))
     ua = a if assume_unique else unique(a)
-    return _pad_to(ua[~isin(ua, jnp.ravel(jnp.asarray(ar2)))], size, fill_value)
+    return _pad_to(ua[~isin(ua, _manipulation.ravel(asarray(ar2)))], size, fill_value)
 
 
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """Sorted unique values in exactly one of the arrays."""
-    a, b = jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))
+    a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
     if not assume_unique:
         a, b = unique(a), unique(b)
-    only = jnp.concatenate([a[~isin(a, b)], b[~isin(b, a)]])
+    only = _manipulation.concatenate([a[~isin(a, b)], b[~isin(b, a)]])
     return _pad_to(sort(only), size, fill_value)

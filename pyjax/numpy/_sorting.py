@@ -1,5 +1,5 @@
 """jax.numpy sorting, searching and order statistics: sort, argsort, lexsort, searchsorted,
-digitize, partition, argpartition, median, quantile, percentile and their nan-variants.
+digitize, interp, partition, argpartition, median, quantile, percentile and their nan-variants.
 
 Everything is composed from the stable multi-operand `lax.sort` plus fused elementwise and
 reduction ops; nothing needs gather or scatter (values at computed positions are picked with
@@ -15,7 +15,13 @@ from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import argsort_lax
 from pyjax.lax.sorting import sort as lax_sort
-from pyjax.numpy import _core as jnp
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
+from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result, asarray, ndim, result_type
 from pyjax.numpy._util import _checked_arr as _arr
 from pyjax.numpy._util import _i32
 
@@ -39,12 +45,12 @@ __all__ = [
 
 def _promote_dtypes(*args):
     """Promote arrays to their common dtype (weak-type aware) without broadcasting shapes."""
-    d, weak = jnp._weak_result(*args)
-    return [lax._convert(a, d, weak) if jnp._aval(a).dtype is not d else a for a in args]
+    d, weak = _weak_result(*args)
+    return [lax._convert(a, d, weak) if _aval(a).dtype is not d else a for a in args]
 
 
 def _last(x) -> int:
-    return jnp._aval(x).ndim - 1
+    return _aval(x).ndim - 1
 
 
 # --- sort, argsort, lexsort -----------------------------------------------------------------------
@@ -56,10 +62,10 @@ def _sort_operand(fn: str, a, axis: int | None, order):
         raise ValueError(f"The 'order' argument to {fn} is not supported.")
     a = _arr(fn, a)
     if axis is None:
-        a, axis = jnp.ravel(a), 0
-    if jnp._aval(a).ndim == 0:
+        a, axis = _manipulation.ravel(a), 0
+    if _aval(a).ndim == 0:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
-    return a, canonical_axis(axis, jnp._aval(a).ndim, fn, scalar_ok=True)
+    return a, canonical_axis(axis, _aval(a).ndim, fn, scalar_ok=True)
 
 
 def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True, descending: bool = False):
@@ -77,16 +83,16 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
 
 def lexsort(keys, axis: int = -1):
     """Indirect stable sort by several keys; the last key is the primary one (numpy's convention)."""
-    if jnp._is_array(keys):
-        keys = [keys[i] for i in range(jnp._aval(keys).shape[0])] if jnp._aval(keys).ndim else []
+    if _is_array(keys):
+        keys = [keys[i] for i in range(_aval(keys).shape[0])] if _aval(keys).ndim else []
     keys = [_arr("lexsort", k) for k in keys]
     if not keys:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
-    shape = jnp._aval(keys[0]).shape
-    if builtins.any(jnp._aval(k).shape != shape for k in keys):
+    shape = _aval(keys[0]).shape
+    if builtins.any(_aval(k).shape != shape for k in keys):
         raise ValueError("all keys need to be the same shape")
     if not shape:
-        return jnp.asarray(0, dtype=_i32)
+        return asarray(0, dtype=_i32)
     axis = canonical_axis(axis, len(shape), "lexsort", scalar_ok=True)
     idx = lax.broadcasted_iota(_i32, shape, axis)
     out = lax_sort(tuple(reversed(keys)) + (idx,), dimension=axis, num_keys=len(keys))
@@ -96,7 +102,7 @@ def lexsort(keys, axis: int = -1):
 def sort_complex(a):
     """Sorted copy along the last axis as a complex array (real part first, then imaginary)."""
     out = sort(a)
-    d = jnp._aval(out).dtype
+    d = _aval(out).dtype
     return (
         out
         if d.kind == "c"
@@ -110,9 +116,9 @@ def sort_complex(a):
 def _partition_operand(fn: str, a, kth: int, axis: int):
     """partition/argpartition's checked axis and kth, and `a` with that axis moved last."""
     a = _arr(fn, a)
-    axis = canonical_axis(axis, jnp._aval(a).ndim, fn, scalar_ok=True)
-    kth = canonical_axis(kth, jnp._aval(a).shape[axis], fn, scalar_ok=True)
-    return axis, kth, jnp.swapaxes(a, axis, -1)
+    axis = canonical_axis(axis, _aval(a).ndim, fn, scalar_ok=True)
+    kth = canonical_axis(kth, _aval(a).shape[axis], fn, scalar_ok=True)
+    return axis, kth, _manipulation.swapaxes(a, axis, -1)
 
 
 def partition(a, kth: int, axis: int = -1):
@@ -120,8 +126,8 @@ def partition(a, kth: int, axis: int = -1):
     axis, kth, x = _partition_operand("partition", a, kth, axis)
     s = lax_sort(x, dimension=_last(x))
     bottom, top = s[..., : kth + 1], s[..., kth + 1 :]
-    out = jnp.concatenate([bottom, lax.rev(top, (_last(top),))], axis=-1)
-    return jnp.swapaxes(out, axis, -1)
+    out = _manipulation.concatenate([bottom, lax.rev(top, (_last(top),))], axis=-1)
+    return _manipulation.swapaxes(out, axis, -1)
 
 
 def argpartition(a, kth: int, axis: int = -1):
@@ -129,12 +135,12 @@ def argpartition(a, kth: int, axis: int = -1):
     axis, kth, x = _partition_operand("argpartition", a, kth, axis)
     last = _last(x)
     perm = argsort_lax(x, last)
-    iota = lax.broadcasted_iota(_i32, jnp._aval(x).shape, last)
+    iota = lax.broadcasted_iota(_i32, _aval(x).shape, last)
     rank = lax_sort((perm, iota), dimension=last, num_keys=1)[1]  # inverse permutation
     in_bottom = lax.convert_element_type(lax.le(rank, lax.full_like(rank, kth)), _i32)
     rest = lax_sort((in_bottom, iota), dimension=last, num_keys=1)[1]
-    out = jnp.concatenate([perm[..., : kth + 1], rest[..., : jnp._aval(x).shape[last] - kth - 1]], axis=-1)
-    return jnp.swapaxes(out, axis, -1)
+    out = _manipulation.concatenate([perm[..., : kth + 1], rest[..., : _aval(x).shape[last] - kth - 1]], axis=-1)
+    return _manipulation.swapaxes(out, axis, -1)
 
 
 # --- searching ------------------------------------------------------------------------------------
@@ -142,7 +148,7 @@ def argpartition(a, kth: int, axis: int = -1):
 
 def _total_lt(x, y):
     """x < y in the sort order: NaN is largest and equal to itself, -0.0 == 0.0."""
-    if jnp._aval(x).dtype.kind != "f":
+    if _aval(x).dtype.kind != "f":
         return lax.lt(x, y)
     return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.ne(y, y), lax.eq(x, x)))
 
@@ -156,20 +162,20 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
             f"invalid argument method={method!r}, expected 'scan', 'scan_unrolled', 'sort' or 'compare_all'"
         )
     a, v = _arr("searchsorted", a), _arr("searchsorted", v)
-    if jnp._aval(a).ndim != 1:
+    if _aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
     if sorter is not None:
         from pyjax.numpy._indexing import take
 
         a = take(a, sorter)
     a, v = _promote_dtypes(a, v)
-    n = jnp._aval(a).shape[0]
-    vshape = jnp._aval(v).shape
-    m = builtins.max(1, jnp._aval(v).size)
-    if n == 0 or jnp._aval(v).size == 0:
-        return jnp.zeros(vshape, _i32)
+    n = _aval(a).shape[0]
+    vshape = _aval(v).shape
+    m = builtins.max(1, _aval(v).size)
+    if n == 0 or _aval(v).size == 0:
+        return _creation.zeros(vshape, _i32)
     if method == "sort" or (method != "compare_all" and n * m > (1 << 22)):
-        return jnp.reshape(_searchsorted_by_sort(a, jnp.ravel(v), side), vshape)
+        return _manipulation.reshape(_searchsorted_by_sort(a, _manipulation.ravel(v), side), vshape)
     ab = lax.broadcast_in_dim(a, vshape + (n,), (len(vshape),))
     vb = lax.broadcast_in_dim(v, vshape + (n,), tuple(range(len(vshape))))
     before = _total_lt(ab, vb) if side == "left" else lax.bitwise_not(_total_lt(vb, ab))
@@ -177,10 +183,10 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
 
 
 def _searchsorted_by_sort(a, v, side):
-    n, m = jnp._aval(a).shape[0], jnp._aval(v).shape[0]
-    keys = jnp.concatenate([a, v])
+    n, m = _aval(a).shape[0], _aval(v).shape[0]
+    keys = _manipulation.concatenate([a, v])
     a_tag, v_tag = (1, 0) if side == "left" else (0, 1)
-    tag = jnp.concatenate([jnp.full((n,), a_tag, _i32), jnp.full((m,), v_tag, _i32)])
+    tag = _manipulation.concatenate([_creation.full((n,), a_tag, _i32), _creation.full((m,), v_tag, _i32)])
     pos = lax.iota(_i32, n + m)
     _, stag, spos = lax_sort((keys, tag, pos), dimension=0, num_keys=2)
     is_a = lax.convert_element_type(lax.eq(stag, lax.full_like(stag, a_tag)), _i32)
@@ -192,16 +198,16 @@ def _searchsorted_by_sort(a, v, side):
 def digitize(x, bins, right: bool = False, *, method: str | None = None):
     """Index of the bin of each x (numpy's convention, for increasing or decreasing bins)."""
     x, bins = _arr("digitize", x), _arr("digitize", bins)
-    if jnp._aval(bins).ndim != 1:
+    if _aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
-    nb = jnp._aval(bins).shape[0]
+    nb = _aval(bins).shape[0]
     if nb == 0:
-        return jnp.zeros(jnp._aval(x).shape, _i32)
+        return _creation.zeros(_aval(x).shape, _i32)
     side = "left" if right else "right"
     kw = {} if method is None else {"method": method}
     inc = searchsorted(bins, x, side=side, **kw)
     dec = lax.sub(lax.full_like(inc, nb), searchsorted(lax.rev(bins, (0,)), x, side=side, **kw))
-    return jnp.where(bins[-1] >= bins[0], inc, dec)
+    return _elementwise.where(bins[-1] >= bins[0], inc, dec)
 
 
 # --- order statistics -----------------------------------------------------------------------------
@@ -212,7 +218,7 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 def _pick(a, index):
     """a[..., index] along the last axis for index of shape Q + a.shape[:-1] (a fused one-hot sum)."""
-    aa, ia = jnp._aval(a), jnp._aval(index)
+    aa, ia = _aval(a), _aval(index)
     n = aa.shape[-1]
     full = ia.shape + (n,)
     ab = lax.broadcast_in_dim(a, full, tuple(range(ia.ndim - aa.ndim + 1, len(full))))
@@ -228,26 +234,25 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
     a = _arr(fn, a)
     q = _arr(fn, q)
-    (a,) = jnp._promote(fn, a, to_float=True)
-    dt = jnp._aval(a).dtype
+    (a,) = _promote(fn, a, to_float=True)
+    dt = _aval(a).dtype
     if dt.kind == "c":
         raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
-    q = lax.convert_element_type(q, dt) if jnp._aval(q).dtype is not dt else q
-    if jnp._aval(q).ndim > 1:
-        raise ValueError(f"q must be have rank <= 1, got shape {jnp._aval(q).shape}")
-    shape = jnp._aval(a).shape
+    q = lax.convert_element_type(q, dt) if _aval(q).dtype is not dt else q
+    if _aval(q).ndim > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {_aval(q).shape}")
+    shape = _aval(a).shape
     nd = len(shape)
-    axes = jnp._reduce_axes(fn, a, axis)
+    axes = _reductions._reduce_axes(fn, a, axis)
     if weights is not None:
         weights = _arr(fn, weights)
-        weights = lax.convert_element_type(weights, dt) if jnp._aval(weights).dtype is not dt else weights
-        if jnp._aval(weights).shape != shape:
+        weights = lax.convert_element_type(weights, dt) if _aval(weights).dtype is not dt else weights
+        if _aval(weights).shape != shape:
             if axis is None:
                 raise ValueError("Weights shape must match 'a' shape when axis is None.")
-            if jnp._aval(weights).shape != tuple(shape[i] for i in axes):
+            if _aval(weights).shape != tuple(shape[i] for i in axes):
                 raise ValueError(
-                    f"Weights shape {jnp._aval(weights).shape} must match reduction axes "
-                    f"{tuple(shape[i] for i in axes)}"
+                    f"Weights shape {_aval(weights).shape} must match reduction axes {tuple(shape[i] for i in axes)}"
                 )
             weights = lax.broadcast_in_dim(weights, shape, axes)
     kept = [i for i in range(nd) if i not in axes]
@@ -255,8 +260,8 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
     red = 1
     for i in axes:
         red *= shape[i]
-    x = jnp.reshape(jnp.transpose(a, perm), tuple(shape[i] for i in kept) + (red,))
-    w = None if weights is None else jnp.reshape(jnp.transpose(weights, perm), jnp._aval(x).shape)
+    x = _manipulation.reshape(_manipulation.transpose(a, perm), tuple(shape[i] for i in kept) + (red,))
+    w = None if weights is None else _manipulation.reshape(_manipulation.transpose(weights, perm), _aval(x).shape)
     out_kept = tuple(1 if i in axes else shape[i] for i in range(nd)) if keepdims else tuple(shape[i] for i in kept)
     last = len(kept)
     nanmask = lax.ne(x, x)
@@ -266,11 +271,11 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         x, w = lax_sort((x, w), dimension=last, num_keys=1)
     else:
         x = lax_sort(x, dimension=last)
-    qa = jnp._aval(q)
-    qb = lax.broadcast_in_dim(q, qa.shape + jnp._aval(x).shape[:-1], tuple(range(qa.ndim)))
+    qa = _aval(q)
+    qb = lax.broadcast_in_dim(q, qa.shape + _aval(x).shape[:-1], tuple(range(qa.ndim)))
     if squash_nans:
         cnt = lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(nanmask), dt), (last,))
-        cnt = lax.broadcast_in_dim(cnt, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+        cnt = lax.broadcast_in_dim(cnt, _aval(qb).shape, tuple(range(qa.ndim, _aval(qb).ndim)))
     else:
         cnt = lax.full_like(qb, red)
     if method == "inverted_cdf":
@@ -280,10 +285,8 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         clean = lax.select(lax.bitwise_or(bad, nan_x), lax.full_like(ww, 0), ww)
         cw = lax.cumsum(clean, last)
         total = cw[..., -1]
-        target = lax.mul(
-            qb, lax.broadcast_in_dim(total, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
-        )
-        full = jnp._aval(qb).shape + (red,)
+        target = lax.mul(qb, lax.broadcast_in_dim(total, _aval(qb).shape, tuple(range(qa.ndim, _aval(qb).ndim))))
+        full = _aval(qb).shape + (red,)
         less = lax.lt(
             lax.broadcast_in_dim(cw, full, tuple(range(qa.ndim, len(full)))),
             lax.broadcast_in_dim(target, full, tuple(range(len(full) - 1))),
@@ -295,12 +298,12 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         force = lax.eq(cnt, lax.full_like(cnt, 0))
         any_bad = lax.reduce_or(bad, (last,))
         force = lax.bitwise_or(
-            force, lax.broadcast_in_dim(any_bad, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+            force, lax.broadcast_in_dim(any_bad, _aval(qb).shape, tuple(range(qa.ndim, _aval(qb).ndim)))
         )
         if not squash_nans:
             any_nan = lax.reduce_or(nan_x, (last,))
             force = lax.bitwise_or(
-                force, lax.broadcast_in_dim(any_nan, jnp._aval(qb).shape, tuple(range(qa.ndim, jnp._aval(qb).ndim)))
+                force, lax.broadcast_in_dim(any_nan, _aval(qb).shape, tuple(range(qa.ndim, _aval(qb).ndim)))
             )
         result = lax.select(force, lax.full_like(result, float("nan")), result)
     else:
@@ -324,11 +327,9 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
             result = lax.mul(lax.add(lo_v, hi_v), lax.full_like(lo_v, 0.5))
         if not squash_nans:
             any_nan = lax.reduce_or(nanmask, (last,))
-            any_nan = lax.broadcast_in_dim(
-                any_nan, jnp._aval(result).shape, tuple(range(qa.ndim, jnp._aval(result).ndim))
-            )
+            any_nan = lax.broadcast_in_dim(any_nan, _aval(result).shape, tuple(range(qa.ndim, _aval(result).ndim)))
             result = lax.select(any_nan, lax.full_like(result, float("nan")), result)
-    return jnp.reshape(result, qa.shape + out_kept)
+    return _manipulation.reshape(result, qa.shape + out_kept)
 
 
 def _quantile_function(name: str, squash_nans: bool, scale: int, doc: str):
@@ -349,7 +350,7 @@ def _quantile_function(name: str, squash_nans: bool, scale: int, doc: str):
         if out is not None:
             raise ValueError(f"jax.numpy.{name} does not support the 'out' argument")
         if scale != 1:
-            (q,) = jnp._promote(name, _arr(name, q), to_float=True)
+            (q,) = _promote(name, _arr(name, q), to_float=True)
             q = lax.div(q, lax.full_like(q, scale))
         return _quantile(name, a, q, axis, method, keepdims, squash_nans, weights)
 
@@ -378,3 +379,44 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
     if out is not None:
         raise ValueError("jax.numpy.nanmedian does not support the 'out' argument")
     return _quantile("nanmedian", a, 0.5, axis, "midpoint", keepdims, True)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation of (xp, fp) at x (numpy.interp)."""
+    from pyjax.numpy._indexing import take
+    from pyjax.numpy._sorting import argsort
+
+    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
+    if ndim(xp) != 1 or ndim(fp) != 1 or xp.shape[0] != fp.shape[0]:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    d = result_type(x, xp, fp)
+    d = d if d.kind in "fc" else dtypes.default_float()
+    x, xp, fp = (lax.convert_element_type(a, d) for a in (x, xp, fp))
+    if period is not None:
+        # wrap x and xp into [0, period) and pad xp with one point past each end
+        period = _elementwise.abs(period)
+        x, xp = x % period, xp % period
+        order = argsort(xp)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = _manipulation.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = _manipulation.concatenate([fp[-1:], fp, fp[:1]])
+    i = _elementwise.clip(searchsorted_right(xp, x), 1, xp.shape[0] - 1)
+    x0, y0, y1 = take(xp, i - 1), take(fp, i - 1), take(fp, i)
+    dx = take(xp, i) - x0
+    flat = dx == 0  # repeated xp: the left value, no division by zero
+    out = _elementwise.where(
+        flat, y0, y0 + ((x - x0) / _elementwise.where(flat, _creation.ones_like(dx), dx)) * (y1 - y0)
+    )
+    if period is None:
+        out = _elementwise.where(x < xp[0], fp[0] if left is None else left, out)
+        out = _elementwise.where(x > xp[-1], fp[-1] if right is None else right, out)
+    return out
+
+
+def searchsorted_right(a, v):
+    from pyjax.numpy._sorting import searchsorted
+
+    return searchsorted(a, v, side="right")
+
+
+__all__ += ["interp", "searchsorted_right"]

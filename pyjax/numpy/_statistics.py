@@ -9,8 +9,9 @@ import math
 import operator
 
 from pyjax.core import core, dtypes
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _reductions
 from pyjax.numpy._differences import diff
+from pyjax.numpy._promotion import _check_arraylike, _is_array, asarray, broadcast_to
 from pyjax.numpy._sorting import searchsorted
 from pyjax.numpy._util import _arr, _aval, _concrete, _result, _to_dtype
 
@@ -20,7 +21,7 @@ __all__ = ["bincount", "histogram_bin_edges", "histogram", "cov", "corrcoef", "h
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     """Counts (or summed weights) of each non-negative integer value; negative values count in
     bin 0 and values >= length are dropped, as in JAX. `length` is needed under jit."""
-    jnp._check_arraylike("bincount", x)
+    _check_arraylike("bincount", x)
     x = _arr(x)
     xa = _aval(x)
     if xa.dtype.kind not in "iu":
@@ -41,17 +42,17 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
         length = builtins.max([minlength] + [v + 1 for v in vals])
     length = operator.index(length)
     if weights is None:
-        w = jnp.ones(xa.shape, dtype=dtypes.canonicalize(dtypes.int64))
+        w = _creation.ones(xa.shape, dtype=dtypes.canonicalize(dtypes.int64))
     else:
-        w = jnp.broadcast_to(_arr(weights), xa.shape)
-    idx = jnp.clip(x, 0)
-    return jnp.zeros((length,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")
+        w = broadcast_to(_arr(weights), xa.shape)
+    idx = _elementwise.clip(x, 0)
+    return _creation.zeros((length,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """Edges of histogram bins: `bins` equal-width bins over range (default the data's span)."""
-    jnp._check_arraylike("histogram_bin_edges", a)
-    if not isinstance(bins, builtins.int) and not (jnp._is_array(bins) and _aval(bins).ndim == 0):
+    _check_arraylike("histogram_bin_edges", a)
+    if not isinstance(bins, builtins.int) and not (_is_array(bins) and _aval(bins).ndim == 0):
         b = _arr(bins)
         if _aval(b).ndim != 1:
             raise ValueError(f"`bins` must be 1-dimensional, got shape {_aval(b).shape}")
@@ -61,42 +62,42 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     )
     if nbins < 1:
         raise ValueError("`bins` must be positive, when an integer")
-    (a,) = _result("histogram_bin_edges", jnp.ravel(_arr(a)), to_float=True)
+    (a,) = _result("histogram_bin_edges", _manipulation.ravel(_arr(a)), to_float=True)
     d = _aval(a).dtype
     if range is None:
-        lo, hi = jnp.min(a), jnp.max(a)
+        lo, hi = _reductions.min(a), _reductions.max(a)
     else:
         r = _to_dtype(range, d)
         if _aval(r).shape != (2,):
             raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
         lo, hi = r[0], r[1]
     same = lo == hi
-    lo = jnp.where(same, lo - 0.5, lo)
-    hi = jnp.where(same, hi + 0.5, hi)
-    return jnp.linspace(lo, hi, nbins + 1, dtype=d)
+    lo = _elementwise.where(same, lo - 0.5, lo)
+    hi = _elementwise.where(same, hi + 0.5, hi)
+    return _creation.linspace(lo, hi, nbins + 1, dtype=d)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts, bin_edges) of a; the last bin includes its right edge."""
-    jnp._check_arraylike("histogram", a)
+    _check_arraylike("histogram", a)
     edges = histogram_bin_edges(a, bins, range, weights)
-    a = jnp.ravel(_arr(a))
+    a = _manipulation.ravel(_arr(a))
     if weights is None:
-        w = jnp.ones_like(a)
+        w = _creation.ones_like(a)
         (w,) = _result("histogram", w, to_float=True)
     else:
-        w = jnp.ravel(_arr(weights))
+        w = _manipulation.ravel(_arr(weights))
         if _aval(w).shape != _aval(a).shape:
             raise ValueError("weights should have the same shape as a.")
     from pyjax.numpy._sorting import searchsorted
 
     nb = _aval(edges).shape[0]
     idx = searchsorted(edges, a, side="right")
-    idx = jnp.where(a == edges[-1], nb - 1, idx)
-    counts = jnp.zeros((nb,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")[1:]
+    idx = _elementwise.where(a == edges[-1], nb - 1, idx)
+    counts = _creation.zeros((nb,), dtype=_aval(w).dtype).at[idx].add(w, mode="drop")[1:]
     if density:
         widths = diff(edges)
-        counts = counts / widths / jnp.sum(counts)
+        counts = counts / widths / _reductions.sum(counts)
     return counts, edges
 
 
@@ -108,7 +109,7 @@ def _variables(name: str, a, rowvar: bool):
     a = _arr(a)
     if _aval(a).ndim > 2:
         raise ValueError(f"{name} has more than 2 dimensions")
-    a = jnp.atleast_2d(a)
+    a = _manipulation.atleast_2d(a)
     return a.T if not rowvar and _aval(a).shape[0] != 1 else a
 
 
@@ -135,13 +136,13 @@ def cov(
     dtype=None,
 ):
     """Covariance matrix of the variables in the rows (or columns, rowvar=False) of m (and y)."""
-    jnp._check_arraylike("cov", m)
+    _check_arraylike("cov", m)
     x = _variables("m", m, rowvar)
     if _aval(x).shape[0] == 0:
-        return jnp.zeros((0, 0), dtype=dtypes.default_float())
+        return _creation.zeros((0, 0), dtype=dtypes.default_float())
     if y is not None:
         x, yy = _result("cov", x, _variables("y", y, rowvar))
-        x = jnp.concatenate([x, yy], axis=0)
+        x = _manipulation.concatenate([x, yy], axis=0)
     (x,) = _result("cov", x, to_float=True)
     if dtype is not None:
         x = _to_dtype(x, dtypes.canonicalize(dtype))
@@ -155,33 +156,33 @@ def cov(
         aw = _sample_weights("aweights", aweights, n, _aval(x).dtype)
         w = aw if w is None else w * aw
     if w is None:
-        avg = jnp.mean(x, axis=1)
+        avg = _reductions.mean(x, axis=1)
         fact = n - ddof
     else:
-        wsum = jnp.sum(w)
-        avg = jnp.sum(x * w, axis=1) / wsum
+        wsum = _reductions.sum(w)
+        avg = _reductions.sum(x * w, axis=1) / wsum
         if ddof == 0:
             fact = wsum
         elif aweights is None:
             fact = wsum - ddof
         else:
-            fact = wsum - ddof * jnp.sum(w * aw) / wsum
+            fact = wsum - ddof * _reductions.sum(w * aw) / wsum
     xc = x - avg[:, None]
     xw = xc if w is None else xc * w
-    c = jnp.matmul(xw, jnp.conjugate(xc).T) / fact
-    return jnp.squeeze(c)
+    c = _products.matmul(xw, _elementwise.conjugate(xc).T) / fact
+    return _manipulation.squeeze(c)
 
 
 def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     """Pearson correlation coefficients (cov normalized by the standard deviations, clipped to [-1, 1])."""
-    jnp._check_arraylike("corrcoef", x)
+    _check_arraylike("corrcoef", x)
     c = cov(x, y, rowvar, dtype=dtype)
     if _aval(c).ndim == 0:
         return c / c
-    d = jnp.diagonal(c)
-    s = jnp.sqrt(d)
+    d = _manipulation.diagonal(c)
+    s = _elementwise.sqrt(d)
     c = c / s[:, None] / s[None, :]
-    return jnp.clip(c, -1, 1)
+    return _elementwise.clip(c, -1, 1)
 
 
 # --- multi-dimensional histograms -----------------------------------------------------------------
@@ -189,7 +190,7 @@ def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """(counts, edges per dimension) of the points sample[i] (shape (N, D)); last bins include the right edge."""
-    sample = jnp.asarray(sample)
+    sample = asarray(sample)
     if sample.ndim == 1:
         sample = sample[:, None]
     if sample.ndim != 2:
@@ -200,20 +201,22 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     if len(bins) != d or len(ranges) != d:
         raise ValueError(f"histogramdd: bins and range must have one entry per dimension ({d})")
     edges = [histogram_bin_edges(sample[:, i], bins[i], ranges[i]) for i in builtins.range(d)]
-    w = jnp.ones((n,), dtypes.int32) if weights is None else jnp.ravel(jnp.asarray(weights))
-    flat, valid, sizes = jnp.zeros((n,), dtypes.int32), jnp.ones((n,), bool), []
+    w = _creation.ones((n,), dtypes.int32) if weights is None else _manipulation.ravel(asarray(weights))
+    flat, valid, sizes = _creation.zeros((n,), dtypes.int32), _creation.ones((n,), bool), []
     for i, e in enumerate(edges):
         nb = e.shape[0] - 1
         x = sample[:, i]
         idx = searchsorted(e, x, side="right") - 1
-        idx = jnp.where(x == e[-1], nb - 1, idx)
+        idx = _elementwise.where(x == e[-1], nb - 1, idx)
         valid = valid & (idx >= 0) & (idx < nb)
         flat = flat * nb + idx
         sizes.append(nb)
     total = math.prod(sizes)
-    hist = jnp.zeros((total,), w.dtype).at[jnp.where(valid, flat, total)].add(w, mode="drop").reshape(sizes)
+    hist = (
+        _creation.zeros((total,), w.dtype).at[_elementwise.where(valid, flat, total)].add(w, mode="drop").reshape(sizes)
+    )
     if density:
-        hist = hist / jnp.sum(hist)
+        hist = hist / _reductions.sum(hist)
         for i, e in enumerate(edges):
             shape = [1] * d
             shape[i] = sizes[i]
@@ -223,6 +226,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """(counts, x edges, y edges) of the points (x[i], y[i])."""
-    sample = jnp.stack([jnp.ravel(jnp.asarray(x)), jnp.ravel(jnp.asarray(y))], axis=1)
+    sample = _manipulation.stack([_manipulation.ravel(asarray(x)), _manipulation.ravel(asarray(y))], axis=1)
     hist, (ex, ey) = histogramdd(sample, bins, range, weights, density)
     return hist, ex, ey

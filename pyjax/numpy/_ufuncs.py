@@ -11,9 +11,9 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from pyjax.numpy import _core
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
 from pyjax.numpy._functional import vectorize
+from pyjax.numpy._promotion import asarray, broadcast_to
 
 __all__ = ["add", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "logical_and"]
 __all__ += ["logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "subtract"]
@@ -53,7 +53,7 @@ class ufunc:
     def outer(self, A: Any, B: Any, /) -> Any:
         """func(a, b) for every pair of elements: shape A.shape + B.shape."""
         self._binary("outer")
-        A, B = jnp.asarray(A), jnp.asarray(B)
+        A, B = asarray(A), asarray(B)
         return self(A.reshape(A.shape + (1,) * B.ndim), B)
 
     def reduce(
@@ -72,29 +72,29 @@ class ufunc:
         self._binary("reduce")
         if out is not None or where is not None:
             raise NotImplementedError("ufunc.reduce: out and where are not supported")
-        a = jnp.asarray(a, dtype=dtype)
+        a = asarray(a, dtype=dtype)
         if axis is None:
             a, axis = a.ravel(), 0
         axis = axis % builtins.max(a.ndim, 1)
-        x = jnp.moveaxis(a, axis, 0)
+        x = _manipulation.moveaxis(a, axis, 0)
         init = initial if initial is not None else self.identity
         if init is None:
             if x.shape[0] == 0:
                 raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity")
             carry, xs = x[0], x[1:]
         else:
-            carry, xs = jnp.full(x.shape[1:], init, x.dtype), x
+            carry, xs = _creation.full(x.shape[1:], init, x.dtype), x
         result = lax.scan(lambda c, v: (self(c, v).astype(x.dtype), None), carry, xs)[0]
-        return jnp.expand_dims(result, axis) if keepdims else result
+        return _manipulation.expand_dims(result, axis) if keepdims else result
 
     def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Any:
         """Running fold of func along axis (the first element is kept as is)."""
         from pyjax import lax
 
         self._binary("accumulate")
-        a = jnp.asarray(a, dtype=dtype)
+        a = asarray(a, dtype=dtype)
         axis = axis % builtins.max(a.ndim, 1)
-        x = jnp.moveaxis(a, axis, 0)
+        x = _manipulation.moveaxis(a, axis, 0)
         if x.shape[0] == 0:
             return a
 
@@ -103,7 +103,7 @@ class ufunc:
             return c, c
 
         _, rest = lax.scan(step, x[0], x[1:])
-        return jnp.moveaxis(jnp.concatenate([x[:1], rest], axis=0), 0, axis)
+        return _manipulation.moveaxis(_manipulation.concatenate([x[:1], rest], axis=0), 0, axis)
 
 
 def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity: Any = None) -> ufunc:
@@ -149,21 +149,21 @@ class _ArrayUfunc(ufunc):
         """a with func applied at indices (repeated indices apply again, as np.ufunc.at); needs inplace=False."""
         if inplace:
             raise NotImplementedError(_INPLACE)
-        a = _core.asarray(a)
+        a = asarray(a)
         if self._at is not None:  # a scatter: repeated indices accumulate
-            ref, b = a.at[indices], _core.asarray(b)
-            return ref.add(_core.negative(b)) if self._at == "subtract" else getattr(ref, self._at)(b)
+            ref, b = a.at[indices], asarray(b)
+            return ref.add(_elementwise.negative(b)) if self._at == "subtract" else getattr(ref, self._at)(b)
         return self._at_in_order(a, indices, b)
 
     def _at_in_order(self, a, indices, b):
         """One update per index, in order (a loop), for integer indices along the first axis."""
         from pyjax import lax
 
-        idx = _core.asarray(indices)
+        idx = asarray(indices)
         if idx.dtype.kind not in "iu":
             raise NotImplementedError(f"jnp.{self.__name__}.at: pyjax takes integer indices along the first axis")
         idx = idx.ravel()
-        args = () if self.nin == 1 else (_core.broadcast_to(_core.asarray(b), idx.shape + a.shape[1:]),)
+        args = () if self.nin == 1 else (broadcast_to(asarray(b), idx.shape + a.shape[1:]),)
 
         def step(k, arr):
             new = self._fn(arr[idx[k]], *(v[k] for v in args))
@@ -176,13 +176,13 @@ class _LogicalUfunc(_ArrayUfunc):
     """logical_and/or/xor: operands count as booleans in reduce and accumulate too."""
 
     def reduce(self, a, *args, **kwargs):
-        return super().reduce(_core.asarray(a).astype(bool), *args, **kwargs)
+        return super().reduce(asarray(a).astype(bool), *args, **kwargs)
 
     def accumulate(self, a, *args, **kwargs):
-        return super().accumulate(_core.asarray(a).astype(bool), *args, **kwargs)
+        return super().accumulate(asarray(a).astype(bool), *args, **kwargs)
 
     def at(self, a, indices, b=None, /, *, inplace=True):
-        return super().at(_core.asarray(a).astype(bool), indices, b, inplace=inplace)
+        return super().at(asarray(a).astype(bool), indices, b, inplace=inplace)
 
 
 def _boolean(fn):
@@ -193,17 +193,17 @@ def _cumulative(fn):
     return lambda a, axis=0, dtype=None: fn(a, axis=axis, dtype=dtype)
 
 
-add = _ArrayUfunc(_core.add, 2, 0, _core.sum, _cumulative(_core.cumsum), "add")
-multiply = _ArrayUfunc(_core.multiply, 2, 1, _core.prod, _cumulative(_core.cumprod), "multiply")
-subtract = _ArrayUfunc(_core.subtract, 2, None, at="subtract")
-maximum = _ArrayUfunc(_core.maximum, 2, None, _core.max, at="max")
-minimum = _ArrayUfunc(_core.minimum, 2, None, _core.min, at="min")
-logical_and = _LogicalUfunc(_core.logical_and, 2, True, _boolean(_core.all))
-logical_or = _LogicalUfunc(_core.logical_or, 2, False, _boolean(_core.any))
-logical_xor = _LogicalUfunc(_core.logical_xor, 2, False)
-bitwise_and = _ArrayUfunc(_core.bitwise_and, 2, -1)
-bitwise_or = _ArrayUfunc(_core.bitwise_or, 2, 0)
-bitwise_xor = _ArrayUfunc(_core.bitwise_xor, 2, 0)
-logaddexp = _ArrayUfunc(_core.logaddexp, 2, -float("inf"))
-logaddexp2 = _ArrayUfunc(_core.logaddexp2, 2, -float("inf"))
-negative = _ArrayUfunc(_core.negative, 1)
+add = _ArrayUfunc(_elementwise.add, 2, 0, _reductions.sum, _cumulative(_reductions.cumsum), "add")
+multiply = _ArrayUfunc(_elementwise.multiply, 2, 1, _reductions.prod, _cumulative(_reductions.cumprod), "multiply")
+subtract = _ArrayUfunc(_elementwise.subtract, 2, None, at="subtract")
+maximum = _ArrayUfunc(_elementwise.maximum, 2, None, _reductions.max, at="max")
+minimum = _ArrayUfunc(_elementwise.minimum, 2, None, _reductions.min, at="min")
+logical_and = _LogicalUfunc(_elementwise.logical_and, 2, True, _boolean(_reductions.all))
+logical_or = _LogicalUfunc(_elementwise.logical_or, 2, False, _boolean(_reductions.any))
+logical_xor = _LogicalUfunc(_elementwise.logical_xor, 2, False)
+bitwise_and = _ArrayUfunc(_elementwise.bitwise_and, 2, -1)
+bitwise_or = _ArrayUfunc(_elementwise.bitwise_or, 2, 0)
+bitwise_xor = _ArrayUfunc(_elementwise.bitwise_xor, 2, 0)
+logaddexp = _ArrayUfunc(_elementwise.logaddexp, 2, -float("inf"))
+logaddexp2 = _ArrayUfunc(_elementwise.logaddexp2, 2, -float("inf"))
+negative = _ArrayUfunc(_elementwise.negative, 1)

@@ -8,7 +8,8 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _promotion
+from pyjax.numpy._promotion import _is_array, _weak_result, asarray
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -16,22 +17,22 @@ _i32 = dtypes.int32
 
 
 def _checked_arr(fn: str, a):
-    if jnp._is_array(a):
+    if _is_array(a):
         return a
     if isinstance(a, (list, tuple)):
         raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
-    return jnp.asarray(a)
+    return asarray(a)
 
 
 _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 
 def _arr(x):
-    return x if jnp._is_array(x) else jnp.asarray(x)
+    return x if _is_array(x) else asarray(x)
 
 
 def _aval(x):
-    return jnp._aval(x)
+    return _promotion._aval(x)
 
 
 def _to_dtype(x, d):
@@ -41,8 +42,8 @@ def _to_dtype(x, d):
 
 def _result(fn: str, *args, to_float: bool = False):
     """Promote args (weak-type aware) to one dtype without broadcasting them together."""
-    args = [a if isinstance(a, _SCALARS) or jnp._is_array(a) else jnp.asarray(a) for a in args]
-    d, weak = jnp._weak_result(*args)
+    args = [a if isinstance(a, _SCALARS) or _is_array(a) else asarray(a) for a in args]
+    d, weak = _weak_result(*args)
     if to_float and d.kind not in "fc":
         d = dtypes.default_float()
         weak = weak and builtins.all(isinstance(a, _SCALARS) for a in args)
@@ -71,7 +72,7 @@ def _concrete(x, what: str):
             return _concrete(prim, what)
         x = low
     if not isinstance(x, Array):
-        x = jnp.asarray(x)
+        x = asarray(x)
     return x.tolist()
 
 

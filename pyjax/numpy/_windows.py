@@ -6,8 +6,9 @@ import math
 import operator
 
 from pyjax.core import core, dtypes
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise
 from pyjax.numpy._floating import i0
+from pyjax.numpy._promotion import asarray
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
@@ -17,17 +18,17 @@ __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
 def _window_n(name: str, M):
     M = operator.index(core.concrete_or_error(M, f"M argument of jnp.{name}"))
-    return M, jnp.arange(M, dtype=dtypes.default_float())
+    return M, _creation.arange(M, dtype=dtypes.default_float())
 
 
 def _cosine_window(name: str, M, coeffs):
     """sum_k coeffs[k] * cos(2 pi k n / (M - 1)) for n in range(M) (numpy's window definitions)."""
     M, n = _window_n(name, M)
     if M <= 1:
-        return jnp.ones((M,), dtypes.default_float())
-    out = jnp.zeros((M,), dtypes.default_float())
+        return _creation.ones((M,), dtypes.default_float())
+    out = _creation.zeros((M,), dtypes.default_float())
     for k, c in enumerate(coeffs):
-        out = out + c * jnp.cos(2 * math.pi * k * n / (M - 1))
+        out = out + c * _elementwise.cos(2 * math.pi * k * n / (M - 1))
     return out
 
 
@@ -35,9 +36,9 @@ def bartlett(M):
     """Bartlett (triangular) window of M points."""
     M, n = _window_n("bartlett", M)
     if M <= 1:
-        return jnp.ones((M,), dtypes.default_float())
+        return _creation.ones((M,), dtypes.default_float())
     half = (M - 1) / 2
-    return 1 - jnp.abs(n - half) / half
+    return 1 - _elementwise.abs(n - half) / half
 
 
 def blackman(M):
@@ -59,6 +60,6 @@ def kaiser(M, beta):
     """Kaiser window of M points with shape parameter beta."""
     M, n = _window_n("kaiser", M)
     if M <= 1:
-        return jnp.ones((M,), dtypes.default_float())
+        return _creation.ones((M,), dtypes.default_float())
     alpha = (M - 1) / 2
-    return i0(beta * jnp.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(jnp.asarray(beta, dtypes.default_float()))
+    return i0(beta * _elementwise.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(asarray(beta, dtypes.default_float()))

@@ -20,7 +20,8 @@ from pyjax.core import dtypes
 from pyjax.core.core import get_aval
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _elementwise, _manipulation, _promotion
+from pyjax.numpy._promotion import _is_array
 
 __all__ = [
     "fft",
@@ -104,7 +105,7 @@ def _chirp(q: int, sign: int) -> tuple[tuple, tuple]:
 
 
 def _const(values, dtype):
-    return jnp.asarray(values, dtype=dtype)
+    return _promotion.asarray(values, dtype=dtype)
 
 
 def _bcast(c, shape):
@@ -243,7 +244,7 @@ def _swap_norm(norm: str) -> str:
 def _array(a, name: str):
     if isinstance(a, (list, tuple)):
         raise TypeError(f"jax.numpy.fft.{name} requires ndarray or scalar arguments, got {type(a)} at position 0.")
-    return a if jnp._is_array(a) else jnp.asarray(a)
+    return a if _is_array(a) else _promotion.asarray(a)
 
 
 def _complex_input(a, name: str):
@@ -291,13 +292,13 @@ def _c1(x, n: int, axis: int, inverse: bool, norm: str):
     x = _resize(x, n, axis)
     nd = get_aval(x).ndim
     last = nd - 1
-    moved = jnp.moveaxis(x, axis, last) if axis != last else x
+    moved = _manipulation.moveaxis(x, axis, last) if axis != last else x
     re, im = _fft_last(lax.real(moved), lax.imag(moved), 1 if inverse else -1)
     s = _scale(n, norm, inverse)
     if s != 1.0:
         re, im = lax.mul(re, s), lax.mul(im, s)
     out = lax.complex(re, im)
-    return jnp.moveaxis(out, last, axis) if axis != last else out
+    return _manipulation.moveaxis(out, last, axis) if axis != last else out
 
 
 def _axes_and_sizes(name: str, shape: tuple, s, axes):
@@ -500,23 +501,23 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, device=None) -> Array:
 
 def _freqs(k: list, n: int, d, dtype):
     fd = _freq_dtype(dtype)
-    out = jnp.asarray(k, dtype=fd)
+    out = _promotion.asarray(k, dtype=fd)
     if not n:
         return out
     if isinstance(d, (builtins.int, builtins.float)):
         return lax.mul(out, 1.0 / (d * n))
-    return jnp.divide(out, lax.mul(lax.convert_element_type(jnp.asarray(d), fd), float(n)))
+    return _elementwise.divide(out, lax.mul(lax.convert_element_type(_promotion.asarray(d), fd), float(n)))
 
 
 def _shift(x, axes, sign: int):
-    x = x if jnp._is_array(x) else jnp.asarray(x)
+    x = x if _is_array(x) else _promotion.asarray(x)
     shape = get_aval(x).shape
     if axes is None:
         axes = tuple(range(len(shape)))
     elif isinstance(axes, int):
         axes = (axes,)
     shifts = tuple(sign * (shape[canonical_axis(ax, len(shape))] // 2) for ax in axes)
-    return jnp.roll(x, shifts, tuple(axes))
+    return _manipulation.roll(x, shifts, tuple(axes))
 
 
 def fftshift(x, axes=None) -> Array:

@@ -16,28 +16,27 @@ from typing import Any, NamedTuple
 from pyjax.core import dtypes
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _promotion, _reductions
+from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result
 
 _i32 = dtypes.int32
 
 
 def _arr(fn: str, a):
-    return a if jnp._is_array(a) else jnp.asarray(a)
+    return a if _is_array(a) else _promotion.asarray(a)
 
 
 def _inexact(fn: str, *args):
     """Arrays of the common floating dtype (ints and bools promote to the default float)."""
     args = [_arr(fn, a) for a in args]
-    d, weak = jnp._weak_result(*args)
+    d, weak = _weak_result(*args)
     if d.kind not in "fc":  # complex stays complex: primitives without a complex rule then raise
         d, weak = dtypes.default_float(), False
-    return [
-        lax._convert(a, d, weak) if jnp._aval(a).dtype is not d or jnp._aval(a).weak_type != weak else a for a in args
-    ]
+    return [lax._convert(a, d, weak) if _aval(a).dtype is not d or _aval(a).weak_type != weak else a for a in args]
 
 
 def _square(fn: str, a) -> None:
-    s = jnp._aval(a).shape
+    s = _aval(a).shape
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"Argument to {fn} must have shape [..., n, n], got {s}")
 
@@ -59,11 +58,13 @@ def _solve_square(a, b):
     """Solve a x = b for square a (..., m, m) and b (..., m, k) through a's LU factors. Complex systems
     solve as the real system [[Re a, -Im a], [Im a, Re a]] [Re x; Im x] = [Re b; Im b], as the
     backends' triangular solves are real-only."""
-    if jnp._aval(a).dtype.kind == "c":
+    if _aval(a).dtype.kind == "c":
         ar, ai = lax.real(a), lax.imag(a)
-        big = jnp.concatenate([jnp.concatenate([ar, lax.neg(ai)], -1), jnp.concatenate([ai, ar], -1)], -2)
-        x = _solve_square(big, jnp.concatenate([lax.real(b), lax.imag(b)], -2))
-        m = jnp._aval(a).shape[-1]
+        big = _manipulation.concatenate(
+            [_manipulation.concatenate([ar, lax.neg(ai)], -1), _manipulation.concatenate([ai, ar], -1)], -2
+        )
+        x = _solve_square(big, _manipulation.concatenate([lax.real(b), lax.imag(b)], -2))
+        m = _aval(a).shape[-1]
         return lax.complex(x[..., :m, :], x[..., m:, :])
     lu_mat, _, perm = lax_linalg.lu(a)
     return _lu_solve_matrix(lu_mat, perm, b)
@@ -80,7 +81,7 @@ def solve(a, b):
     """Solve a @ x = b; b is a vector (..., m) only if it is 1-D, else a batch of matrices (..., m, k)."""
     a, b = _inexact("solve", a, b)
     _square("solve", a)
-    sa, sb = jnp._aval(a).shape, jnp._aval(b).shape
+    sa, sb = _aval(a).shape, _aval(b).shape
     m = sa[-1]
     if len(sb) == 1:
         if sb[0] != m:
@@ -88,17 +89,17 @@ def solve(a, b):
                 f"solve: inconsistent size for core dimension 'm': {sb[0]} vs {m} on vectorized "
                 f"function with signature '(m,m),(m)->(m)'"
             )
-        bm = jnp.broadcast_to(jnp.reshape(b, (m, 1)), sa[:-2] + (m, 1))
-        return jnp.reshape(_solve_square(a, bm), sa[:-1])
+        bm = _promotion.broadcast_to(_manipulation.reshape(b, (m, 1)), sa[:-2] + (m, 1))
+        return _manipulation.reshape(_solve_square(a, bm), sa[:-1])
     if len(sb) < 2 or sb[-2] != m:
         raise ValueError(
             f"Invalid shapes for solve: {sa}, {sb}. Prior to JAX v0.5.0, this would have been treated "
             f"as a batched 1-dimensional solve. To recover this behavior, use "
             f"solve(a, b[..., None]).squeeze(-1)."
         )
-    batch = jnp.broadcast_shapes(sa[:-2], sb[:-2])
-    a = jnp.broadcast_to(a, batch + sa[-2:]) if sa[:-2] != batch else a
-    b = jnp.broadcast_to(b, batch + sb[-2:]) if sb[:-2] != batch else b
+    batch = _promotion.broadcast_shapes(sa[:-2], sb[:-2])
+    a = _promotion.broadcast_to(a, batch + sa[-2:]) if sa[:-2] != batch else a
+    b = _promotion.broadcast_to(b, batch + sb[-2:]) if sb[:-2] != batch else b
     return _solve_square(a, b)
 
 
@@ -106,8 +107,8 @@ def inv(a):
     """Inverse of each square matrix (infs/NaNs for singular ones, as with LAPACK)."""
     (a,) = _inexact("inv", a)
     _square("inv", a)
-    s = jnp._aval(a).shape
-    eye = lax_linalg._eye_like(s, jnp._aval(a).dtype)
+    s = _aval(a).shape
+    eye = lax_linalg._eye_like(s, _aval(a).dtype)
     return _solve_square(a, eye)
 
 
@@ -118,10 +119,10 @@ class SlogdetResult(NamedTuple):
 
 def _lu_diag_parity(a):
     lu_mat, piv, _ = lax_linalg.lu(a)
-    diag = jnp.diagonal(lu_mat, axis1=-2, axis2=-1)
-    k = jnp._aval(piv).shape[-1]
-    swaps = lax.ne(piv, lax.broadcasted_iota(_i32, jnp._aval(piv).shape, jnp._aval(piv).ndim - 1))
-    nswap = lax.reduce_sum(lax.convert_element_type(swaps, _i32), (jnp._aval(piv).ndim - 1,))
+    diag = _manipulation.diagonal(lu_mat, axis1=-2, axis2=-1)
+    k = _aval(piv).shape[-1]
+    swaps = lax.ne(piv, lax.broadcasted_iota(_i32, _aval(piv).shape, _aval(piv).ndim - 1))
+    nswap = lax.reduce_sum(lax.convert_element_type(swaps, _i32), (_aval(piv).ndim - 1,))
     odd = lax.eq(lax.rem(nswap, lax.full_like(nswap, 2)), lax.full_like(nswap, 1)) if k else None
     return diag, odd
 
@@ -133,7 +134,7 @@ def slogdet(a, *, method: str | None = None):
     (a,) = _inexact("slogdet", a)
     _square("slogdet", a)
     diag, odd = _lu_diag_parity(a)
-    last = jnp._aval(diag).ndim - 1
+    last = _aval(diag).ndim - 1
     sign = lax.reduce_prod(lax.sign(diag), (last,))
     logabs = lax.reduce_sum(lax.log(lax.abs(diag)), (last,))
     if odd is not None:
@@ -145,7 +146,7 @@ def det(a):
     """Determinant of each square matrix (closed forms for 2x2 and 3x3, LU otherwise)."""
     (a,) = _inexact("det", a)
     _square("det()", a)
-    n = jnp._aval(a).shape[-1]
+    n = _aval(a).shape[-1]
 
     def e(i, j):
         return a[..., i, j]
@@ -162,7 +163,7 @@ def det(a):
             - e(0, 1) * e(1, 0) * e(2, 2)
         )
     diag, odd = _lu_diag_parity(a)
-    d = lax.reduce_prod(diag, (jnp._aval(diag).ndim - 1,))
+    d = lax.reduce_prod(diag, (_aval(diag).ndim - 1,))
     return d if odd is None else lax.select(odd, lax.neg(d), d)
 
 
@@ -173,20 +174,20 @@ def matrix_power(a, n: int):
         n = operator.index(n)
     except TypeError:
         raise TypeError(f"exponent must be an integer, got {n}") from None
-    s = jnp._aval(a).shape
+    s = _aval(a).shape
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"Argument to matrix_power must have shape [..., n, n], got {s}.")
     if n == 0:
-        return jnp.broadcast_to(jnp.eye(s[-1], dtype=jnp._aval(a).dtype), s)
+        return _promotion.broadcast_to(_creation.eye(s[-1], dtype=_aval(a).dtype), s)
     if n < 0:
         a, n = inv(a), -n
     result, base = None, a
     while n:
         if n & 1:
-            result = base if result is None else jnp.matmul(result, base)
+            result = base if result is None else _products.matmul(result, base)
         n >>= 1
         if n:
-            base = jnp.matmul(base, base)
+            base = _products.matmul(base, base)
     return result
 
 
@@ -195,18 +196,18 @@ def multi_dot(arrays, *, precision=None):
     arrs = [_arr("multi_dot", x) for x in arrays]
     if len(arrs) < 2:
         raise ValueError(f"multi_dot requires at least two arrays, got {len(arrs)}")
-    first_vec, last_vec = jnp._aval(arrs[0]).ndim == 1, jnp._aval(arrs[-1]).ndim == 1
+    first_vec, last_vec = _aval(arrs[0]).ndim == 1, _aval(arrs[-1]).ndim == 1
     if first_vec:
-        arrs[0] = jnp.reshape(arrs[0], (1, -1))
+        arrs[0] = _manipulation.reshape(arrs[0], (1, -1))
     if last_vec:
-        arrs[-1] = jnp.reshape(arrs[-1], (-1, 1))
+        arrs[-1] = _manipulation.reshape(arrs[-1], (-1, 1))
     for i, x in enumerate(arrs):
-        if jnp._aval(x).ndim != 2:
+        if _aval(x).ndim != 2:
             raise ValueError(
-                f"multi_dot: array {i} has {jnp._aval(x).ndim} dimensions; only the first and last "
+                f"multi_dot: array {i} has {_aval(x).ndim} dimensions; only the first and last "
                 f"may be 1-D, the others must be 2-D"
             )
-    dims = [jnp._aval(arrs[0]).shape[0]] + [jnp._aval(x).shape[1] for x in arrs]
+    dims = [_aval(arrs[0]).shape[0]] + [_aval(x).shape[1] for x in arrs]
     n = len(arrs)
     cost = [[0] * n for _ in range(n)]
     split = [[0] * n for _ in range(n)]
@@ -224,15 +225,15 @@ def multi_dot(arrays, *, precision=None):
         if i == j:
             return arrs[i]
         k = split[i][j]
-        return jnp.matmul(build(i, k), build(k + 1, j))
+        return _products.matmul(build(i, k), build(k + 1, j))
 
     out = build(0, n - 1)
     if first_vec and last_vec:
-        return jnp.reshape(out, ())
+        return _manipulation.reshape(out, ())
     if first_vec:
-        return jnp.reshape(out, (jnp._aval(out).shape[-1],))
+        return _manipulation.reshape(out, (_aval(out).shape[-1],))
     if last_vec:
-        return jnp.reshape(out, (jnp._aval(out).shape[0],))
+        return _manipulation.reshape(out, (_aval(out).shape[0],))
     return out
 
 
@@ -241,64 +242,68 @@ def multi_dot(arrays, *, precision=None):
 
 def _max_norm(x, axis, keepdims=False):
     """The largest of non-negative values: 0 for none, as JAX (the smallest of none stays an error)."""
-    return jnp.max(x, axis=axis, keepdims=keepdims, initial=0.0)
+    return _reductions.max(x, axis=axis, keepdims=keepdims, initial=0.0)
 
 
 def _vector_norm(x, ord, axes, keepdims):
-    ax = jnp.absolute(x)
+    ax = _elementwise.absolute(x)
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
+        return _elementwise.sqrt(_reductions.sum(x * x, axis=axes, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
     if ord == float("inf"):
         return _max_norm(ax, axis=axes, keepdims=keepdims)
     if ord == -float("inf"):
-        return jnp.min(ax, axis=axes, keepdims=keepdims)
+        return _reductions.min(ax, axis=axes, keepdims=keepdims)
     if ord == 0:
-        return jnp.sum(
-            lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), jnp._aval(x).dtype), axis=axes, keepdims=keepdims
+        return _reductions.sum(
+            lax.convert_element_type(lax.ne(x, lax.full_like(x, 0)), _aval(x).dtype), axis=axes, keepdims=keepdims
         )
     if ord == 1:
-        return jnp.sum(ax, axis=axes, keepdims=keepdims)
-    p = jnp.asarray(ord, dtype=jnp._aval(x).dtype)
-    return jnp.power(jnp.sum(jnp.power(ax, p), axis=axes, keepdims=keepdims), jnp.reciprocal(p))
+        return _reductions.sum(ax, axis=axes, keepdims=keepdims)
+    p = _promotion.asarray(ord, dtype=_aval(x).dtype)
+    return _elementwise.power(
+        _reductions.sum(_elementwise.power(ax, p), axis=axes, keepdims=keepdims), _elementwise.reciprocal(p)
+    )
 
 
 def _matrix_norm(x, ord, axes, keepdims):
     r, c = axes
     if ord is None or ord == "fro":
-        return jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
+        return _elementwise.sqrt(_reductions.sum(x * x, axis=axes, keepdims=keepdims))
     if ord in ("nuc", 2, -2):
-        y = jnp.moveaxis(x, (r, c), (-2, -1))
+        y = _manipulation.moveaxis(x, (r, c), (-2, -1))
         sv = svd(y, compute_uv=False)
-        out = jnp.sum(sv, axis=-1) if ord == "nuc" else (_max_norm if ord == 2 else jnp.min)(sv, axis=-1)
-        return jnp.expand_dims(out, tuple(sorted((r, c)))) if keepdims else out
-    ax = jnp.absolute(x)
+        out = (
+            _reductions.sum(sv, axis=-1) if ord == "nuc" else (_max_norm if ord == 2 else _reductions.min)(sv, axis=-1)
+        )
+        return _manipulation.expand_dims(out, tuple(sorted((r, c)))) if keepdims else out
+    ax = _elementwise.absolute(x)
     if ord in (1, -1):
-        s = jnp.sum(ax, axis=r, keepdims=True)
-        red = _max_norm if ord == 1 else jnp.min
+        s = _reductions.sum(ax, axis=r, keepdims=True)
+        red = _max_norm if ord == 1 else _reductions.min
         out = red(s, axis=c, keepdims=True)
     elif ord in (float("inf"), -float("inf")):
-        s = jnp.sum(ax, axis=c, keepdims=True)
-        red = _max_norm if ord > 0 else jnp.min
+        s = _reductions.sum(ax, axis=c, keepdims=True)
+        red = _max_norm if ord > 0 else _reductions.min
         out = red(s, axis=r, keepdims=True)
     else:
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
-    return out if keepdims else jnp.squeeze(out, axis=(r, c))
+    return out if keepdims else _manipulation.squeeze(out, axis=(r, c))
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector norm (one axis or a 1-D input) or matrix norm (two axes or a 2-D input)."""
     (x,) = _inexact("norm", x)
-    nd = jnp._aval(x).ndim
-    if jnp._aval(x).dtype.kind == "c":
+    nd = _aval(x).ndim
+    if _aval(x).dtype.kind == "c":
         n_axes = nd if axis is None else (len(axis) if isinstance(axis, (tuple, list)) else 1)
         if n_axes == 1 or ord in (None, "fro", 1, -1, float("inf"), -float("inf")):
-            x = jnp.abs(x)  # these norms only see magnitudes
+            x = _elementwise.abs(x)  # these norms only see magnitudes
     if axis is None:
         if ord is None:
-            out = jnp.sqrt(jnp.sum(x * x))
-            return jnp.reshape(out, (1,) * nd) if keepdims else out
+            out = _elementwise.sqrt(_reductions.sum(x * x))
+            return _manipulation.reshape(out, (1,) * nd) if keepdims else out
         axes = tuple(range(nd))
     elif isinstance(axis, (tuple, list)):
         axes = tuple(operator.index(a) for a in axis)
@@ -323,13 +328,13 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """Vector norm over `axis` (None: all elements), array-API style."""
     (x,) = _inexact("vector_norm", x)
-    if jnp._aval(x).dtype.kind == "c":
-        x = jnp.abs(x)  # vector norms only see magnitudes (and are real)
-    nd = jnp._aval(x).ndim
+    if _aval(x).dtype.kind == "c":
+        x = _elementwise.abs(x)  # vector norms only see magnitudes (and are real)
+    nd = _aval(x).ndim
     if axis is None:
-        out = _vector_norm(jnp.ravel(x), ord, (0,), False)
-        return jnp.reshape(out, (1,) * nd) if keepdims else out
-    axes = jnp._reduce_axes("vector_norm", x, axis)
+        out = _vector_norm(_manipulation.ravel(x), ord, (0,), False)
+        return _manipulation.reshape(out, (1,) * nd) if keepdims else out
+    axes = _reductions._reduce_axes("vector_norm", x, axis)
     return _vector_norm(x, ord, axes, keepdims)
 
 
@@ -343,66 +348,66 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     """Matrix product with broadcasting batch axes (same as jnp.matmul)."""
-    return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+    return _products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
     """Tensor contraction over `axes` (same as jnp.tensordot)."""
-    return jnp.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+    return _products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def outer(x1, x2, /):
     """Outer product of two 1-D arrays."""
     x1, x2 = _arr("outer", x1), _arr("outer", x2)
-    n1, n2 = jnp._aval(x1).ndim, jnp._aval(x2).ndim
+    n1, n2 = _aval(x1).ndim, _aval(x2).ndim
     if n1 != 1 or n2 != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} x2.ndim={n2}")
-    return jnp.outer(x1, x2)
+    return _products.outer(x1, x2)
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
     """Dot product of vectors along `axis`, broadcasting the other axes."""
     x1, x2 = _arr("vecdot", x1), _arr("vecdot", x2)
-    n1, n2 = jnp._aval(x1).shape, jnp._aval(x2).shape
+    n1, n2 = _aval(x1).shape, _aval(x2).shape
     ax1 = axis if axis < 0 else axis - len(n1)
     ax2 = axis if axis < 0 else axis - len(n2)
     if not (-len(n1) <= ax1 < 0 and -len(n2) <= ax2 < 0) or n1[ax1] != n2[ax2]:
         raise ValueError(f"vecdot: axes must have the same size along axis={axis}, got shapes {n1} and {n2}")
-    x1, x2 = jnp._promote("vecdot", x1, x2)
-    x1 = jnp.conj(x1)  # the array API's vecdot conjugates the first argument
-    return jnp.sum(jnp.multiply(x1, x2), axis=axis, dtype=preferred_element_type)
+    x1, x2 = _promote("vecdot", x1, x2)
+    x1 = _elementwise.conj(x1)  # the array API's vecdot conjugates the first argument
+    return _reductions.sum(_elementwise.multiply(x1, x2), axis=axis, dtype=preferred_element_type)
 
 
 def matrix_transpose(x, /):
     """Swap the last two axes."""
-    return jnp.matrix_transpose(x)
+    return _manipulation.matrix_transpose(x)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
     """Sum of the diagonal of the last two axes."""
-    return jnp.trace(_arr("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+    return _manipulation.trace(_arr("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x, /, *, offset: int = 0):
     """Diagonal of the last two axes."""
-    return jnp.diagonal(_arr("diagonal", x), offset=offset, axis1=-2, axis2=-1)
+    return _manipulation.diagonal(_arr("diagonal", x), offset=offset, axis1=-2, axis2=-1)
 
 
 def cross(x1, x2, /, *, axis: int = -1):
     """Cross product of 3-vectors along `axis`."""
     x1, x2 = _arr("cross", x1), _arr("cross", x2)
-    if jnp._aval(x1).shape[axis] != 3 or jnp._aval(x2).shape[axis] != 3:
+    if _aval(x1).shape[axis] != 3 or _aval(x2).shape[axis] != 3:
         raise ValueError(
             f"Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
-            f"shape[{axis}]={jnp._aval(x1).shape[axis]} and {jnp._aval(x2).shape[axis]}"
+            f"shape[{axis}]={_aval(x1).shape[axis]} and {_aval(x2).shape[axis]}"
         )
-    return jnp.cross(x1, x2, axis=axis)
+    return _products.cross(x1, x2, axis=axis)
 
 
 def tensorinv(a, ind: int = 2):
     """Inverse of a tensor for tensordot with `ind` leading axes."""
     a = _arr("tensorinv", a)
-    s = jnp._aval(a).shape
+    s = _aval(a).shape
     ind = operator.index(ind)
     if ind <= 0:
         raise ValueError(f"ind must be a positive integer, got {ind}")
@@ -416,27 +421,27 @@ def tensorinv(a, ind: int = 2):
             f"tensorinv is only possible when the product of the first {ind} dimensions equals that "
             f"of the remaining dimensions. got {s=}"
         )
-    return jnp.reshape(inv(jnp.reshape(a, (rows, cols))), s[ind:] + s[:ind])
+    return _manipulation.reshape(inv(_manipulation.reshape(a, (rows, cols))), s[ind:] + s[:ind])
 
 
 def tensorsolve(a, b, axes=None):
     """Solve tensordot(a, x, x.ndim) = b for x."""
     a, b = _arr("tensorsolve", a), _arr("tensorsolve", b)
-    nd = jnp._aval(a).ndim
+    nd = _aval(a).ndim
     if axes is not None:
         axes = [operator.index(x) % nd for x in axes]
         rest = [i for i in range(nd) if i not in axes]
-        a = jnp.transpose(a, rest + axes)
-    bs = jnp._aval(b).shape
-    xs = jnp._aval(a).shape[len(bs) :]
+        a = _manipulation.transpose(a, rest + axes)
+    bs = _aval(b).shape
+    xs = _aval(a).shape[len(bs) :]
     rows, cols = 1, 1
     for d in bs:
         rows *= d
     for d in xs:
         cols *= d
     if rows != cols:
-        raise ValueError(f"tensorsolve: incompatible shapes {jnp._aval(a).shape} and {bs}")
-    return jnp.reshape(solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b)), xs)
+        raise ValueError(f"tensorsolve: incompatible shapes {_aval(a).shape} and {bs}")
+    return _manipulation.reshape(solve(_manipulation.reshape(a, (rows, cols)), _manipulation.ravel(b)), xs)
 
 
 # --- decompositions built on lax.linalg.qr / eigh / svd -------------------------------------------
@@ -495,10 +500,10 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     (a,) = _inexact("svd", a)
     if hermitian:
         w, v = eigh(a)
-        s = jnp.abs(w)
-        nd = jnp._aval(s).ndim
-        idx = lax.broadcasted_iota(_i32, jnp._aval(s).shape, nd - 1)
-        s, idx, sign = lax_linalg.sort((s, idx, jnp.sign(w)), dimension=nd - 1, num_keys=1)
+        s = _elementwise.abs(w)
+        nd = _aval(s).ndim
+        idx = lax.broadcasted_iota(_i32, _aval(s).shape, nd - 1)
+        s, idx, sign = lax_linalg.sort((s, idx, _elementwise.sign(w)), dimension=nd - 1, num_keys=1)
         s, idx, sign = (lax.rev(t, (nd - 1,)) for t in (s, idx, sign))
         if subset_by_index is not None:
             lo, hi = subset_by_index
@@ -517,24 +522,28 @@ def svdvals(x, /):
 
 
 def _pinv_impl(a, rtol, hermitian):
-    m, n = jnp._aval(a).shape[-2:]
+    m, n = _aval(a).shape[-2:]
     if rtol is None:
-        rtol = 10.0 * max(m, n) * float(dtypes.finfo(jnp._aval(a).dtype).eps)
+        rtol = 10.0 * max(m, n) * float(dtypes.finfo(_aval(a).dtype).eps)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    rtol = jnp.asarray(rtol, dtype=jnp._aval(s).dtype)
-    cutoff = jnp.expand_dims(rtol, -1) * s[..., 0:1]
-    s = jnp.where(s > cutoff, s, float("inf"))
-    return jnp.matmul(lax_linalg._T(vh), lax_linalg._T(u) / s[..., :, None])
+    rtol = _promotion.asarray(rtol, dtype=_aval(s).dtype)
+    cutoff = _manipulation.expand_dims(rtol, -1) * s[..., 0:1]
+    s = _elementwise.where(s > cutoff, s, float("inf"))
+    return _products.matmul(lax_linalg._T(vh), lax_linalg._T(u) / s[..., :, None])
 
 
 def _pinv_jvp(rtol, hermitian, primals, tangents):
     (a,), (da,) = primals, tangents
     p = _pinv_cj(a, rtol, hermitian)
-    m, n = jnp._aval(a).shape[-2:]
+    m, n = _aval(a).shape[-2:]
     T = lax_linalg._T
-    dp = -jnp.matmul(p, jnp.matmul(da, p))
-    dp = dp + jnp.matmul(jnp.matmul(p, T(p)), jnp.matmul(T(da), jnp.eye(m, dtype=a.dtype) - jnp.matmul(a, p)))
-    dp = dp + jnp.matmul(jnp.matmul(jnp.eye(n, dtype=a.dtype) - jnp.matmul(p, a), T(da)), jnp.matmul(T(p), p))
+    dp = -_products.matmul(p, _products.matmul(da, p))
+    dp = dp + _products.matmul(
+        _products.matmul(p, T(p)), _products.matmul(T(da), _creation.eye(m, dtype=a.dtype) - _products.matmul(a, p))
+    )
+    dp = dp + _products.matmul(
+        _products.matmul(_creation.eye(n, dtype=a.dtype) - _products.matmul(p, a), T(da)), _products.matmul(T(p), p)
+    )
     return p, dp
 
 
@@ -559,11 +568,11 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
             raise ValueError("pinv: only one of rtol and rcond may be specified.")
         rtol = rcond
     (a,) = _inexact("pinv", a)
-    s = jnp._aval(a).shape
+    s = _aval(a).shape
     if len(s) < 2:
         raise ValueError(f"Argument to pinv must have rank at least 2, got shape={s}")
     if s[-1] == 0 or s[-2] == 0:
-        return jnp.zeros(s[:-2] + (s[-1], s[-2]), jnp._aval(a).dtype)
+        return _creation.zeros(s[:-2] + (s[-1], s[-2]), _aval(a).dtype)
     return _pinv_cj(a, rtol, hermitian)
 
 
@@ -574,55 +583,55 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
             raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
         rtol = tol
     (M,) = _inexact("matrix_rank", M)
-    if jnp._aval(M).ndim < 2:
-        return jnp.any(M != 0).astype(_i32)
+    if _aval(M).ndim < 2:
+        return _reductions.any(M != 0).astype(_i32)
     S = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
     if rtol is None:
-        eps = float(dtypes.finfo(jnp._aval(S).dtype).eps)
-        rtol = jnp.max(S, axis=-1) * (max(jnp._aval(M).shape[-2:]) * eps)
-    rtol = jnp.asarray(rtol)
-    return jnp.sum(S > jnp.expand_dims(rtol, rtol.ndim), axis=-1)
+        eps = float(dtypes.finfo(_aval(S).dtype).eps)
+        rtol = _reductions.max(S, axis=-1) * (max(_aval(M).shape[-2:]) * eps)
+    rtol = _promotion.asarray(rtol)
+    return _reductions.sum(S > _manipulation.expand_dims(rtol, rtol.ndim), axis=-1)
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """Least-squares solution of a x = b via the SVD: (x, residuals, rank, singular values)."""
     a, b = _inexact("lstsq", a, b)
-    if jnp._aval(a).shape[0] != jnp._aval(b).shape[0]:
+    if _aval(a).shape[0] != _aval(b).shape[0]:
         raise ValueError("Leading dimensions of input arrays must match")
-    b_vec = jnp._aval(b).ndim == 1
+    b_vec = _aval(b).ndim == 1
     if b_vec:
         b = b[:, None]
-    if jnp._aval(a).ndim != 2:
-        raise TypeError(f"{jnp._aval(a).ndim}-dimensional array given. Array must be two-dimensional")
-    if jnp._aval(b).ndim != 2:
-        raise TypeError(f"{jnp._aval(b).ndim}-dimensional array given. Array must be one or two-dimensional")
-    m, n = jnp._aval(a).shape
-    dt = jnp._aval(a).dtype
+    if _aval(a).ndim != 2:
+        raise TypeError(f"{_aval(a).ndim}-dimensional array given. Array must be two-dimensional")
+    if _aval(b).ndim != 2:
+        raise TypeError(f"{_aval(b).ndim}-dimensional array given. Array must be one or two-dimensional")
+    m, n = _aval(a).shape
+    dt = _aval(a).dtype
     eps = float(dtypes.finfo(dt).eps)
     if m == 0 or n == 0:
-        s = jnp.zeros((0,), dt)
-        rank = jnp.asarray(0, dtype=_i32)
-        x = jnp.zeros((n,) + jnp._aval(b).shape[1:], dt)
+        s = _creation.zeros((0,), dt)
+        rank = _promotion.asarray(0, dtype=_i32)
+        x = _creation.zeros((n,) + _aval(b).shape[1:], dt)
     else:
-        rcond = eps * max(n, m) if rcond is None else jnp.where(jnp.asarray(rcond) < 0, eps, rcond)
+        rcond = eps * max(n, m) if rcond is None else _elementwise.where(_promotion.asarray(rcond) < 0, eps, rcond)
         u, s, vt = svd(a, full_matrices=False)
-        mask = (s > 0) & (s >= jnp.asarray(rcond, dtype=dt) * s[0])
-        rank = jnp.sum(mask)
-        s_inv = jnp.where(mask, 1 / jnp.where(mask, s, 1), 0)[:, None]
-        x = jnp.matmul(lax_linalg._T(vt), s_inv * jnp.matmul(lax_linalg._T(u), b))
+        mask = (s > 0) & (s >= _promotion.asarray(rcond, dtype=dt) * s[0])
+        rank = _reductions.sum(mask)
+        s_inv = _elementwise.where(mask, 1 / _elementwise.where(mask, s, 1), 0)[:, None]
+        x = _products.matmul(lax_linalg._T(vt), s_inv * _products.matmul(lax_linalg._T(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
-        resid = jnp.asarray([], dtype=dt)
+        resid = _promotion.asarray([], dtype=dt)
     else:
-        resid = jnp.sum(jnp.square(b - jnp.matmul(a, x)), axis=0)
+        resid = _reductions.sum(_elementwise.square(b - _products.matmul(a, x)), axis=0)
     if b_vec:
-        x = jnp.ravel(x)
+        x = _manipulation.ravel(x)
     return x, resid, rank, s
 
 
 def cond(x, p=None):
     """Condition number: ratio of extreme singular values (p None/2/-2) or norm(x, p) * norm(inv(x), p)."""
     (x,) = _inexact("cond", x)
-    s = jnp._aval(x).shape
+    s = _aval(x).shape
     if len(s) < 2:
         raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={s}")
     if s[-1] == 0 or s[-2] == 0:
@@ -637,7 +646,9 @@ def cond(x, p=None):
         if s[-1] != s[-2]:
             raise ValueError(f"jnp.linalg.cond: for p={p}, array must be square; got arr.shape={s}")
         r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
-    return jnp.where(jnp.isnan(r) & ~jnp.any(jnp.isnan(x), axis=(-2, -1)), float("inf"), r)
+    return _elementwise.where(
+        _elementwise.isnan(r) & ~_reductions.any(_elementwise.isnan(x), axis=(-2, -1)), float("inf"), r
+    )
 
 
 class EigResult(NamedTuple):
@@ -662,34 +673,37 @@ def _complex_schur(fn: str, a):
 def eigvals(a):
     """Eigenvalues (complex, in no particular order) of general square matrices."""
     t, _ = _complex_schur("jnp.linalg.eigvals", a)
-    return jnp.diagonal(t, axis1=-2, axis2=-1)
+    return _manipulation.diagonal(t, axis1=-2, axis2=-1)
 
 
 def eig(a):
     """Eigenvalues and right eigenvectors (columns, unit norm, largest component real) of general square
     matrices. Forward and reverse-mode derivatives are not supported."""
     t, z = _complex_schur("jnp.linalg.eig", a)
-    w = jnp.diagonal(t, axis1=-2, axis2=-1)
+    w = _manipulation.diagonal(t, axis1=-2, axis2=-1)
     n = t.shape[-1]
     # Eigenvectors of the triangular t by back substitution: column k has v[k] = 1, zeros below, and
     # v[i] = -(t[i, i+1:] @ v[i+1:]) / (t[i, i] - w[k]) above; equal eigenvalues get a tiny divisor.
-    tiny = jnp.max(jnp.abs(t), axis=(-2, -1), keepdims=True) * dtypes.finfo(w.dtype).eps
+    tiny = _reductions.max(_elementwise.abs(t), axis=(-2, -1), keepdims=True) * dtypes.finfo(w.dtype).eps
     col = lax.broadcasted_iota(_i32, (n,), 0)
-    v = jnp.broadcast_to(jnp.eye(n, dtype=t.dtype), t.shape)
+    v = _promotion.broadcast_to(_creation.eye(n, dtype=t.dtype), t.shape)
     for i in range(n - 2, -1, -1):
-        num = -jnp.matmul(t[..., i : i + 1, i + 1 :], v[..., i + 1 :, :])[..., 0, :]
+        num = -_products.matmul(t[..., i : i + 1, i + 1 :], v[..., i + 1 :, :])[..., 0, :]
         den = t[..., i, i : i + 1] - w
-        den = jnp.where(jnp.abs(den) < tiny[..., 0], tiny[..., 0].astype(den.dtype), den)
-        v = v.at[..., i, :].set(jnp.where(col > i, num / den, v[..., i, :]))
-    return EigResult(w, _normalize_eigenvectors(jnp.matmul(z, v)))
+        den = _elementwise.where(_elementwise.abs(den) < tiny[..., 0], tiny[..., 0].astype(den.dtype), den)
+        v = v.at[..., i, :].set(_elementwise.where(col > i, num / den, v[..., i, :]))
+    return EigResult(w, _normalize_eigenvectors(_products.matmul(z, v)))
 
 
 def _normalize_eigenvectors(v):
     """Columns scaled to unit norm with their largest component real (LAPACK's geev convention)."""
     v = v / norm(v, axis=-2, keepdims=True)
-    at_max = lax.broadcasted_iota(_i32, v.shape, v.ndim - 2) == jnp.argmax(jnp.abs(v), axis=-2)[..., None, :]
-    big = jnp.sum(jnp.where(at_max, v, 0), axis=-2, keepdims=True)
-    return v * (jnp.conj(big) / jnp.abs(big))
+    at_max = (
+        lax.broadcasted_iota(_i32, v.shape, v.ndim - 2)
+        == _reductions.argmax(_elementwise.abs(v), axis=-2)[..., None, :]
+    )
+    big = _reductions.sum(_elementwise.where(at_max, v, 0), axis=-2, keepdims=True)
+    return v * (_elementwise.conj(big) / _elementwise.abs(big))
 
 
 __all__ = [

@@ -16,8 +16,8 @@ from pyjax.core import dtypes
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
 from pyjax.lax.control_flow import fori_loop, while_loop
-from pyjax.numpy import _core as _jc
 from pyjax.numpy import linalg as jla
+from pyjax.numpy._promotion import _aval
 
 __all__ = ["hessenberg", "qr_multiply", "eigh_tridiagonal", "schur", "rsf2csf", "sqrtm", "funm", "solve_sylvester"]
 
@@ -48,7 +48,7 @@ def _jitted(f, like, static=None):
 
 
 def _is_complex(x) -> bool:
-    return _jc._aval(x).dtype.kind == "c"
+    return _aval(x).dtype.kind == "c"
 
 
 def _conj(x):
@@ -136,7 +136,7 @@ def _hessenberg(a):
 
 def _square_input(fn: str, a):
     (a,) = jla._inexact(fn, a)
-    s = _jc._aval(a).shape
+    s = _aval(a).shape
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"Argument to {fn} must have shape [..., n, n], got {s}")
     return a
@@ -292,7 +292,7 @@ def _rotate(t, i, g11, g12, g21, g22, rows: bool):
 
 
 def _real_eps(x) -> float:
-    dt = _jc._aval(x).dtype
+    dt = _aval(x).dtype
     return float(dtypes.finfo(dtypes.float64 if dt.itemsize == (16 if dt.kind == "c" else 8) else dtypes.float32).eps)
 
 

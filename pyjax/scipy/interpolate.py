@@ -7,7 +7,7 @@ import itertools
 from pyjax import numpy as jnp
 from pyjax.core import dtypes as _dtypes
 from pyjax.core.pytree import register_pytree_node
-from pyjax.numpy._core import _check_arraylike
+from pyjax.numpy._promotion import _check_arraylike
 
 __all__ = ["RegularGridInterpolator"]
 

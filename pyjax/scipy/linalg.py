@@ -13,8 +13,9 @@ from pyjax.core import dtypes
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
 from pyjax.lax.control_flow import fori_loop
-from pyjax.numpy import _core as jnp
+from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _reductions
 from pyjax.numpy import linalg as jla
+from pyjax.numpy._promotion import _aval, asarray, broadcast_to
 from pyjax.numpy._sorting import argsort
 
 
@@ -30,8 +31,8 @@ def _trans_flags(trans) -> tuple[bool, bool]:
 
 def _as_matrix_rhs(a, b):
     """(b as (..., m, k), whether b was a vector): b is a vector when it has one axis fewer than a."""
-    is_vec = jnp._aval(b).ndim == jnp._aval(a).ndim - 1
-    return (jnp.expand_dims(b, -1) if is_vec else b), is_vec
+    is_vec = _aval(b).ndim == _aval(a).ndim - 1
+    return (_manipulation.expand_dims(b, -1) if is_vec else b), is_vec
 
 
 def solve_triangular(
@@ -98,12 +99,12 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bo
     lu_mat, piv = lu_and_piv
     transpose_a, _ = _trans_flags(trans)
     lu_mat, b = jla._inexact("lu_solve", lu_mat, b)
-    m = jnp._aval(lu_mat).shape[-1]
+    m = _aval(lu_mat).shape[-1]
     perm = lax_linalg.lu_pivots_to_permutation(piv, m)
     bm, is_vec = _as_matrix_rhs(lu_mat, b)
-    batch = jnp._aval(lu_mat).shape[:-2]
-    if jnp._aval(bm).shape[:-2] != batch:
-        bm = jnp.broadcast_to(bm, batch + jnp._aval(bm).shape[-2:])
+    batch = _aval(lu_mat).shape[:-2]
+    if _aval(bm).shape[:-2] != batch:
+        bm = broadcast_to(bm, batch + _aval(bm).shape[-2:])
     if not transpose_a:
         x = jla._lu_solve_matrix(lu_mat, perm, bm)
     else:  # a = P^T L U, so a^T x = b  <=>  x = P^T L^-T U^-T b
@@ -117,23 +118,23 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l."""
     (a,) = jla._inexact("lu", a)
     lu_mat, _, perm = lax_linalg.lu(a)
-    s = jnp._aval(a).shape
+    s = _aval(a).shape
     m, n = s[-2:]
     k = min(m, n)
-    dt = jnp._aval(a).dtype
+    dt = _aval(a).dtype
     nd = len(s)
-    l_part = lax_linalg._tril(lu_mat[..., :, :k], -1) + jnp.eye(m, k, dtype=dt)
+    l_part = lax_linalg._tril(lu_mat[..., :, :k], -1) + _creation.eye(m, k, dtype=dt)
     u_part = lax_linalg._triu(lu_mat[..., :k, :])
     # p[i, j] = 1 where perm[j] == i
     pmat = lax.convert_element_type(
         lax.eq(
             lax.broadcast_in_dim(perm, s[:-2] + (m, m), tuple(range(nd - 2)) + (nd - 1,)),
-            lax.broadcasted_iota(jnp._aval(perm).dtype, s[:-2] + (m, m), nd - 2),
+            lax.broadcasted_iota(_aval(perm).dtype, s[:-2] + (m, m), nd - 2),
         ),
         dt,
     )
     if permute_l:
-        return jnp.matmul(pmat, l_part), u_part
+        return _products.matmul(pmat, l_part), u_part
     return pmat, l_part, u_part
 
 
@@ -222,11 +223,11 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterati
         raise ValueError(f"side={side!r} must be 'right' or 'left'")
     (a,) = jla._inexact("polar", a)
     u, s, vh = lax_linalg.svd(a, full_matrices=False)
-    unitary = jnp.matmul(u, vh)
+    unitary = _products.matmul(u, vh)
     if side == "right":
-        p = jnp.matmul(lax_linalg._T(vh) * s[..., None, :], vh)
+        p = _products.matmul(lax_linalg._T(vh) * s[..., None, :], vh)
     else:
-        p = jnp.matmul(u * s[..., None, :], lax_linalg._T(u))
+        p = _products.matmul(u * s[..., None, :], lax_linalg._T(u))
     return unitary, p
 
 
@@ -254,25 +255,25 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
 
     (A,) = jla._inexact("expm", A)
     jla._square("expm", A)
-    n = jnp._aval(A).shape[-1]
-    dt = jnp._aval(A).dtype
-    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1, initial=0.0)  # 0 for a 0x0 matrix
-    scale = jnp.maximum(0.0, jnp.ceil(jnp.log2(norm1 / _THETA13)))
-    scale = jnp.where(jnp.isfinite(scale), scale, max_squarings + 1.0)
-    x = A / jnp.exp2(scale)[..., None, None].astype(dt)
+    n = _aval(A).shape[-1]
+    dt = _aval(A).dtype
+    norm1 = _reductions.max(_reductions.sum(_elementwise.abs(A), axis=-2), axis=-1, initial=0.0)  # 0 for a 0x0 matrix
+    scale = _elementwise.maximum(0.0, _elementwise.ceil(_elementwise.log2(norm1 / _THETA13)))
+    scale = _elementwise.where(_elementwise.isfinite(scale), scale, max_squarings + 1.0)
+    x = A / _elementwise.exp2(scale)[..., None, None].astype(dt)
     b = _PADE13
-    eye = jnp.eye(n, dtype=dt)
-    x2 = jnp.matmul(x, x)
-    x4 = jnp.matmul(x2, x2)
-    x6 = jnp.matmul(x4, x2)
-    u = jnp.matmul(
-        x, jnp.matmul(x6, b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye
+    eye = _creation.eye(n, dtype=dt)
+    x2 = _products.matmul(x, x)
+    x4 = _products.matmul(x2, x2)
+    x6 = _products.matmul(x4, x2)
+    u = _products.matmul(
+        x, _products.matmul(x6, b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye
     )
-    v = jnp.matmul(x6, b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye
+    v = _products.matmul(x6, b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye
     r = jla.solve(v - u, v + u)
     steps = scale[..., None, None]
-    r = fori_loop(0, max_squarings, lambda i, r: jnp.where(i < steps, jnp.matmul(r, r), r), r)
-    return jnp.where(steps > max_squarings, float("nan"), r)
+    r = fori_loop(0, max_squarings, lambda i, r: _elementwise.where(i < steps, _products.matmul(r, r), r), r)
+    return _elementwise.where(steps > max_squarings, float("nan"), r)
 
 
 def block_diag(*arrs):
@@ -466,7 +467,7 @@ def _check_kind(kind):
 
 
 def _from_rows(rows: list[list[int]], n: int, dtype):
-    return jnp.asarray([[float(v) for v in r] for r in rows], dtype=dtype) if n else jnp.zeros((0, 0), dtype)
+    return asarray([[float(v) for v in r] for r in rows], dtype=dtype) if n else _creation.zeros((0, 0), dtype)
 
 
 def pascal(n: int, kind: str | None = None):
@@ -510,7 +511,7 @@ def fiedler_companion(a):
     """Fiedler's pentadiagonal companion matrix of the polynomial a (highest degree first, batched over
     leading axes); its eigenvalues are the polynomial's roots."""
     (a,) = jla._inexact("fiedler_companion", a)
-    a = jnp.atleast_1d(a)
+    a = _manipulation.atleast_1d(a)
     if a.shape[-1] == 0:
         raise ValueError(
             f"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an array of shape {a.shape}."
@@ -518,7 +519,7 @@ def fiedler_companion(a):
     n = a.shape[-1] - 1
     batch = a.shape[:-1]
     if n == 0:
-        return jnp.zeros(batch + (0, 0), a.dtype)
+        return _creation.zeros(batch + (0, 0), a.dtype)
     a = a / a[..., :1]
     if n == 1:
         return -a[..., 1:, None]
@@ -526,12 +527,14 @@ def fiedler_companion(a):
     j = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
     even = i % 2 == 0
     # which coefficient (negated) sits at each cell; index 0 marks "none"
-    coef = jnp.where((i == 0) & (j == 0), 1, 0)
-    coef = jnp.where(even & (j == i + 1), i + 2, coef)
-    coef = jnp.where(even & (i >= 2) & (j == i - 1), i + 1, coef)
+    coef = _elementwise.where((i == 0) & (j == 0), 1, 0)
+    coef = _elementwise.where(even & (j == i + 1), i + 2, coef)
+    coef = _elementwise.where(even & (i >= 2) & (j == i - 1), i + 1, coef)
     ones = ((i == 1) & (j == 0)) | (even & (j == i + 2)) | (~even & (i >= 3) & (j == i - 2))
-    vals = -a[..., jnp.clip(coef, 0, n)]
-    return jnp.where(ones, jnp.ones((), a.dtype), jnp.where(coef > 0, vals, jnp.zeros((), a.dtype)))
+    vals = -a[..., _elementwise.clip(coef, 0, n)]
+    return _elementwise.where(
+        ones, _creation.ones((), a.dtype), _elementwise.where(coef > 0, vals, _creation.zeros((), a.dtype))
+    )
 
 
 def dft(n: int, scale: str | None = None, *, dtype=None):
@@ -547,7 +550,7 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
     j = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
     # (i * j) mod n keeps the angle small, so large n loses no accuracy
     ang = ((i * j) % max(n, 1)).astype(real) * (-2.0 * math.pi / max(n, 1))
-    w = lax.complex(jnp.cos(ang), jnp.sin(ang)).astype(dt)
+    w = lax.complex(_elementwise.cos(ang), _elementwise.sin(ang)).astype(dt)
     if scale == "sqrtn":
         w = w / math.sqrt(n)
     elif scale == "n":
@@ -563,7 +566,7 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
     import pyjax
     from pyjax.scipy.linalg import expm
 
-    A, E = jnp.asarray(A), jnp.asarray(E)
+    A, E = asarray(A), asarray(E)
     if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
         raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={A.shape}")
     if E.ndim < 2 or E.shape[-2] != E.shape[-1]:

@@ -1,0 +1,374 @@
+"""Conversion to arrays (asarray, array), dtype promotion, broadcasting and casting: the
+base every pyjax.numpy topic module builds on."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+from pyjax.core import core, dtypes
+from pyjax.core import hooks as _hooks
+from pyjax.core.core import Tracer, get_aval
+from pyjax.core.dtypes import DType
+from pyjax.lax import lax
+from pyjax.numpy import _keys
+from pyjax.runtime import execute as _execute
+from pyjax.runtime.array import Array
+
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+
+__all__ = [
+    "ndarray",
+    "asarray",
+    "array",
+    "result_type",
+    "broadcast_shapes",
+    "broadcast_to",
+    "broadcast_arrays",
+    "shape",
+    "ndim",
+    "size",
+    "astype",
+    "can_cast",
+    "isscalar",
+    "iscomplexobj",
+    "isrealobj",
+]
+
+
+ndarray = Array
+
+
+_SCALARS = (builtins.int, builtins.float, builtins.bool, builtins.complex)
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (Array, Tracer))
+
+
+def _aval(x):
+    return get_aval(x)
+
+
+def _infer_dtype_from_nested(obj):
+    """(flat values, shape, dtype, weak) of nested lists/tuples of scalars and arrays."""
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return [], (0,), dtypes.default_float(), False
+        parts = [_infer_dtype_from_nested(o) for o in obj]
+        shape0 = parts[0][1]
+        for p in parts:
+            if p[1] != shape0:
+                raise ValueError(
+                    "setting an array element with a sequence. The requested array has an "
+                    "inhomogeneous shape after 1 dimensions."
+                )
+        d, weak = dtypes.promote([(p[2], p[3]) for p in parts])
+        flat = [v for p in parts for v in p[0]]
+        return flat, (len(obj),) + shape0, d, weak
+    if isinstance(obj, _SCALARS):
+        return [obj], (), dtypes.python_scalar_dtype(obj), type(obj) is not builtins.bool
+    if isinstance(obj, Array):
+        return obj._flat_list(), obj.shape, obj.dtype, obj.weak_type
+    if _np is not None and isinstance(obj, (_np.ndarray, _np.generic)):
+        a = _np.asarray(obj)
+        return a.reshape(-1).tolist(), a.shape, dtypes.canonicalize(a.dtype), False
+    raise TypeError(
+        f"Value {obj!r} with type {type(obj)} is not a valid JAX array type. Only arrays of numeric "
+        f"types are supported by JAX."
+    )
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
+    """Convert to a pyjax array (no copy for pyjax arrays of the right dtype)."""
+    if dtype is not None:
+        dtype = dtypes.canonicalize(dtype)
+    if isinstance(a, Tracer):
+        return a if dtype is None else lax.convert_element_type(a, dtype)
+    if isinstance(a, Array):
+        if dtype is not None and a.dtype is not dtype:
+            return lax.convert_element_type(a, dtype)
+        if device is not None:
+            from pyjax.api import device_put
+
+            return device_put(a, device)
+        return a
+    if isinstance(a, _SCALARS):
+        d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
+        return _execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
+    if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
+        if a.dtype.kind in "OUSV" and a.dtype.name != "bfloat16":  # ml_dtypes' bfloat16 is kind V
+            raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
+        return _execute.from_numpy(_np.asarray(a), device, dtype)
+    if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
+        return a  # typed keys pass through, as in JAX (numeric functions reject them themselves)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, (list, tuple)):
+        from pyjax.numpy import _manipulation  # stacks the elements; it builds on this module
+
+        leaves = list(_flatten_nested(a))
+        if _keys.any_key(*leaves):
+            return _manipulation.stack([asarray(v) for v in a])
+        if builtins.any(isinstance(v, Tracer) for v in leaves):
+            return (
+                _manipulation.stack([asarray(v) for v in a]).astype(dtype)
+                if dtype
+                else _manipulation.stack([asarray(v) for v in a])
+            )
+        flat, shape, d, weak = _infer_dtype_from_nested(a)
+        target = dtype or d
+        if _np is not None:
+            arr = _np.array(flat, dtype=_np.dtype(target.name) if target.name != "bfloat16" else None)
+            out = _execute.from_numpy(arr.reshape(shape), device, target, False)
+        else:
+            from pyjax.runtime.array import _pack_scalar
+
+            raw = b"".join(_pack_scalar(v, target) for v in flat)
+            from pyjax.core.core import ShapedArray
+
+            out = _execute.from_bytes(raw, ShapedArray(shape, target, False), device)
+        return out
+    if hasattr(a, "__array__") and _np is not None:
+        return asarray(_np.asarray(a), dtype)
+    raise TypeError(f"Value {a!r} with type {type(a)} is not a valid JAX array type.")
+
+
+_hooks.register(asarray=asarray)  # scalar types called as constructors, unpickling (core/hooks.py)
+
+
+def _flatten_nested(a):
+    if isinstance(a, (list, tuple)):
+        for v in a:
+            yield from _flatten_nested(v)
+    else:
+        yield a
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None) -> Array:
+    out = asarray(object, dtype, device=device)
+    if copy and isinstance(object, Array) and out is object:
+        out = lax.bind_copy(out) if hasattr(lax, "bind_copy") else core.bind(lax.copy_p, out)
+    if ndmin > out.ndim:
+        from pyjax.numpy import _manipulation
+
+        out = _manipulation.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (builtins.int,)) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list))):
+        return (operator.index(shape),)
+    return tuple(operator.index(s) for s in shape)
+
+
+def result_type(*args) -> DType:
+    """jnp.result_type with JAX's weak-type lattice."""
+    items = []
+    for a in args:
+        if isinstance(a, (DType, str, type)) or (hasattr(a, "dtype") and isinstance(a, type)):
+            try:  # canonicalized before the join, as in JAX: (int8, uint64) -> int32 without x64
+                items.append((dtypes.canonicalize(a), False))
+                continue
+            except TypeError:
+                pass
+        if isinstance(a, _SCALARS):
+            items.append((dtypes.python_scalar_dtype(a), type(a) is not builtins.bool))
+        elif _is_array(a):
+            av = _aval(a)
+            items.append((av.dtype, av.weak_type))
+        elif _np is not None and isinstance(a, _np.dtype):
+            items.append((dtypes.canonicalize(a), False))
+        elif hasattr(a, "dtype"):
+            items.append((dtypes.canonicalize(a.dtype), False))
+        else:
+            items.append((dtypes.canonicalize(a), False))
+    if not items:
+        raise ValueError("at least one array or dtype is required")
+    return dtypes.promote(items)[0]
+
+
+def _weak_result(*args):
+    items = []
+    for a in args:
+        if isinstance(a, _SCALARS):
+            items.append((dtypes.python_scalar_dtype(a), type(a) is not builtins.bool))
+        else:
+            av = _aval(a)
+            items.append((av.dtype, av.weak_type))
+    return dtypes.promote(items)
+
+
+def broadcast_shapes(*shapes):
+    shapes = [tuple(s) for s in shapes]
+    nd = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    if isinstance(x, _keys.PRNGKeyArray):
+        return _keys.broadcast_to(x, shape)
+    x = x if _is_array(x) else asarray(x)
+    shape = _shape_tuple(shape)
+    xs = _aval(x).shape
+    if xs == shape:
+        return x
+    nd = len(shape)
+    if len(xs) > nd or builtins.any(a not in (1, b) for a, b in zip(xs, shape[nd - len(xs) :])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
+    dims = tuple(range(nd - len(xs), nd))
+    # size-1 axes that stay 1 are fine; drop nothing
+    return lax.broadcast_in_dim(x, shape, dims)
+
+
+def broadcast_arrays(*args):
+    args = [a if _is_array(a) or isinstance(a, _keys.PRNGKeyArray) else asarray(a) for a in args]
+    shape = broadcast_shapes(*[a.shape for a in args])
+    return [broadcast_to(a, shape) for a in args]
+
+
+def _check_int_range(x: int) -> None:
+    """JAX passes Python ints to its numpy functions as default-int arguments: out of that range is an
+    OverflowError even when the other operand is narrower (which then wraps) or floating."""
+    info = dtypes.iinfo(dtypes.default_int())
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtypes.default_int().name}")
+
+
+def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
+    """Promote dtypes (weak-type aware) and broadcast shapes of jnp function arguments."""
+    args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
+    for a in args:
+        if type(a) is builtins.int:
+            _check_int_range(a)
+    d, weak = _weak_result(*args)
+    if to_float and d.kind not in "fc":
+        d, weak = dtypes.default_float(), False if not weak else weak
+        if builtins.all(isinstance(a, _SCALARS) for a in args):
+            weak = True
+    out = []
+    for a in args:
+        if isinstance(a, _SCALARS):
+            out.append(_execute.make_scalar(a, d, weak))
+        else:
+            if not _is_array(a):
+                a = asarray(a)
+            av = _aval(a)
+            if av.dtype is not d or av.weak_type != weak:
+                a = lax._convert(a, d, weak)
+            out.append(a)
+    shapes = [_aval(a).shape for a in out]
+    if builtins.any(s != shapes[0] for s in shapes):
+        try:
+            shape = broadcast_shapes(*shapes)
+        except ValueError:
+            if builtins.all(len(s) == len(shapes[0]) for s in shapes):  # JAX: equal ranks fail in lax, a TypeError
+                raise TypeError(
+                    f"{fn} got incompatible shapes for broadcasting: {', '.join(str(s) for s in shapes)}."
+                ) from None
+            raise ValueError(f"{fn}: Incompatible shapes for broadcasting: shapes={shapes}") from None
+        out = [broadcast_to(a, shape) for a in out]
+    return out
+
+
+def _check_arraylike(fn, *args):
+    for i, a in enumerate(args):
+        if not (
+            _is_array(a) or isinstance(a, _SCALARS) or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
+        ):
+            if isinstance(a, (list, tuple)):
+                raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
+            raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
+
+
+def _promote_numeric(fn: str, *args):
+    """Promote like _promote, then booleans become the default integer (JAX's promote_args_numeric)."""
+    out = _promote(fn, *args)
+    if _aval(out[0]).dtype is dtypes.bool_:
+        out = [lax.convert_element_type(a, dtypes.default_int()) for a in out]
+    return out
+
+
+def _strong_unless_all_weak(x, *args):
+    """JAX's hypot/heaviside/logaddexp2 results are weakly typed only when every input is."""
+    if _aval(x).weak_type and not builtins.all(
+        isinstance(a, _SCALARS) or (_is_array(a) and _aval(a).weak_type) for a in args
+    ):
+        return lax._convert(x, _aval(x).dtype, False)
+    return x
+
+
+def _check_integers(fn, *args):
+    for a in args:
+        if _aval(a).dtype.kind not in "iu":
+            raise ValueError(f"Arguments to jax.numpy.{fn} must be integers.")
+
+
+def shape(a):
+    return _aval(a if _is_array(a) else asarray(a)).shape
+
+
+def ndim(a):
+    return _aval(a if _is_array(a) else asarray(a)).ndim
+
+
+def size(a, axis=None):
+    s = shape(a)
+    return math.prod(s) if axis is None else s[axis]
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+    x = x if _is_array(x) else asarray(x)
+    _warn_complex_to_real(x, dtype)
+    return lax.convert_element_type(x, dtype)
+
+
+def _warn_complex_to_real(x, dtype) -> None:
+    """JAX warns when a cast drops the imaginary part (and keeps the real part)."""
+    if _aval(x).dtype.kind == "c" and dtypes.dtype(dtype).kind != "c":
+        import warnings
+
+        warnings.warn(
+            "Casting from complex to real dtypes will soon raise a ValueError. Please first use "
+            "jnp.real or jnp.imag to take the real/imaginary component of your input.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+
+def can_cast(from_, to, casting="safe"):
+    f = dtypes.dtype(from_ if not _is_array(from_) else _aval(from_).dtype)
+    return dtypes.promote_types(f, to) == dtypes.dtype(to)
+
+
+def isscalar(element):
+    if _is_array(element):
+        return _aval(element).ndim == 0
+    return isinstance(element, (builtins.int, builtins.float, builtins.bool, complex))
+
+
+def iscomplexobj(x):
+    """True when x has a complex dtype (the dtype is checked, not the values)."""
+    if x is None:
+        return False
+    try:
+        d = _aval(x).dtype if _is_array(x) or isinstance(x, _SCALARS) else dtypes.dtype(getattr(x, "dtype", x))
+    except TypeError:
+        return False
+    return d.kind == "c"
+
+
+def isrealobj(x):
+    """Not iscomplexobj(x)."""
+    return not iscomplexobj(x)
