@@ -110,20 +110,8 @@ def _pjit_batch(size, vals, dims, jaxpr, name):
     key = ("vmap", tuple(dims), size, axis_name)
     bj = jaxpr._cache.get(key)
     if bj is None:
-        in_avals = []
-        for a, d in zip(jaxpr.in_avals, dims):
-            if d is None:
-                in_avals.append(a)
-            else:
-                shape = list(a.shape)
-                shape.insert(d, size)
-                in_avals.append(a.update(shape=tuple(shape)))
-
-        def f(*args):
-            outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args), axis_name)
-            return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
-
-        bj = jaxpr._cache[key] = staging.trace_closed(f, in_avals)
+        f = batching.batched_jaxpr_fun(jaxpr, dims, size, axis_name)
+        bj = jaxpr._cache[key] = staging.trace_closed(f, batching.batched_avals(jaxpr.in_avals, dims, size))
     outs = pjit_p.bind(*vals, jaxpr=bj, name=name)
     return outs, [0] * len(outs)
 
@@ -699,16 +687,7 @@ def _jvp(fun: Callable, primals, tangents, has_aux: bool, float0: bool):
         )
     flat_t = [_jvp_tangent(p, t) for p, t in zip(flat_p, flat_t)]
     out_tree_box, aux_box = [], []
-
-    def flat_fun(*xs):
-        out = fun(*tree_unflatten(tree_p, list(xs)))
-        if has_aux:
-            out, aux = out
-            aux_box.append(aux)
-        leaves, t = tree_flatten(out)
-        out_tree_box.append(t)
-        return leaves
-
+    flat_fun = _flat_outputs(fun, tree_p, has_aux, out_tree_box, aux_box)
     outs, touts = ad.jvp_flat(flat_fun, flat_p, flat_t)
     touts = [(_tangent_or if float0 else _zeros_or)(t, o) for t, o in zip(touts, outs)]
     res = tree_unflatten(out_tree_box[0], outs), tree_unflatten(out_tree_box[0], touts)
@@ -742,6 +721,21 @@ def _jvp_tangent(p, t):
     return Zero(pa) if f0 else t
 
 
+def _flat_outputs(fun: Callable, in_tree, has_aux: bool, out_tree_box: list, aux_box: list) -> Callable:
+    """fun over flat inputs returning flat outputs; their tree (and aux) go into the boxes."""
+
+    def flat_fun(*xs):
+        out = fun(*tree_unflatten(in_tree, list(xs)))
+        if has_aux:
+            out, aux = out
+            aux_box.append(aux)
+        leaves, t = tree_flatten(out)
+        out_tree_box.append(t)
+        return leaves
+
+    return flat_fun
+
+
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(out, f_jvp): f_jvp(*tangents) evaluates only the linear part (residuals precomputed)."""
     flat_p, tree_p = tree_flatten([tree_map(_to_jax, p) for p in primals])
@@ -751,17 +745,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
     def joint(*args):
         xs, ts = list(args[:n]), list(args[n:])
-
-        def f(*ys):
-            out = fun(*tree_unflatten(tree_p, list(ys)))
-            if has_aux:
-                out, aux = out
-                aux_box.append(aux)
-            leaves, t = tree_flatten(out)
-            out_tree_box.append(t)
-            return leaves
-
-        outs, touts = ad.jvp_flat(f, xs, ts)
+        outs, touts = ad.jvp_flat(_flat_outputs(fun, tree_p, has_aux, out_tree_box, aux_box), xs, ts)
         return outs + [ad.instantiate(t) for t in touts]
 
     jaxpr, consts = staging.trace_to_jaxpr(joint, avals + avals)

@@ -406,26 +406,10 @@ ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp
 ad.vjp_rules[custom_jvp_call_p] = _custom_jvp_vjp
 
 
-def _batched_avals(avals: list, dims: list, size: int) -> list:
-    out = []
-    for a, d in zip(avals, dims):
-        if d is None:
-            out.append(a)
-        else:
-            shape = list(a.shape)
-            shape.insert(d, size)
-            out.append(a.update(shape=tuple(shape)))
-    return out
-
-
 def _batch_jaxpr(jaxpr: core.Jaxpr, dims: list, size: int) -> core.Jaxpr:
     name = batching.rule_axis_name()  # collectives inside still see the named axis
-
-    def f(*args):
-        outs, odims = batching.vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args), name)
-        return [batching.move_to(o, d, 0, size) for o, d in zip(outs, odims)]
-
-    bj, consts = staging.trace_to_jaxpr(f, _batched_avals(jaxpr.in_avals, dims, size))
+    f = batching.batched_jaxpr_fun(jaxpr, dims, size, name)
+    bj, consts = staging.trace_to_jaxpr(f, batching.batched_avals(jaxpr.in_avals, dims, size))
     return staging.close_over_consts(bj, consts) if not any(isinstance(c, Tracer) for c in consts) else None
 
 

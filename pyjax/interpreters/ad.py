@@ -83,6 +83,27 @@ def add_tangents(a, b):
 _add_any_p = core.Primitive("add_any")
 
 
+def sum_of_terms(z, tangents, terms):
+    """(z, sum of term(t) over the tangents t that are not Zero): the jvp of a function whose
+    tangent is one term per argument (mul, div, max, a product rule)."""
+    out = Zero(get_aval(z))
+    for t, term in zip(tangents, terms):
+        if type(t) is not Zero:
+            out = add_tangents(out, term(t))
+    return z, out
+
+
+def bilinear_jvp(prim):
+    """The jvp rule of a primitive bilinear in its two operands (dot_general, conv)."""
+
+    def jvp(primals, tangents, **params):
+        x, y = primals
+        z = bind(prim, x, y, **params)
+        return sum_of_terms(z, tangents, (lambda t: bind(prim, t, y, **params), lambda t: bind(prim, x, t, **params)))
+
+    return jvp
+
+
 # --- forward mode -------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyjax.core import hooks
+from pyjax.core import core, hooks
 from pyjax.core.core import Trace, Tracer, bind, get_aval, new_main
 
 batch_rules: dict = {}
@@ -135,6 +135,29 @@ def move_to(x, bdim, dst: int, axis_size: int):
         dims = [i for i in range(len(shape)) if i != dst]
         return hooks.op("broadcast_in_dim")(x, tuple(shape), tuple(dims))
     return moveaxis(x, bdim, dst)
+
+
+def batched_avals(avals: list, dims: list, size: int) -> list:
+    """The avals with an axis of `size` inserted at each one's batch dim (None: unbatched)."""
+    out = []
+    for a, d in zip(avals, dims):
+        if d is None:
+            out.append(a)
+        else:
+            shape = list(a.shape)
+            shape.insert(d, size)
+            out.append(a.update(shape=tuple(shape)))
+    return out
+
+
+def batched_jaxpr_fun(jaxpr, dims: list, size: int, axis_name) -> Callable:
+    """jaxpr vmapped over its inputs' batch dims, every output batched at axis 0 (to trace)."""
+
+    def f(*args):
+        outs, odims = vmap_flat(core.jaxpr_as_fun(jaxpr), size, list(dims), list(args), axis_name)
+        return [move_to(o, d, 0, size) for o, d in zip(outs, odims)]
+
+    return f
 
 
 def vmap_flat(f: Callable, axis_size: int, in_dims: list, args: list, axis_name=None) -> tuple[list, list]:

@@ -23,7 +23,6 @@ from typing import Any, NamedTuple
 from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
-from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
 from pyjax.lax._util import _arr, static_ints
 from pyjax.lax.lax import _as_array, _aval, _inv_perm, _prim
@@ -678,19 +677,7 @@ def _canon_shape(shape, spec):
     return tuple(shape[i] for i in spec)
 
 
-def _conv_jvp(primals, tangents, **params):
-    lhs, rhs = primals
-    tl, tr = tangents
-    z = bind(conv_general_dilated_p, lhs, rhs, **params)
-    out = Zero(_aval(z))
-    if type(tl) is not Zero:
-        out = ad.add_tangents(out, bind(conv_general_dilated_p, tl, rhs, **params))
-    if type(tr) is not Zero:
-        out = ad.add_tangents(out, bind(conv_general_dilated_p, lhs, tr, **params))
-    return z, out
-
-
-ad.jvp_rules[conv_general_dilated_p] = _conv_jvp
+ad.jvp_rules[conv_general_dilated_p] = ad.bilinear_jvp(conv_general_dilated_p)
 ad.transpose_rules[conv_general_dilated_p] = _conv_transpose
 
 

@@ -388,14 +388,8 @@ def _binary_ad(p, dx, dy):
 
     def jvp(primals, tangents):
         x, y = primals
-        tx, ty = tangents
         z = bind(p, x, y)
-        out = Zero(_aval(z))
-        if type(tx) is not Zero:
-            out = ad.add_tangents(out, mul(tx, dx(x, y, z)))
-        if type(ty) is not Zero:
-            out = ad.add_tangents(out, mul(ty, dy(x, y, z)))
-        return z, out
+        return ad.sum_of_terms(z, tangents, (lambda t: mul(t, dx(x, y, z)), lambda t: mul(t, dy(x, y, z))))
 
     ad.jvp_rules[p] = jvp
 
@@ -421,26 +415,13 @@ _binary_ad(div_p, lambda x, y, z: div(_ones(y), y), lambda x, y, z: neg(div(z, y
 
 def _mul_jvp(primals, tangents):
     x, y = primals
-    tx, ty = tangents
-    z = mul(x, y)
-    out = Zero(_aval(z))
-    if type(tx) is not Zero:
-        out = ad.add_tangents(out, mul(tx, y))
-    if type(ty) is not Zero:
-        out = ad.add_tangents(out, mul(x, ty))
-    return z, out
+    return ad.sum_of_terms(mul(x, y), tangents, (lambda t: mul(t, y), lambda t: mul(x, t)))
 
 
 def _div_jvp(primals, tangents):
     x, y = primals
-    tx, ty = tangents
     z = div(x, y)
-    out = Zero(_aval(z))
-    if type(tx) is not Zero:
-        out = ad.add_tangents(out, div(tx, y))
-    if type(ty) is not Zero:
-        out = ad.add_tangents(out, mul(ty, neg(div(z, y))))
-    return z, out
+    return ad.sum_of_terms(z, tangents, (lambda t: div(t, y), lambda t: mul(t, neg(div(z, y)))))
 
 
 ad.jvp_rules[mul_p] = _mul_jvp
@@ -485,13 +466,7 @@ def _minmax_ad(p, pick_x):
         x, y = primals
         z = bind(p, x, y)
         wx, wy = weights(x, y)
-        tx, ty = tangents
-        out = Zero(_aval(z))
-        if type(tx) is not Zero:
-            out = ad.add_tangents(out, mul(tx, wx))
-        if type(ty) is not Zero:
-            out = ad.add_tangents(out, mul(ty, wy))
-        return z, out
+        return ad.sum_of_terms(z, tangents, (lambda t: mul(t, wx), lambda t: mul(t, wy)))
 
     def vjp(primals, needs):
         # Hand-written so the weights are computed only when a cotangent arrives: max often feeds a
@@ -1614,18 +1589,6 @@ def _dot_transpose(ct, x, y, dimension_numbers, precision, preferred_element_typ
     return [gx, gy]
 
 
-def _dot_jvp(primals, tangents, **params):
-    x, y = primals
-    tx, ty = tangents
-    z = bind(dot_general_p, x, y, **params)
-    out = Zero(_aval(z))
-    if type(tx) is not Zero:
-        out = ad.add_tangents(out, bind(dot_general_p, tx, y, **params))
-    if type(ty) is not Zero:
-        out = ad.add_tangents(out, bind(dot_general_p, x, ty, **params))
-    return z, out
-
-
 def _dot_batch(size, vals, dims, dimension_numbers, precision, preferred_element_type):
     x, y = vals
     xd, yd = dims
@@ -1651,7 +1614,7 @@ def _dot_batch(size, vals, dims, dimension_numbers, precision, preferred_element
     return z, _aval(z).ndim - 1
 
 
-ad.jvp_rules[dot_general_p] = _dot_jvp
+ad.jvp_rules[dot_general_p] = ad.bilinear_jvp(dot_general_p)
 ad.transpose_rules[dot_general_p] = _dot_transpose
 batching.batch_rules[dot_general_p] = _dot_batch
 
