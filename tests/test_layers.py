@@ -221,3 +221,66 @@ def test_a_patch_fails(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("from pyjax.runtime import execute\n\nexecute.physicalize = len\nexecute.x == 1\n")
     assert patches([(path, "pyjax.lax.complex")]) == ["pyjax.lax.complex:3 assigns pyjax.runtime.execute.physicalize"]
+
+
+def import_cycles(files=None) -> list[list[str]]:
+    """The import cycles of pyjax: strongly connected components of more than one module in the
+    graph of module- and function-level imports (Tarjan's algorithm), largest first."""
+    graph: dict[str, set[str]] = {}
+    for path, module in files or modules():
+        graph.setdefault(module, set()).update(t for t, _ in imports(path, module) if t not in (module, "pyjax"))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            v, edges = work[-1]
+            w = next((w for w in edges if w in graph), None)
+            if w is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    i = len(stack) - stack[::-1].index(v) - 1
+                    component, stack[i:] = stack[i:], []
+                    for m in component:
+                        index[m] = len(graph) + 1  # done: no longer on the stack
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif w not in index:
+                index[w] = low[w] = len(index)
+                stack.append(w)
+                work.append((w, iter(sorted(graph[w]))))
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+    return sorted(found, key=len, reverse=True)
+
+
+# The library's one big import cycle (numpy <-> lax <-> api, issue 17): 60 modules in session 10.
+# It may shrink, never grow: lower this bound as it does. `python tests/test_layers.py` lists it.
+LARGEST_CYCLE = 60
+
+
+def test_import_cycles_do_not_grow():
+    sizes = [len(c) for c in import_cycles()]
+    assert not sizes or sizes[0] <= LARGEST_CYCLE, f"largest import cycle: {sizes[0]} modules (was {LARGEST_CYCLE})"
+
+
+def test_a_cycle_is_found(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("def f():\n    import pyjax.lax.b\n")
+    b.write_text("import pyjax.lax.a\n")
+    c.write_text("import pyjax.lax.a\n")
+    files = [(a, "pyjax.lax.a"), (b, "pyjax.lax.b"), (c, "pyjax.lax.c")]
+    assert import_cycles(files) == [["pyjax.lax.a", "pyjax.lax.b"]]
+
+
+if __name__ == "__main__":
+    for cycle in import_cycles():
+        print(len(cycle), " ".join(cycle))
