@@ -21,7 +21,7 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy import _elementwise, _manipulation, _promotion
+from pyjax.numpy import _elementwise, _manipulation
 from pyjax.numpy._promotion import _is_array, _shape_tuple, array, asarray, broadcast_shapes, broadcast_to
 from pyjax.numpy._util import _SCALARS, _aval, _result, _to_dtype
 
@@ -182,8 +182,8 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 def _keep_weak(a, out, dtype):
     """*_like of a weakly typed array, without a dtype, is weakly typed too (as in JAX)."""
-    if dtype is None and _promotion._aval(a).weak_type and not _promotion._aval(out).weak_type:
-        return lax._convert(out, _promotion._aval(out).dtype, True)
+    if dtype is None and _aval(a).weak_type and not _aval(out).weak_type:
+        return lax._convert(out, _aval(out).dtype, True)
     return out
 
 
@@ -193,29 +193,19 @@ def _like_operand(a):
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
-    if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.full_like(a, 0, dtype, shape)
-    a = _like_operand(a)
-    return _keep_weak(
-        a, full(_promotion._aval(a).shape if shape is None else shape, 0, dtype or _promotion._aval(a).dtype), dtype
-    )
+    return full_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
-    if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.full_like(a, 1, dtype, shape)
-    a = _like_operand(a)
-    return _keep_weak(
-        a, full(_promotion._aval(a).shape if shape is None else shape, 1, dtype or _promotion._aval(a).dtype), dtype
-    )
+    return full_like(a, 1, dtype, shape)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, fill_value, dtype, shape)
     a = _like_operand(a)
-    out = full(_promotion._aval(a).shape if shape is None else shape, fill_value, dtype or _promotion._aval(a).dtype)
-    return out if _is_array(fill_value) and _promotion._aval(fill_value).shape else _keep_weak(a, out, dtype)
+    out = full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
+    return out if _is_array(fill_value) and _aval(fill_value).shape else _keep_weak(a, out, dtype)
 
 
 def empty_like(a, dtype=None, shape=None, *, device=None):

@@ -23,7 +23,7 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy import _creation, _elementwise, _promotion, _reductions
+from pyjax.numpy import _creation, _elementwise, _reductions
 from pyjax.numpy._promotion import (
     _SCALARS,
     _check_arraylike,
@@ -368,7 +368,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return a.reshape(shape)
     a = a if _is_array(a) else asarray(a)
-    av = _promotion._aval(a)
+    av = _aval(a)
     shape = _shape_tuple(shape)
     if builtins.sum(1 for s in shape if s == -1) > 1:
         raise TypeError(f"reshape: can only specify one unknown axis size with a `-1` value, got {shape}")
@@ -388,12 +388,12 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 def ravel(a, order="C"):
     a = a if _is_array(a) else asarray(a)
-    return reshape(a, (-1,) if _promotion._aval(a).size else (0,), order=order)
+    return reshape(a, (-1,) if _aval(a).size else (0,), order=order)
 
 
 def transpose(a, axes=None):
     a = a if _is_array(a) else asarray(a)
-    nd = _promotion._aval(a).ndim
+    nd = _aval(a).ndim
     if axes is None:
         axes = tuple(range(nd - 1, -1, -1))
     axes = tuple(operator.index(x) for x in axes)
@@ -403,7 +403,7 @@ def transpose(a, axes=None):
     if len(axes) != nd or sorted(x % nd if nd else x for x in axes) != list(range(nd)):
         raise TypeError(
             f"transpose permutation isn't a permutation of operand dimensions, got permutation {axes} "
-            f"for operand shape {_promotion._aval(a).shape}."
+            f"for operand shape {_aval(a).shape}."
         )
     return lax.transpose(a, tuple(x % nd for x in axes))
 
@@ -418,7 +418,7 @@ def matrix_transpose(x, /):
 
 def moveaxis(a, source, destination):
     a = a if _is_array(a) else asarray(a)
-    nd = _promotion._aval(a).ndim
+    nd = _aval(a).ndim
     src = [source] if isinstance(source, builtins.int) else list(source)
     dst = [destination] if isinstance(destination, builtins.int) else list(destination)
     if len(src) != len(dst):
@@ -433,7 +433,7 @@ def moveaxis(a, source, destination):
 
 def swapaxes(a, axis1, axis2):
     a = a if _is_array(a) else asarray(a)
-    nd = _promotion._aval(a).ndim
+    nd = _aval(a).ndim
     perm = list(range(nd))
     i, j = canonical_axis(axis1, nd, "swapaxes"), canonical_axis(axis2, nd, "swapaxes")
     perm[i], perm[j] = perm[j], perm[i]
@@ -445,7 +445,7 @@ def expand_dims(a, axis):
         return _keys.expand_dims(a, axis)
     a = a if _is_array(a) else asarray(a)
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
-    nd = _promotion._aval(a).ndim + len(axes)
+    nd = _aval(a).ndim + len(axes)
     norm = sorted(canonical_axis(x, nd, "expand_dims") for x in axes)
     if len(set(norm)) != len(norm):
         raise ValueError("repeated axis in expand_dims")
@@ -456,7 +456,7 @@ def squeeze(a, axis=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return a.squeeze(axis)
     a = a if _is_array(a) else asarray(a)
-    shp = _promotion._aval(a).shape
+    shp = _aval(a).shape
     if axis is None:
         axes = tuple(i for i, s in enumerate(shp) if s == 1)
     else:
@@ -510,26 +510,26 @@ def concatenate(arrays, axis=0, dtype=None):
     if axis is None:
         arrs = [ravel(a) for a in arrs]
         axis = 0
-    nd = _promotion._aval(arrs[0]).ndim
+    nd = _aval(arrs[0]).ndim
     if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     for a in arrs:
-        if _promotion._aval(a).ndim != nd:
+        if _aval(a).ndim != nd:
             raise TypeError(
                 f"Cannot concatenate arrays with different numbers of dimensions: got "
-                f"{', '.join(str(_promotion._aval(x).shape) for x in arrs)}."
+                f"{', '.join(str(_aval(x).shape) for x in arrs)}."
             )
     ax = canonical_axis(axis, nd, "concatenate")
     arrs = _promote_list(arrs)
     if dtype is not None:
         arrs = [lax.convert_element_type(a, dtype) for a in arrs]
     for a in arrs:
-        sa, s0 = _promotion._aval(a).shape, _promotion._aval(arrs[0]).shape
+        sa, s0 = _aval(a).shape, _aval(arrs[0]).shape
         if builtins.any(x != y for i, (x, y) in enumerate(zip(sa, s0)) if i != ax):
             raise TypeError(
                 f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
                 f"being concatenated: concatenating along dimension {ax} for shapes "
-                f"{', '.join(str(_promotion._aval(x).shape) for x in arrs)}. "
+                f"{', '.join(str(_aval(x).shape) for x in arrs)}. "
                 f"All the input array dimensions except for the concatenation axis must match exactly, "
                 f"but along dimension {[i for i, (x, y) in enumerate(zip(sa, s0)) if x != y and i != ax][0]}"
                 f", the array at index 0 has size {s0} and the other array has shape {sa}"
@@ -538,10 +538,8 @@ def concatenate(arrays, axis=0, dtype=None):
 
 
 def _same_dtype(arrs):
-    a0 = _promotion._aval(arrs[0])
-    return builtins.all(
-        _promotion._aval(a).dtype is a0.dtype and _promotion._aval(a).weak_type == a0.weak_type for a in arrs
-    )
+    a0 = _aval(arrs[0])
+    return builtins.all(_aval(a).dtype is a0.dtype and _aval(a).weak_type == a0.weak_type for a in arrs)
 
 
 concat = concatenate
@@ -562,10 +560,10 @@ def stack(arrays, axis=0, out=None, dtype=None):
     if _keys.any_key(arrays):  # typed PRNG keys stack like arrays, as in JAX
         return _keys.stack(arrays, axis)
     arrs = _promote_list(arrays)
-    shapes = {_promotion._aval(a).shape for a in arrs}
+    shapes = {_aval(a).shape for a in arrs}
     if len(shapes) > 1:
         raise ValueError("All input arrays must have the same shape.")
-    nd = _promotion._aval(arrs[0]).ndim + 1
+    nd = _aval(arrs[0]).ndim + 1
     ax = canonical_axis(axis, nd, "stack")
     arrs = [lax.expand_dims(a, (ax,)) for a in arrs]
     out_ = lax.concatenate(arrs, ax) if len(arrs) > 1 else arrs[0]
@@ -599,9 +597,9 @@ def split(ary, indices_or_sections, axis=0):
 
 def _split(fn, ary, indices_or_sections, axis):
     ary = ary if _is_array(ary) else asarray(ary)
-    nd = _promotion._aval(ary).ndim
+    nd = _aval(ary).ndim
     ax = canonical_axis(axis, nd, fn)
-    n = _promotion._aval(ary).shape[ax]
+    n = _aval(ary).shape[ax]
     if isinstance(indices_or_sections, (builtins.int, builtins.float)) or (
         hasattr(indices_or_sections, "__index__") and not isinstance(indices_or_sections, (list, tuple, Array))
     ):
@@ -629,7 +627,7 @@ def _split(fn, ary, indices_or_sections, axis):
         ]
     bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]
     out = []
-    shp = _promotion._aval(ary).shape
+    shp = _aval(ary).shape
     for b, e in zip(bounds[:-1], bounds[1:]):
         start = [0] * nd
         lim = list(shp)
@@ -813,7 +811,7 @@ def _reflect(i, n, symmetric):
 
 
 def _scalar_like(v, a):
-    return _execute.make_scalar(v, _promotion._aval(a).dtype, False)
+    return _execute.make_scalar(v, _aval(a).dtype, False)
 
 
 def _pad_widths(pw, nd):

@@ -15,7 +15,7 @@ from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import sort as lax_sort
-from pyjax.numpy import _creation, _elementwise, _manipulation, _promotion, _reductions
+from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
 from pyjax.numpy._indexing import take
 from pyjax.numpy._promotion import _check_arraylike, asarray, broadcast_to
 from pyjax.numpy._sorting import searchsorted, sort
@@ -81,17 +81,17 @@ def unique(
 ):
     """Sorted unique elements (or slices along `axis`); `size` makes it work under jit."""
     ar = _checked_arr("unique", ar)
-    shape = _promotion._aval(ar).shape
+    shape = _aval(ar).shape
     if axis is None:
         cols = [_manipulation.ravel(ar)]
         rest = ()
     else:
         axis = canonical_axis(axis, len(shape), "unique", scalar_ok=True)
         moved = _manipulation.moveaxis(ar, axis, 0)
-        rest = _promotion._aval(moved).shape[1:]
+        rest = _aval(moved).shape[1:]
         flat = _manipulation.reshape(moved, (shape[axis], -1))
-        cols = [flat[:, j] for j in range(_promotion._aval(flat).shape[1])]
-    n = shape[axis] if axis is not None else _promotion._aval(cols[0]).shape[0]
+        cols = [flat[:, j] for j in range(_aval(flat).shape[1])]
+    n = shape[axis] if axis is not None else _aval(cols[0]).shape[0]
     if size is not None:
         size = operator.index(size)
     outs = _unique_core(cols, n, rest, equal_nan, size, fill_value, return_index, return_inverse, return_counts)
@@ -113,7 +113,7 @@ def unique(
 def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_inverse, want_counts):
     if not cols:
         raise ValueError("unique: zero-size slices along the unique axis are not supported")
-    dt = _promotion._aval(cols[0]).dtype
+    dt = _aval(cols[0]).dtype
     iota = lax.iota(_i32, n)
     if n == 0:
         k = size or 0
@@ -156,8 +156,8 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
     index = c_perm
     if valid is not None:
         fv = values[:1] if fill_value is None else asarray(fill_value, dtype=dt)
-        vmask = lax.broadcast_in_dim(valid, _promotion._aval(values).shape, (0,))
-        values = _elementwise.where(vmask, values, broadcast_to(fv, _promotion._aval(values).shape))
+        vmask = lax.broadcast_in_dim(valid, _aval(values).shape, (0,))
+        values = _elementwise.where(vmask, values, broadcast_to(fv, _aval(values).shape))
         index = _elementwise.where(valid, index, index[:1])  # JAX pads indices with the first one
     counts = None
     if want_counts:

@@ -8,8 +8,7 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
-from pyjax.numpy import _promotion
-from pyjax.numpy._promotion import _is_array, _weak_result, asarray
+from pyjax.numpy._promotion import _aval, _is_array, _weak_result, asarray
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -29,10 +28,6 @@ _SCALARS = (builtins.int, builtins.float, builtins.bool)
 
 def _arr(x):
     return x if _is_array(x) else asarray(x)
-
-
-def _aval(x):
-    return _promotion._aval(x)
 
 
 def _to_dtype(x, d):
