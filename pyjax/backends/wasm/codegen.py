@@ -991,19 +991,14 @@ class KernelCodegen:
             self.f.local_get(srcs[0])
             self._bitcast(sd, d)
             return
-        if op in ir.UNARY_OPS:
-            self._unop(op, sd, d, srcs[0])
-        else:
-            self._binop(op, sd, srcs)
+        self._emit_op(op, sd, srcs)
         if op not in _HALF_EXACT and op not in ir.COMPARE_OPS:
             self._half(d, "round")
 
-    def _unop(self, op: str, sd, d, a: int) -> None:
-        self._row(SCALAR, op, sd, [a])
-
-    def _row(self, table: dict, op: str, sd, srcs: list, pushed: bool = False) -> None:
-        """Emit op on srcs (locals; on the stack already if pushed) through its row of `table`."""
-        rows = table.get(op, table.get(None) if op in ir.TRANSCENDENTAL else None) or {}
+    def _emit_op(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
+        """Emit op on srcs (locals; on the stack already if pushed), sources of dtype sd, through
+        its row of SCALAR."""
+        rows = SCALAR.get(op, SCALAR[None] if op in ir.TRANSCENDENTAL else {})
         row = rows.get(_class(sd))
         if row is None:
             raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
@@ -1072,7 +1067,7 @@ class KernelCodegen:
         """Index of the helper function a row calls."""
         if name == "math":  # the float functions left to helpers (mathlib.py)
             return math_index(self.m, op, _math_prec(d))
-        return {"fmod": self._fmod, "ipow": self._ipow, "nextafter": self._nextafter}[name](d)
+        return {"fmod": lambda d: self._fmod(), "ipow": self._ipow, "nextafter": self._nextafter}[name](d)
 
     def _half(self, d, role: str) -> None:
         """Call half float d's helper for role (load: stored bits -> f32, store: f32 -> bits,
@@ -1089,7 +1084,7 @@ class KernelCodegen:
 
     def _binop(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
         """Push op(srcs) for source dtype sd (if `pushed`, both operands are already on the stack)."""
-        self._row(SCALAR, op, sd, srcs, pushed)
+        self._emit_op(op, sd, srcs, pushed)
 
     def _float_rem(self, op, sd, srcs) -> None:
         """fmod in f64 (exact for float32 operands too)."""
@@ -1278,7 +1273,7 @@ class KernelCodegen:
             f.finish()
         return self.m.memo[key]
 
-    def _fmod(self, d=None) -> int:
+    def _fmod(self) -> int:
         """fmod(a, b) in f64, exact (repeated exact subtraction of b * 2**k)."""
         return self._helper("pyjax_fmod_f64", [F64, F64], [F64], self._fmod_body)
 
