@@ -35,10 +35,12 @@ def wasm():
 
 
 # every tile a backend may use: each engine's table entry and every autotune candidate
-_ALL_TILES = sorted(set(matmul.TILES.values()).union(*matmul.CANDIDATES.values()))
+_ALL_TILES = sorted(set(matmul.TILES.values()).union(*matmul.CANDIDATES.values()), key=str)
 
 
-@pytest.fixture(scope="module", params=_ALL_TILES, ids=[f"{mr}x{4 * nv}" for mr, nv in _ALL_TILES])
+@pytest.fixture(
+    scope="module", params=_ALL_TILES, ids=["x".join(map(str, (t[0], 4 * t[1], *t[2:]))) for t in _ALL_TILES]
+)
 def wasm_tiled(request):
     """A wasm backend generating matmuls with each register tile (MR rows x 4*NV columns)."""
     b = WasmBackend()

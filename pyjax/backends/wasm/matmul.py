@@ -16,8 +16,10 @@ affine loads (any strides: transposed operands included); `emit` then generates:
             however A, B and C happen to be aligned relative to each other (power-of-two leading
             dimensions otherwise make A's rows fight for the same cache sets)
             for each strip: MR x NR accumulators (v128) = 0, or the partial sums kept in C
-              for k in block: NR/4 vector loads of the strip, MR splat loads of A,
-                              MR*NR/4 multiply-adds (f32x4.relaxed_madd when the host has it)
+              for k in block: NR/4 vector loads of the strip, MR splat loads of A (or MR vector
+                              loads of A packed broadcast: the "bcast" form, see TILES),
+                              MR*NR/4 multiply-adds (f32x4.relaxed_madd when the host has it
+                              and the form is "madd"; else a multiply and an add)
               last block: the fused epilogue on the tile (vectorized along j), store;
               otherwise: store the partial sums into C (float32 outputs only)
 
@@ -38,17 +40,26 @@ __all__ = ["CANDIDATES", "MatmulPlan", "emit", "match", "may_match", "tile_for",
 import math
 import os
 
-# Register tile (MR rows x 4*NV columns) by the engine that compiles the module to machine code.
-# Cranelift (wasmtime): 4 x 16 measured 15-30% faster than 4 x 12 on a Xeon (bench/wasm.py,
-# 2026-12-02). V8 (browsers) keeps 16 accumulators less well in x64's 16 vector registers:
-# 6 x 8 (12 accumulators) ran 1024^2 in 66-92 ms of CPU against 101-127 ms for 4 x 16 in Node
-# 24's V8, and faster in every one of four interleaved rounds in Chromium 156 (2026-12-03).
-TILES = {"cranelift": (4, 4), "v8": (6, 2)}
+# Register tile (MR rows x 4*NV columns[, form]) by the engine that compiles the module to machine
+# code. Two forms of the k loop (FORMS):
+#   "madd": A scalars packed [k][MR], loaded and splat; relaxed_madd(a, b, acc), 2 k steps per
+#           iteration. V8 (browsers): 6 x 8 ran 1024^2 in 66-92 ms of CPU against 101-127 ms for
+#           4 x 16 in Node 24's V8, and faster in every one of four rounds in Chromium 156.
+#   "bcast": A packed already broadcast ([k][MR][4], one v128.load per row), a multiply then an
+#           add, 1 k step per iteration. For Cranelift on x64: it lowers relaxed_madd to
+#           vfmadd213ps, whose destination is a multiplicand, so every reused A or B vector
+#           costs a register copy and the accumulators rotate through registers (moves or
+#           spills at the loop's end); it hoists a block's loads to its top, and only 16 xmm
+#           registers exist. AVX's 3-operand vmulps/vaddps keep each accumulator in place: the
+#           3 x 12 loop is 30 instructions for 9 vector multiply-adds, no spill (4 x 16 "madd":
+#           150 for 32, 36 stack accesses). 1024^2 on an EPYC, 5 rounds of processes: see README.
+TILES = {"cranelift": (3, 3, "bcast"), "v8": (6, 2)}
+FORMS = ("madd", "bcast")
 # Tiles the backend's autotune times, once per process, on engines that compile ahead of time:
 # which MR x NV fits best depends on how the engine's register allocator spills the MR*NV
 # accumulators (x64 has 16 vector registers) and on the CPU. V8 tiers up in the background (a
 # timing right after compiling measures baseline code), so browsers keep TILES.
-CANDIDATES = {"cranelift": ((4, 4), (4, 3), (3, 4), (6, 2))}
+CANDIDATES = {"cranelift": ((3, 3, "bcast"), (4, 2, "bcast"), (4, 4), (6, 2))}
 _ENV_TILE = (int(os.environ.get("PYJAX_WASM_MR", "0")), int(os.environ.get("PYJAX_WASM_NV", "0")))
 KC = int(os.environ.get("PYJAX_WASM_KC", "256"))  # K block
 KUNROLL = int(os.environ.get("PYJAX_WASM_KU", "2"))  # k steps per inner-loop iteration
@@ -77,6 +88,7 @@ class MatmulPlan:
         "vec_epi",
         "batch_axes",
         "scratch",
+        "form",
     )
 
 
@@ -93,10 +105,13 @@ def _coeffs(cg, load):
     return coef, c
 
 
-def tile_for(engine: str) -> tuple[int, int]:
-    """(MR, NV) for modules compiled by `engine`; PYJAX_WASM_MR / PYJAX_WASM_NV override."""
-    mr, nv = TILES.get(engine, TILES["cranelift"])
-    return (_ENV_TILE[0] or mr, _ENV_TILE[1] or nv)
+def tile_for(engine: str) -> tuple:
+    """(MR, NV[, form]) for modules compiled by `engine`; PYJAX_WASM_MR / PYJAX_WASM_NV override
+    (PYJAX_WASM_FORM picks the form then)."""
+    tile = TILES.get(engine, TILES["cranelift"])
+    if not any(_ENV_TILE):
+        return tile
+    return (_ENV_TILE[0] or tile[0], _ENV_TILE[1] or tile[1], os.environ.get("PYJAX_WASM_FORM", "madd"))
 
 
 def tunable(engine: str) -> bool:
@@ -128,7 +143,7 @@ def tuning_kernel(n: int) -> Kernel:
 
 def match(cg) -> MatmulPlan | None:
     k = cg.k
-    mr, nv = cg.tile
+    mr, nv = cg.tile[:2]
     if k.reduce_op != "sum" or cg.nr != 1 or cg.nk < 2 or cg.gathers:
         return None
     body = k.body
@@ -158,12 +173,14 @@ def match(cg) -> MatmulPlan | None:
     p.ca, p.cb = info[ia], info[ib]  # (coefficients by axis, constant)
     p.I, p.J, p.K, p.M, p.N, p.Kd = I, J, K, M, N, Kd
     p.mr, p.nv = mr, nv
+    p.form = cg.tile[2] if len(cg.tile) > 2 else "madd"
     nr = 4 * nv
     out_f32 = k.out_dtype.name == "float32"
     p.kc = min(Kd, KC) if out_f32 else Kd
     nc = max(nr, (PANEL_BYTES // 4 // p.kc) // nr * nr)
     p.nc = min(nc, -(-N // nr) * nr)
-    p.scratch = p.kc * p.nc * 4 + p.kc * mr * 4  # packed B panel, then the packed A tile
+    # packed B panel, then the packed A tile (4 floats per element in the "bcast" form)
+    p.scratch = p.kc * p.nc * 4 + p.kc * mr * (16 if p.form == "bcast" else 4)
     p.batch_axes = list(range(I))
     # vectorized epilogue when every epilogue node that varies along j has a 4-lane form
     cg.V = J
@@ -339,6 +356,8 @@ def emit(cg, p: MatmulPlan) -> None:
             loop(col, 0, lambda: f.local_get(ncur_pad), 1, column)
 
     a_pack_off = kc_max * nc * 4  # the packed A tile, [k][MR] floats, after the B panel
+    bcast = p.form == "bcast"
+    aw = 4 if bcast else 1  # floats per packed A element (4: stored broadcast)
 
     def pack_a(nrows: int):
         """Scratch A tile (k, r) <- A[i0 + r, kc + k]: one contiguous stream for the k loop."""
@@ -351,11 +370,11 @@ def emit(cg, p: MatmulPlan) -> None:
             f.i32_const(2).i32_shl().local_get(a_base).i32_add().local_set(rb[r])
 
         def dst(k_local, r, extra=0):
-            f.local_get(k_local).i32_const(4 * p.mr).i32_mul().local_get(scratch).i32_add()
-            return a_pack_off + 4 * (r + extra)
+            f.local_get(k_local).i32_const(4 * aw * p.mr).i32_mul().local_get(scratch).i32_add()
+            return a_pack_off + 4 * aw * (r + extra)
 
         start = 0
-        if sak == 1 and nrows == 4 and p.mr == 4:
+        if sak == 1 and nrows == 4 and p.mr == 4 and not bcast:
             # 4 x 4 blocks: four row vectors, transposed with shuffles
             k4 = L(I32)
             f.local_get(kcur).i32_const(-4).i32_and().local_set(k4)
@@ -386,7 +405,10 @@ def emit(cg, p: MatmulPlan) -> None:
             for r in range(nrows):
                 off = dst(kk, r)
                 f.local_get(rb[r]).local_get(kk).i32_const(4 * sak).i32_mul().i32_add().f32_load(align=2)
-                f.f32_store(offset=off, align=2)
+                if bcast:
+                    f.f32x4_splat().v128_store(offset=off, align=2)
+                else:
+                    f.f32_store(offset=off, align=2)
 
         loop(kk, start, lambda: f.local_get(kcur), 1, scalar_k)
 
@@ -460,21 +482,24 @@ def emit(cg, p: MatmulPlan) -> None:
             for v in range(nvec):
                 f.local_get(pb).v128_load(offset=16 * v + 4 * nr * u, align=2).local_set(bvec[v])
             for r in range(nrows):
-                # f32.load + splat: x64 broadcasts from a vector register (v128.load32_splat went
-                # through a general register: one more instruction per row, 2-4% of a 1024^2 product)
-                f.local_get(pa).f32_load(offset=4 * (r + u * p.mr), align=2).f32x4_splat().local_set(av)
+                if bcast:
+                    f.local_get(pa).v128_load(offset=16 * (r + u * p.mr), align=2).local_set(av)
+                else:
+                    # f32.load + splat: x64 broadcasts from a vector register (v128.load32_splat went
+                    # through a general register: one more instruction per row, 2-4% of a 1024^2 product)
+                    f.local_get(pa).f32_load(offset=4 * (r + u * p.mr), align=2).f32x4_splat().local_set(av)
                 for v in range(nvec):
-                    if madd:
+                    if madd and not bcast:
                         f.local_get(av).local_get(bvec[v]).local_get(acc[r][v]).f32x4_relaxed_madd()
                     else:
                         f.local_get(acc[r][v]).local_get(av).local_get(bvec[v]).f32x4_mul().f32x4_add()
                     f.local_set(acc[r][v])
 
         def advance(steps: int):
-            f.local_get(pa).i32_const(4 * p.mr * steps).i32_add().local_set(pa)
+            f.local_get(pa).i32_const(4 * aw * p.mr * steps).i32_add().local_set(pa)
             f.local_get(pb).i32_const(4 * nr * steps).i32_add().local_set(pb)
 
-        unroll = KUNROLL
+        unroll = 1 if bcast else KUNROLL
         if unroll > 1:
             klim = L(I32)
             f.local_get(kcur).i32_const(unroll - 1).i32_sub().local_set(klim)
