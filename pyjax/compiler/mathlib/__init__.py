@@ -22,16 +22,19 @@ from __future__ import annotations
 
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
-from pyjax.compiler.mathlib import exponential, expr, hyperbolic, special
+from pyjax.compiler.mathlib import exponential, expr, hyperbolic, power, special, trigonometric
 from pyjax.compiler.mathlib.expr import F32, V
 
 __all__ = ["DECOMPOSITIONS", "expand", "expand_kernel"]
 
 # op -> builder (arguments and result as V, float32 or float64), one table per topic module
-DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE}
+DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE, **trigonometric.TABLE, **power.TABLE}
 
 # dtype name -> the precision it computes in
 _COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
+# (op, dtype) decomposed in float32 only so far: left to the backend in float64
+_F32_ONLY = trigonometric.FLOAT32_ONLY | power.FLOAT32_ONLY
+_LEFT = {(op, expr.F64) for op in _F32_ONLY}
 
 
 def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None) -> Node:
@@ -45,7 +48,7 @@ def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None
             continue
         srcs = tuple(memo[s] for s in n.srcs)
         out = n if srcs == n.srcs else ir.node(n.op, n.dtype, srcs, n.arg)
-        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE:
+        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE and (n.op, n.dtype) not in _LEFT:
             args = [V(ir.cast(s, _COMPUTE[n.dtype.name])) for s in srcs]
             out = ir.cast(DECOMPOSITIONS[n.op](*args).n, n.dtype)
         memo[n] = out

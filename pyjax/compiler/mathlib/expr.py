@@ -10,7 +10,7 @@ from pyjax.compiler import ir
 from pyjax.compiler.ir import Node
 from pyjax.core import dtypes
 
-F32, F64, I32, I64 = dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64
+F32, F64, I32, I64, U32 = dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32
 
 # the native capabilities of the expansion in progress (set by mathlib.expand): "madd" there
 # makes polynomials use the multiply-add node
@@ -93,6 +93,12 @@ class V:
 
     def __invert__(self):
         return V(ir.alu("not", self.n))
+
+    def __lshift__(self, o):
+        return self._op("shl", o)
+
+    def __rshift__(self, o):
+        return self._op("shr", o)
 
 
 def where(c: V, a, b, dtype: dtypes.DType = F32) -> V:

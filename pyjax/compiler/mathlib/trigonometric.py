@@ -1,0 +1,211 @@
+"""sin, cos, tan and their inverses in float32: reduction by multiples of pi/2 (Cody-Waite up to
+4096, Payne-Hanek in 32-bit integer arithmetic beyond), minimax polynomials on |r| <= pi/4."""
+
+from __future__ import annotations
+
+from pyjax.compiler import ir
+from pyjax.compiler.mathlib.exponential import pow2
+from pyjax.compiler.mathlib.expr import (
+    F32,
+    I32,
+    NAN,
+    U32,
+    V,
+    bits,
+    copysign,
+    fabs,
+    floor,
+    from_bits,
+    isnan,
+    madd,
+    poly,
+    sqrt,
+    to,
+    where,
+    xorsign,
+)
+
+PIO2_HI = 1.5707963705062866  # f32(pi/2)
+PIO2_LO = -4.371138828673793e-08  # pi/2 - PIO2_HI
+PI_HI = 3.1415927410125732
+PI_LO = -8.742277657347586e-08
+PIO4_HI = 0.7853981852531433
+PIO4_LO = -2.1855694143368964e-08
+TWO_OVER_PI = 0.6366197466850281
+# pi/2 = CW[0] + CW[1] + CW[2] + CW[3] (+ 8e-20); the first three have 12 significant bits, so
+# k * CW[i] is exact for integer k < 4096 (Cody-Waite reduction for |x| <= 4096).
+CW = (1.5703125, 0.0004837512969970703, 7.549533620476723e-08, 2.5633440682570896e-12)
+# 2/pi in binary, 32 bits per word, most significant first.
+TWO_OVER_PI_WORDS = (0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599, 0x3C439041, 0xFE5163AB, 0xDEBBC561)
+_TWO_OVER_PI_BITS = sum(w << (32 * (7 - i)) for i, w in enumerate(TWO_OVER_PI_WORDS))  # 2/pi * 2**256
+# floor(2/pi * 2**(8n)) mod 2**32: the words of 2/pi at byte offsets n (Payne-Hanek's window)
+_BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in range(2, 25)}
+
+# sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
+_SIN_S = [-0.1666666716337204, 0.008333329111337662, -0.0001983930415008217, 2.718046516747563e-06]
+_COS_C = [0.0416666679084301, -0.0013888883404433727, 2.479945214872714e-05, -2.720504994613293e-07]
+# atan u = u + u^3 A(u^2), |u| <= tan(pi/8): 2e-11.
+_ATAN_A = [-0.3333333134651184, 0.19999903440475464, -0.14281980693340302, 0.11044347286224365]
+_ATAN_A += [-0.08474255353212357, 0.04739707335829735]
+# asin x = x + x^3 B(x^2), |x| <= 0.5: 3e-10.
+_ASIN_B = [0.16666659712791443, 0.07500509917736053, 0.044515710324048996, 0.03181875869631767]
+_ASIN_B += [0.01439452450722456, 0.0375814251601696]
+
+
+# ---- argument reduction -------------------------------------------------------------------
+
+
+def _reduce_cw(ax: V) -> tuple[V, V]:
+    """(r, q): ax = (4j + q) pi/2 + r, |r| <= pi/4, for 0 <= ax <= 4096 (q int32 in 0..3)."""
+    k = floor(madd(ax, TWO_OVER_PI, 0.5))
+    r = madd(k, -CW[3], madd(k, -CW[2], madd(k, -CW[1], madd(k, -CW[0], ax))))
+    return r, bits(k + 12582912.0) & 3  # k + 1.5 * 2**23 holds k in its low mantissa bits
+
+
+def _mul_hi(a: V, w: V) -> V:
+    """The high 32 bits of the 64-bit product of uint32 a < 2**31 and w, from 16-bit halves."""
+    a0, a1, w0, w1 = a & 0xFFFF, a >> 16, w & 0xFFFF, w >> 16
+    p01, p10 = a0 * w1, a1 * w0
+    mid = ((a0 * w0) >> 16) + (p01 & 0xFFFF) + (p10 & 0xFFFF)
+    return a1 * w1 + (p01 >> 16) + (p10 >> 16) + (mid >> 16)
+
+
+def _reduce_big(ax: V) -> tuple[V, V]:
+    """(r, q) as _reduce_cw for finite ax > 4096 (Payne-Hanek): ax = m 2**e with a 24-bit m, so
+    ax 2/pi mod 4 needs only the bits of 2/pi from 2**(1 - e) on. The window of them that starts
+    at the byte the exponent selects is three words, and m is shifted left by the rest (below 8
+    bits, m stays under 2**31): the product's top word then holds the quadrant in its two high
+    bits and 30 bits of fraction, the next word 32 more (to within 3 units of 2**-62)."""
+    be = to(bits(ax) & 0x7F800000, F32) * 2.0**-23  # the biased exponent, exactly
+    b = floor((be - 120.0) * 0.125)  # in [2, 16]
+    m = to(ax * pow2(30.0 - 8.0 * b), U32)  # m 2**(e + 30 - 8b), an integer below 2**31
+    w = []
+    for off in (0, 4, 8):
+        word = V(ir.const(_BYTE_WORDS[2 + off], U32))
+        for n in range(3, 17):
+            word = where(b > n - 0.5, V(ir.const(_BYTE_WORDS[n + off], U32)), word)
+        w.append(word)
+    lo1 = m * w[1]
+    low = lo1 + (((m & 0xFFFF) * (w[2] >> 16)) >> 16) + (((m >> 16) * (w[2] & 0xFFFF)) >> 16) + (m >> 16) * (w[2] >> 16)
+    one, zero = V(ir.const(1, U32)), V(ir.const(0, U32))
+    top = m * w[0] + _mul_hi(m, w[1]) + where(low < lo1, one, zero)
+    # round to the nearest quadrant; a fraction of half a quadrant or more is taken from the next
+    # one: the ones' complement of its 62 bits, 2**-62 short of the exact negation
+    q = (top + 0x20000000) >> 30
+    s = where((top & 0x20000000).eq(0), zero, 0xFFFFFFFF)
+    hi = V(ir.bitcast(((top ^ s) & 0x3FFFFFFF).n, I32))
+    r = madd(to(low ^ s, F32), 2.0**-32, to(hi, F32)) * (PIO2_HI * 2.0**-30)
+    return from_bits(bits(r) ^ (V(ir.bitcast(s.n, I32)) & 0x80000000)), V(ir.bitcast(q.n, I32))
+
+
+def _reduce(x: V) -> tuple[V, V, V]:
+    """(r, q, finite) for x: |x| = (4j + q) pi/2 + r."""
+    ax = fabs(x)
+    big = ax > 4096.0
+    rc, qc = _reduce_cw(ax)
+    rb, qb = _reduce_big(ax)
+    return where(big, rb, rc), where(big, qb, qc), bits(ax) < 0x7F800000
+
+
+def _sin_kernel(r: V, z: V) -> V:
+    return madd(r * z, poly(z, _SIN_S), r)
+
+
+def _cos_kernel(z: V) -> V:
+    return 1.0 - madd(z * z, -poly(z, _COS_C), 0.5 * z)
+
+
+def _quadrant_sign(q: V) -> V:
+    """The sign bit (int32) for quadrants 2 and 3."""
+    return (q & 2) * 0x40000000
+
+
+def sin(x: V) -> V:
+    r, q, finite = _reduce(x)
+    z = r * r
+    y = where((q & 1).eq(1), _cos_kernel(z), _sin_kernel(r, z))
+    y = from_bits(bits(y) ^ _quadrant_sign(q) ^ (bits(x) & 0x80000000))
+    return where(finite, y, NAN)
+
+
+def cos(x: V) -> V:
+    r, q, finite = _reduce(x)
+    z = r * r
+    y = where((q & 1).eq(1), _sin_kernel(r, z), _cos_kernel(z))
+    y = from_bits(bits(y) ^ _quadrant_sign(q + 1))
+    return where(finite, y, NAN)
+
+
+def tan(x: V) -> V:
+    r, q, finite = _reduce(x)
+    z = r * r
+    s, c = _sin_kernel(r, z), _cos_kernel(z)
+    y = where((q & 1).eq(1), -c / s, s / c)
+    return where(finite, xorsign(y, x), NAN)
+
+
+# ---- inverse functions --------------------------------------------------------------------
+
+
+def _asin_kernel(s: V, z: V) -> V:
+    """asin(s) for |s| <= 0.5, z = s * s."""
+    return madd(s * z, poly(z, _ASIN_B), s)
+
+
+def _asin_parts(x: V) -> tuple[V, V, V]:
+    """(ax <= 0.5, asin_kernel(x), 2 asin(sqrt((1 - ax) / 2))): asin |x| = pi/2 - the last for
+    ax > 0.5, where 1 - ax is exact. NaN past |x| = 1 (the square root of a negative)."""
+    ax = fabs(x)
+    small = ax <= 0.5
+    z = where(small, x * x, (1.0 - ax) * 0.5)
+    s = where(small, x, sqrt(z))
+    k = _asin_kernel(s, z)
+    return small, k, 2.0 * k
+
+
+def asin(x: V) -> V:
+    small, k, k2 = _asin_parts(x)
+    return copysign(where(small, k, (PIO2_HI - k2) + PIO2_LO), x)
+
+
+def acos(x: V) -> V:
+    small, k, k2 = _asin_parts(x)
+    big = where(x > 0.0, k2, (PI_HI - k2) + PI_LO)
+    return where(small, PIO2_HI - (k - PIO2_LO), big)
+
+
+def _atan01(t: V) -> V:
+    """atan(t) for 0 <= t <= 1 (NaN passes)."""
+    big = t > 0.41421356
+    u = where(big, (t - 1.0) / (t + 1.0), t)
+    z = u * u
+    k = madd(u * z, poly(z, _ATAN_A), u)
+    return where(big, PIO4_HI + (k + PIO4_LO), k)
+
+
+def _pio2_minus(a: V) -> V:
+    return PIO2_HI - (a - PIO2_LO)
+
+
+def atan(x: V) -> V:
+    ax = fabs(x)
+    inv = ax > 1.0
+    a = _atan01(where(inv, 1.0 / ax, ax))  # 1 / inf = 0
+    return copysign(where(inv, _pio2_minus(a), a), x)
+
+
+def atan2(y: V, x: V) -> V:
+    ax, ay = fabs(x), fabs(y)
+    swap = ay > ax
+    a = _atan01(where(swap, ax, ay) / where(swap, ay, ax))
+    a = where(swap, _pio2_minus(a), a)
+    # atan2(+-0, +-0) and atan2(+-inf, +-inf) as in C99 and numpy (0/0 and inf/inf gave NaN)
+    both_zero = (bits(ax) | bits(ay)).eq(0)
+    both_inf = (ax.eq(float("inf"))) & ay.eq(float("inf"))
+    a = where(both_inf, PIO4_HI, where(both_zero, 0.0, a))
+    a = where(bits(x) < 0, (PI_HI - a) + PI_LO, a)  # x negative, -0 too
+    return where(isnan(x) | isnan(y), x + y, copysign(a, y))
+
+
+TABLE = {"sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos, "atan": atan, "atan2": atan2}
+FLOAT32_ONLY = frozenset(TABLE)  # float64: the backend's helpers until written here too
