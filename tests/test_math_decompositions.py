@@ -59,6 +59,19 @@ CANCELS = {"lgamma", "digamma"}
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 9.0, 9.1, 22.0, 88.7, 89.0, -87.5, -103.0, -104.0, -150.0]
 SPECIAL += [1e-45, -1e-45, 1.17e-38, 1e-30, 3e38, -3e38, np.inf, -np.inf, np.nan, 0.2928, -0.2928, 268435456.0, 3e8]
 SPECIAL += [4096.0, 4097.0, -1e20, 0.41421356, 3.0, -3.0, 2.5, -2.5]  # trig's reduction switch, atan's, odd powers
+# Bit patterns of the f32 values closest to multiples of pi/2 (found by scanning every
+# mantissa of every binade from 0.5 to 2^128 with exact integer arithmetic).
+TRIG_WORST = [
+    0x6F79BE45, 0x50A3E87F, 0x6FF9BE45, 0x5123E87F, 0x437CE5F1, 0x7079BE45, 0x6A1976F1,
+    0x53B146A6, 0x65898498, 0x51A3E87F, 0x43FCE5F1, 0x77584625, 0x4C2332E9, 0x4096CBE4,
+    0x6C55DA58, 0x70F9BE45, 0x6A9976F1, 0x5C07BCD0, 0x543146A6, 0x66098498, 0x5223E87F,
+    0x474D246F, 0x723FA09A, 0x447CE5F1, 0x4A2562AE, 0x77D84625, 0x642E0733, 0x664E46E4,
+    0x4E13D4A5, 0x7EBDCDA0, 0x4CA332E9, 0x4116CBE4, 0x6CD5DA58, 0x7179BE45, 0x6B1976F1,
+    0x5C87BCD0, 0x54B146A6, 0x66898498, 0x5FE4112C, 0x52A3E87F,
+]  # fmt: skip
+SPECIAL += list(np.array(TRIG_WORST, np.uint32).view(np.float32) * np.float32(-1)) + list(
+    np.array(TRIG_WORST, np.uint32).view(np.float32)
+)
 
 
 def test_table_covers_reference():
@@ -107,6 +120,48 @@ def test_float16_computed_in_float32(backend, name):
     ok = np.isfinite(want)
     np.testing.assert_allclose(got[ok].astype(np.float64), want[ok].astype(np.float64), rtol=1e-3, atol=0)
     assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_two_over_pi_and_cody_waite_constants():
+    """The Payne-Hanek words are 2/pi (Machin's formula in integer arithmetic), the Cody-Waite
+    parts sum to pi/2."""
+    from pyjax.compiler.mathlib import trigonometric as trig
+
+    nbits = 32 * len(trig.TWO_OVER_PI_WORDS)
+    one = 1 << (nbits + 64)
+
+    def arctan_inv(k):  # arctan(1/k) * one
+        total, term, n, sign = 0, one // k, 1, 1
+        while term:
+            total, term, n, sign = total + sign * (term // n), term // (k * k), n + 2, -sign
+        return total
+
+    table = 0
+    for w in trig.TWO_OVER_PI_WORDS:
+        table = (table << 32) | w
+    assert table == (2 * one << nbits) // (16 * arctan_inv(5) - 4 * arctan_inv(239))
+    assert sum(trig.CW) == pytest.approx(math.pi / 2, rel=1e-16)
+
+
+def test_pow_hard_cases(backend):
+    """pow where it is hardest: results near overflow and underflow, x within 2000 ulps of 1
+    with huge |y| (log2 x must be carried in extra precision), negative bases."""
+    rng = np.random.default_rng(11)
+    n = 50000
+    x1 = np.exp(rng.uniform(-103, 88, n)).astype(np.float32)
+    y1 = (rng.uniform(-1, 1, n) * 90 / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)).astype(np.float32)
+    x2 = (1 + rng.integers(-2000, 2000, n) * 2.0**-23).astype(np.float32)
+    y2 = (rng.uniform(-1, 1, n) * 85 / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)).astype(np.float32)
+    x3 = -np.exp(rng.uniform(-10, 10, n)).astype(np.float32)
+    y3 = np.round(rng.uniform(-30, 30, n)).astype(np.float32)
+    x, y = np.concatenate([x1, x2, x3]), np.concatenate([y1, y2, y3])
+    got = np.asarray(pyjax.jit(jnp.power)(jnp.asarray(x), jnp.asarray(y))).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64))
+    normal = (np.abs(want) >= TINY) & (np.abs(want) < np.finfo(np.float32).max)
+    rel = np.abs(got[normal] - want[normal]) / np.abs(want[normal])
+    assert rel.max() <= F32_TOL, (x[normal][rel.argmax()], y[normal][rel.argmax()], rel.max())
+    assert np.all(np.abs(got[~normal & (np.abs(want) < 1)] - want[~normal & (np.abs(want) < 1)]) <= TINY)
 
 
 def test_binary_special_values_match_jax(backend):

@@ -329,7 +329,9 @@ def _from_terms(terms: dict, c: int, dtype) -> Node:
 
 
 def _order(n: Node):
-    return (0, n.arg) if n.op == "idx" else (1, n._hash)
+    """idx terms first by axis, then the others by op and in the order they came (a stable sort):
+    never by hash, which depends on load shapes and would make one kernel's text differ per size."""
+    return (0, n.arg, "") if n.op == "idx" else (1, 0, n.op)
 
 
 def _simplify_int(op: str, a: Node, b: Node) -> Node | None:

@@ -406,58 +406,6 @@ def cpu_adapter_gpu(gpu):
     return be
 
 
-@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
-@pytest.mark.parametrize("where_big", ["none", "one", "all"])
-def test_fast_pass_then_exact_rerun(gpu, op, where_big):
-    """SwiftShader's plan: a fast kernel without Payne-Hanek flags big arguments and the exact
-    kernel re-runs (dispatched indirectly) only then; results then equal the one-kernel plan
-    (fast sin and cos use their own polynomial: equal to it only after a re-run)."""
-    from pyjax.backends.webgpu import WebGPUBackend
-    from pyjax.backends.webgpu.renderer import Caps
-
-    fast_gpu = WebGPUBackend(gpu.host)
-    fast_gpu.caps = Caps(gpu.host.limits, gpu.host.has_f16, cpu_adapter=True)
-    fast_gpu.caps.max_wg_per_dim = 100  # 274 workgroups: a 2-D indirect grid
-    n = 70000 * 4
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-20, 20, n).astype(np.float32)
-    if where_big == "one":
-        x[n // 2 + 1] = 1e30
-    elif where_big == "all":
-        x = rng.uniform(5000, 1e6, n).astype(np.float32)
-    k = Kernel(
-        (n,), (dtypes.float32,), alu("mul", alu(op, flat_load(0, n, dtypes.float32)), ir.const(2.0, dtypes.float32))
-    )
-    assert len(fast_gpu.prepare_kernel(k).launches) == 3
-    got, want = run(fast_gpu, k, [x]), run(gpu, k, [x])
-    if where_big != "none" or op == "tan":
-        np.testing.assert_array_equal(got, want)
-    np.testing.assert_allclose(got, 2 * getattr(np, op)(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize("big_in", [None, 0, 1])
-def test_fast_pass_checks_every_call(gpu, cpu_adapter_gpu, big_in):
-    """A fused kernel with several calls (sin of one input, cos of a product, lgamma, which calls
-    sinpi, and tanh) re-runs
-    exactly when any one call's argument needs it, and only then."""
-    n = 4096
-    rng = np.random.default_rng(5)
-    x, y = (rng.uniform(-30, 30, n).astype(np.float32) for _ in range(2))
-    if big_in is not None:
-        (x, y)[big_in][n - 3] = 3e5
-    a, b = flat_load(0, n, dtypes.float32), flat_load(1, n, dtypes.float32)
-    expr = alu("add", alu("sin", a), alu("cos", alu("mul", b, ir.const(2.0, dtypes.float32))))
-    expr = alu("add", expr, alu("tanh", alu("lgamma", b)))
-    k = Kernel((n,), (dtypes.float32, dtypes.float32), expr)
-    launches = cpu_adapter_gpu.prepare_kernel(k).launches
-    assert len(launches) == 3 and "abs(" in launches[1].wgsl
-    got, want = run(cpu_adapter_gpu, k, [x, y]), run(gpu, k, [x, y])
-    if big_in is not None:
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
-
-
 @pytest.mark.parametrize("serial", [False, True])
 @pytest.mark.parametrize("shape,axes", REDUCTIONS)
 @pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "argmax", "argmin"])

@@ -44,12 +44,10 @@ class Caps:
 
     def __init__(self, limits: dict | None = None, has_f16: bool = False, cpu_adapter: bool = False):
         limits = limits or {}
-        # cpu_adapter (SwiftShader) changes three plans. It emulates workgroup barriers slowly: a
+        # cpu_adapter (SwiftShader) changes two plans. It emulates workgroup barriers slowly: a
         # sum of 2^20 floats took 125 ms with cooperative threads, 11 ms with one thread per
-        # partial sum (serial reductions). It runs both sides of every branch whichever way the
-        # lanes go: sin's rare Payne-Hanek path cost 80 of its 120 ms on 2^20 inputs that never
-        # took it (elementwise kernels run fast helpers, then re-run exactly only if needed). And
-        # matmul wants the largest register tiles, not many workgroups.
+        # partial sum (serial reductions). And matmul wants the largest register tiles, not many
+        # workgroups.
         self.cpu_adapter = cpu_adapter
 
         def get(name, default):
@@ -329,29 +327,7 @@ def _elementwise(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
     )
     text = _finish(em, b.header(), body)
     n_wg = -(-groups // wg)
-    exact = Launch(text, b.roles, n_wg, _sizes(groups) if generic else None, b.merged)
-    if not (caps.cpu_adapter and em.slow_checks) or b.merged or len(b.decls) >= caps.max_storage:
-        return GPUKernel(k, [exact])
-    # Fast pass, then the exact kernel dispatched indirectly: its workgroup counts are (0, y, 1)
-    # until a fast-pass thread whose arguments need the exact helpers stores x. One store of a
-    # test on values in registers: a private flag or three stores cost SwiftShader ~15%.
-    x = min(n_wg, caps.max_wg_per_dim)
-    flag = f"  if ({' | '.join(dict.fromkeys(em.slow_checks))}) {{ atomicStore(&pj_ind[0], {x}u); }}\n"
-    head = wgsl.header(b.decls + [("pj_ind", "atomic<u32>", True)], b.uniform)
-    fast_helpers = helper_code(em.helpers, fast=True)
-    fast = Launch(
-        head + fast_helpers + body[: -len("}\n")] + flag + "}\n", b.roles + [("tmp", 0)], n_wg, exact.uniforms
-    )
-    exact.grid = ("tmp", 0)
-    clear = Launch(_CLEAR_ARGS.format(y=-(-n_wg // x)), [("tmp", 0)], 1)
-    return GPUKernel(k, [clear, fast, exact], temps=[16])
-
-
-# Sets an indirect-dispatch argument buffer to (0, y, 1): no workgroups until a fast pass sets x.
-_CLEAR_ARGS = (
-    "@group(0) @binding(0) var<storage, read_write> pj_ind: array<u32>;\n"
-    "@compute @workgroup_size(1)\nfn main() {{ pj_ind[0] = 0u; pj_ind[1] = {y}u; pj_ind[2] = 1u; }}\n"
-)
+    return GPUKernel(k, [Launch(text, b.roles, n_wg, _sizes(groups) if generic else None, b.merged)])
 
 
 # ---- reductions ----------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import math
 import re
 import struct
 
-from pyjax.backends.webgpu.wgsl_math import SLOW_IF
 from pyjax.compiler import ir
 from pyjax.core import dtypes
 
@@ -276,7 +275,6 @@ class Emitter:
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
         self.decomposed = DECOMPOSED.get()  # rendered as plain ops (see DECOMPOSED)
-        self.slow_checks: list[str] = []  # where the fast helpers would be wrong (see SLOW_IF)
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -426,8 +424,6 @@ class Emitter:
         row = UNARY.get(op, _NATIVE_UNARY).get(_CLASS[ctype(d)])
         if row is None:
             raise TypeError(f"webgpu backend: {op} on {d.name}")
-        if op in SLOW_IF and ctype(d) == "f32":
-            self.slow_checks.append(SLOW_IF[op].format(x))
         return self._use(row(self, None, x, None, d) if callable(row) else row.format(a=x, op=op, t=ctype(d)))
 
     def _binary(self, op: str, a: str, b: str, d, db, n: ir.Node) -> str:
@@ -558,10 +554,6 @@ def _f_div(em, n, a, b, d) -> str:
     return f"pj_div({a}, {b})"  # Vulkan leaves x / 0 and x / inf undefined, and compilers fold them
 
 
-def _f_pow(em, n, a, b, d) -> str:
-    return f"pj_pow({a}, {b if ctype(n.srcs[1].dtype) == 'f32' else f'f32({b})'})"
-
-
 def _f_nextafter(em, n, a, b, d) -> str:
     if d.itemsize == 2:  # step in half-precision ulps
         em.helpers |= helpers_for_dtype(d)
@@ -618,10 +610,9 @@ BINARY = _rows(
         "rem": {"f": "pj_fmod({a}, {b})", "iu": _wrapped("pj_rem_{t}({a}, {b})")},
         "idiv": {"f": "floor({a} / {b})", "iu": _i_floor_div_mod("/", "floordiv")},
         "mod": {"f": "({a} - {b} * floor({a} / {b}))", "iu": _i_floor_div_mod("%", "mod")},
-        "pow": {"f": _f_pow, "iu": _wrapped("pj_ipow_{t}({a}, {b})")},
+        "pow": {"iu": _wrapped("pj_ipow_{t}({a}, {b})")},  # float pow: compiler/mathlib
         "max": {"f": "pj_fmax({a}, {b})", "b": "({a} || {b})", "iu": "max({a}, {b})"},
         "min": {"f": "pj_fmin({a}, {b})", "b": "({a} && {b})", "iu": "min({a}, {b})"},
-        "atan2": {"f": "pj_atan2({a}, {b})"},
         "nextafter": {"f": _f_nextafter},
         "and": {"b": "({a} && {b})", "iu": "({a} & {b})"},
         "or": {"b": "({a} || {b})", "iu": "({a} | {b})"},

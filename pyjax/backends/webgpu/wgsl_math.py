@@ -20,9 +20,9 @@ Rules the code follows, because WGSL compilers optimize floats loosely:
 - Polynomial coefficients are minimax fits (Lawson's algorithm, relative error, float64)
   rounded to f32; the fitted ranges are noted next to each polynomial.
 
-Kernels get exp, log, expm1, log1p, exp2, log2, tanh, logistic and the hyperbolics written once
-as core ops by pyjax/compiler/mathlib/ (the same algorithms as here); the helpers for exp and log
-below remain for the helpers that call them (pow, cbrt) until those move there too.
+Kernels get every float function (exponentials, logarithms, trigonometric, hyperbolic and error
+functions, pow, cbrt, ...) written once as core ops by pyjax/compiler/mathlib/ (the same
+algorithms as the helpers here were); exp, log and log1p remain for the logsumexp routine.
 
 Public API: ``helpers_for(names) -> str`` returns the WGSL for the named helpers plus their
 dependencies, in dependency order; ``fn_name(name)`` gives the WGSL function name ("pj_" +
@@ -70,19 +70,6 @@ def _def(name: str, deps: tuple[str, ...], signature: str, code: str) -> None:
     SIGNATURES[name] = signature
 
 
-# Fast variants: the helper without a rarely needed, costly path. Where a kernel calls sin, cos
-# or tan with an argument for which SLOW_IF holds, the fast variant is wrong: the kernel tests
-# that at each such call and, if any test held, runs again with the exact helpers. Worth it only
-# on adapters that execute both sides of every branch (SwiftShader). Helpers that call these
-# internally (sinpi) pass only small arguments, for which the fast variants are exact.
-_FAST: dict[str, tuple[tuple[str, ...], str]] = {}
-SLOW_IF = {name: "(abs({}) > 4096.0)" for name in ("sin", "cos", "tan")}
-
-
-def _def_fast(name: str, deps: tuple[str, ...], code: str) -> None:
-    _FAST[name] = (deps, code.strip("\n") + "\n")
-
-
 def fn_name(name: str) -> str:
     """The WGSL function name of helper `name`."""
     if name not in _CODE:
@@ -90,11 +77,8 @@ def fn_name(name: str) -> str:
     return "pj_" + name
 
 
-def helpers_for(names: Iterable[str], fast: bool = False) -> str:
-    """WGSL source defining the named helpers and everything they call, each once, callees first.
-
-    fast=True takes the fast variants (see _def_fast).
-    """
+def helpers_for(names: Iterable[str]) -> str:
+    """WGSL source defining the named helpers and everything they call, each once, callees first."""
     order: list[str] = []
     seen: set[str] = set()
 
@@ -104,85 +88,21 @@ def helpers_for(names: Iterable[str], fast: bool = False) -> str:
         if n not in _CODE:
             raise KeyError(f"unknown WGSL helper {n!r}; known: {sorted(_CODE)}")
         seen.add(n)
-        for d in _FAST[n][0] if fast and n in _FAST else _DEPS[n]:
+        for d in _DEPS[n]:
             visit(d)
         order.append(n)
 
     for n in sorted(set(names)):
         visit(n)
-    return "\n".join(_FAST[n][1] if fast and n in _FAST else _CODE[n] for n in order)
+    return "\n".join(_CODE[n] for n in order)
 
 
 # ---- constants (f32-exact) --------------------------------------------------------------
 
-_PIO2_HI = 1.5707963705062866  # f32(pi/2)
-_PIO2_LO = -4.371138828673793e-08  # pi/2 - _PIO2_HI
-_PI_HI = 3.1415927410125732
-_PI_LO = -8.742277657347586e-08
-_PIO4_HI = 0.7853981852531433
-_PIO4_LO = -2.1855694143368964e-08
 _LN2_HI = 0.693145751953125  # ln 2 to 16 bits: k * _LN2_HI is exact for |k| < 256
 _LN2_LO = 1.428606765330187e-06
-_LN2 = 0.6931471824645996
 _LOG2E = 1.4426950216293335
-_INVLN2_HI = 1.4423828125  # 1/ln 2 to 12 bits (exact products with 12-bit numbers)
-_INVLN2_LO = 0.00031222839606925845
-_LOG10E = 0.4342944920063019
-_LOG10_2 = 0.3010300099849701
 _SQRT2 = 1.4142135381698608
-_TWO_OVER_PI = 0.6366197466850281
-# pi/2 = _CW1 + _CW2 + _CW3 + _CW4 (+ 8e-20); the first three have 12 significant bits, so
-# k * _CWi is exact for integer k < 4096 (Cody-Waite reduction for |x| <= 4096).
-_CW1 = 1.5703125
-_CW2 = 0.0004837512969970703
-_CW3 = 7.549533620476723e-08
-_CW4 = 2.5633440682570896e-12
-# 2/pi in binary, 32 bits per word, most significant first (for Payne-Hanek reduction).
-_TWO_OVER_PI_WORDS = (
-    0xA2F9836E,
-    0x4E441529,
-    0xFC2757D1,
-    0xF534DDC0,
-    0xDB629599,
-    0x3C439041,
-    0xFE5163AB,
-    0xDEBBC561,
-)
-
-# sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
-_SIN_S = [
-    -0.1666666716337204,
-    0.008333329111337662,
-    -0.0001983930415008217,
-    2.718046516747563e-06,
-]
-# sin(r) = r + r^3 P(r^2) on |r| <= pi/2 (the fast variants' single polynomial): 1.92 ulp at
-# most evaluated in f32, measured on 2M points.
-_SIN_PI2 = [-0.16666659712791443, 0.00833306647837162, -0.0001980959059437737, 2.605750751172309e-06]
-_COS_C = [
-    0.0416666679084301,
-    -0.0013888883404433727,
-    2.479945214872714e-05,
-    -2.720504994613293e-07,
-]
-# atan u = u + u^3 A(u^2), |u| <= tan(pi/8): 2e-11.
-_ATAN_A = [
-    -0.3333333134651184,
-    0.19999903440475464,
-    -0.14281980693340302,
-    0.11044347286224365,
-    -0.08474255353212357,
-    0.04739707335829735,
-]
-# asin x = x + x^3 B(x^2), |x| <= 0.5: 3e-10.
-_ASIN_B = [
-    0.16666659712791443,
-    0.07500509917736053,
-    0.044515710324048996,
-    0.03181875869631767,
-    0.01439452450722456,
-    0.0375814251601696,
-]
 
 # ---- bits, NaN and infinity -------------------------------------------------------------
 
@@ -261,36 +181,6 @@ fn pj_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
 """,
 )
 _def(
-    "copysign",
-    (),
-    "pj_copysign(x: f32, s: f32) -> f32",
-    """
-fn pj_copysign(x: f32, s: f32) -> f32 {
-  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
-}
-""",
-)
-# x with its sign flipped when s is negative (incl. -0): odd functions keep sin(-0) = -0.
-_def(
-    "xorsign",
-    (),
-    "pj_xorsign(x: f32, s: f32) -> f32",
-    """
-fn pj_xorsign(x: f32, s: f32) -> f32 {
-  return bitcast<f32>(bitcast<u32>(x) ^ (bitcast<u32>(s) & 0x80000000u));
-}
-""",
-)
-# Keep the 12 leading significant bits: products of two such numbers are exact in f32.
-_def(
-    "hi12",
-    (),
-    "pj_hi12(x: f32) -> f32",
-    """
-fn pj_hi12(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0xfffff000u); }
-""",
-)
-_def(
     "fmax",
     ("isnan",),
     "pj_fmax(a: f32, b: f32) -> f32  (NaN if either is NaN)",
@@ -329,16 +219,6 @@ fn pj_{_name}(a: f32, b: f32) -> bool {{
 """,
     )
 
-# An integer-valued f with |f| < 2^22 as i32: f + 1.5 * 2^23 is exact and its low mantissa bits
-# hold f. Cheaper than i32(f), which WGSL defines as saturating (SwiftShader: ~10 multiplies).
-_def(
-    "small_int",
-    (),
-    "pj_small_int(f: f32) -> i32  (f integer-valued, |f| < 2^22)",
-    """
-fn pj_small_int(f: f32) -> i32 { return bitcast<i32>(f + 12582912.0) - 0x4b400000; }
-""",
-)
 # 2^k for integer-valued f32 k in [-126, 127], in one add and one integer multiply: k + 127 +
 # 1.5 * 2^23 holds k + 127 in its low bits, and times 2^23 (mod 2^32) moves them into the exponent
 # field and the constant's own bits out of the word. A multiply, not `<< 23u`: SwiftShader runs
@@ -359,20 +239,6 @@ _def(
     "pj_clampf(x: f32, lo: f32, hi: f32) -> f32  (NaN stays NaN)",
     """
 fn pj_clampf(x: f32, lo: f32, hi: f32) -> f32 { return select(select(x, hi, x > hi), lo, x < lo); }
-""",
-)
-# p * 2^k (k integer-valued) in two exact steps, so results may be subnormal or overflow to inf
-# correctly. k as f32: halving it is a float multiply, where an i32 shift is dear.
-_def(
-    "ldexp",
-    ("pow2f", "clampf"),
-    "pj_ldexp(p: f32, k: f32) -> f32  (k integer-valued)",
-    """
-fn pj_ldexp(p: f32, k: f32) -> f32 {
-  let kc = pj_clampf(k, -252.0, 254.0);
-  let k1 = floor(kc * 0.5);
-  return (p * pj_pow2f(k1)) * pj_pow2f(kc - k1);
-}
 """,
 )
 
@@ -404,39 +270,6 @@ fn pj_exp(x: f32) -> f32 {{
   let k1 = floor(kf * 0.5);
   let y = ((1.0 + pj_expm1_kernel(r)) * pj_pow2f(k1)) * pj_pow2f(kf - k1);
   return select(y, x, pj_isnan(x));
-}}
-""",
-)
-_def(
-    "exp2",
-    ("expm1_kernel", "ldexp", "clampf", "isnan"),
-    "pj_exp2(x: f32) -> f32",
-    f"""
-fn pj_exp2(x: f32) -> f32 {{
-  let xc = pj_clampf(x, -152.0, 130.0);
-  let kf = floor(xc + 0.5);
-  let y = pj_ldexp(1.0 + pj_expm1_kernel((xc - kf) * {_f(_LN2)}), kf);
-  return select(y, x, pj_isnan(x));
-}}
-""",
-)
-# Branch-free (a CPU adapter such as SwiftShader runs both sides of every branch): for
-# |x| <= ln2/2, k = 0 and this is the kernel itself; past 2^127 the scale goes through ldexp.
-_def(
-    "expm1",
-    ("expm1_kernel", "ldexp", "pow2f", "clampf", "isnan"),
-    "pj_expm1(x: f32) -> f32",
-    f"""
-fn pj_expm1(x: f32) -> f32 {{
-  let xc = pj_clampf(x, -104.0, 89.0);
-  let kf = floor(xc * {_f(_LOG2E)} + 0.5);
-  let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
-  let p = pj_expm1_kernel(r);
-  let s = pj_pow2f(pj_clampf(kf, -30.0, 126.0));
-  // 2^k expm1(r) + (2^k - 1): 2^k - 1 is exact, no cancellation worse than 2x.
-  let y = select(s * p + (s - 1.0), pj_ldexp(1.0 + p, kf) - 1.0, kf > 126.0);
-  // x itself for NaN and +-0 (expm1(-0) = -0).
-  return select(y, x, pj_isnan(x) || x == 0.0);
 }}
 """,
 )
@@ -504,28 +337,6 @@ fn pj_log(x: f32) -> f32 {{
 }}
 """,
 )
-_def(
-    "log2",
-    ("frexp_sqrt2", "log1p_kernel", "log_special"),
-    "pj_log2(x: f32) -> f32",
-    f"""
-fn pj_log2(x: f32) -> f32 {{
-  let ef = pj_frexp_sqrt2(x);
-  return pj_log_special(x, ef.x + pj_log1p_kernel(ef.y) * {_f(_LOG2E)});
-}}
-""",
-)
-_def(
-    "log10",
-    ("frexp_sqrt2", "log1p_kernel", "log_special"),
-    "pj_log10(x: f32) -> f32",
-    f"""
-fn pj_log10(x: f32) -> f32 {{
-  let ef = pj_frexp_sqrt2(x);
-  return pj_log_special(x, ef.x * {_f(_LOG10_2)} + pj_log1p_kernel(ef.y) * {_f(_LOG10E)});
-}}
-""",
-)
 # |x| < 0.2928: 1 + x would round, so use x directly; elsewhere the rounding of 1 + x costs
 # at most 2.3e-7 relative.
 _def(
@@ -535,409 +346,6 @@ _def(
     """
 fn pj_log1p(x: f32) -> f32 {
   return select(pj_log(1.0 + x), pj_log1p_kernel(x), abs(x) < 0.2928);
-}
-""",
-)
-
-# ---- trigonometry -------------------------------------------------------------------------
-
-_def(
-    "sin_kernel",
-    (),
-    "pj_sin_kernel(r: f32) -> f32  (|r| <= pi/4)",
-    f"""
-fn pj_sin_kernel(r: f32) -> f32 {{ let z = r * r; return r + (r * z) * {_poly("z", _SIN_S)}; }}
-""",
-)
-_def(
-    "cos_kernel",
-    (),
-    "pj_cos_kernel(r: f32) -> f32  (|r| <= pi/4)",
-    f"""
-fn pj_cos_kernel(r: f32) -> f32 {{
-  let z = r * r;
-  return 1.0 - (0.5 * z - (z * z) * {_poly("z", _COS_C)});
-}}
-""",
-)
-# 64x32-bit helpers for Payne-Hanek: full 32x32 -> 64 product as (lo, hi).
-_def(
-    "mulwide_u32",
-    (),
-    "pj_mulwide_u32(a: u32, b: u32) -> vec2<u32>  ((lo, hi) of a*b)",
-    """
-fn pj_mulwide_u32(a: u32, b: u32) -> vec2<u32> {
-  let a0 = a & 0xffffu;
-  let a1 = a >> 16u;
-  let b0 = b & 0xffffu;
-  let b1 = b >> 16u;
-  let p00 = a0 * b0;
-  let p01 = a0 * b1;
-  let p10 = a1 * b0;
-  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-  let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-  return vec2<u32>((mid << 16u) | (p00 & 0xffffu), hi);
-}
-""",
-)
-_cases = "\n".join(f"    case {i}: {{ return 0x{w:08x}u; }}" for i, w in enumerate(_TWO_OVER_PI_WORDS[:-1]))
-# Word i of 2/pi (a switch, not an array: arrays indexed at run time live in slow local memory).
-_def(
-    "two_over_pi_word",
-    (),
-    "pj_two_over_pi_word(i: i32) -> u32  (bits 32i+1 .. 32i+32 of 2/pi)",
-    f"""
-fn pj_two_over_pi_word(i: i32) -> u32 {{
-  switch i {{
-{_cases}
-    default: {{ return 0x{_TWO_OVER_PI_WORDS[-1]:08x}u; }}
-  }}
-}}
-""",
-)
-# Payne-Hanek in integer arithmetic for finite ax > 4096: the 24-bit mantissa times the 128 bits
-# of 2/pi that the exponent selects (earlier bits only add multiples of 4) gives ax * 2/pi
-# mod 4 to 2^-62; returns (r, q) as pj_trig_reduce.
-_def(
-    "trig_reduce_big",
-    ("mulwide_u32", "two_over_pi_word"),
-    "pj_trig_reduce_big(ax: f32) -> vec2<f32>  ((r, q), ax finite > 4096)",
-    f"""
-fn pj_trig_reduce_big(ax: f32) -> vec2<f32> {{
-  let bits = bitcast<u32>(ax);
-  let m = (bits & 0x7fffffu) | 0x800000u;
-  let e = i32(bits >> 23u) - 150;
-  let j = max(0, (e - 2) >> 5u);
-  // m * words j..j+3 as five 32-bit limbs l0 (least significant) .. l4; the high half of each
-  // 24x32-bit product is below 2^24, so adding a carry to it cannot overflow.
-  let p3 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 3));
-  let p2 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 2));
-  let p1 = pj_mulwide_u32(m, pj_two_over_pi_word(j + 1));
-  let p0 = pj_mulwide_u32(m, pj_two_over_pi_word(j));
-  let l1 = p3.y + p2.x;
-  let l2 = (p2.y + select(0u, 1u, l1 < p2.x)) + p1.x;
-  let l3 = (p1.y + select(0u, 1u, l2 < p1.x)) + p0.x;
-  let l4 = p0.y + select(0u, 1u, l3 < p0.x);
-  // Bits [sh, sh + 63] of the product (sh in [33, 77]) hold ax * 2/pi from the 2^1 place
-  // down to 2^-62: three limbs starting at limb sh / 32 (1 or 2), shifted by sh % 32.
-  let sh = u32(66 - e + 32 * j);
-  let first = (sh >> 5u) == 1u;
-  let a = select(l2, l1, first);
-  let b = select(l3, l2, first);
-  let c = select(l4, l3, first);
-  let o = sh & 31u;
-  var lo = a;
-  var hi = b;
-  if (o != 0u) {{
-    lo = (a >> o) | (b << (32u - o));
-    hi = (b >> o) | (c << (32u - o));
-  }}
-  // Round to the nearest quadrant: add half a quadrant, then re-center the fraction.
-  hi = hi + 0x20000000u;
-  let q = hi >> 30u;
-  var fh = (hi & 0x3fffffffu) - 0x20000000u;
-  var fl = lo;
-  let neg = (fh & 0x80000000u) != 0u;
-  if (neg) {{
-    fl = ~fl + 1u;
-    fh = ~fh + select(0u, 1u, fl == 0u);
-  }}
-  // (fh * 2^32 + fl) * 2^-62 quadrants, then radians.
-  let mag = (f32(fh) * 9.313225746154785e-10 + f32(fl) * 2.168404344971009e-19) * {_f(_PIO2_HI)};
-  return vec2<f32>(select(mag, -mag, neg), f32(q));
-}}
-""",
-)
-# |x| = (q + r / (pi/2)) * pi/2 with q mod 4 and |r| <= ~pi/4, for finite |x| >= 0: Cody-Waite
-# (4-part pi/2, exact products for k < 4096) up to 4096, Payne-Hanek above.
-_def(
-    "trig_reduce_cw",
-    ("small_int",),
-    "pj_trig_reduce_cw(ax: f32) -> vec2<f32>  ((r, q), 0 <= ax <= 4096)",
-    f"""
-fn pj_trig_reduce_cw(ax: f32) -> vec2<f32> {{
-  let k = floor(ax * {_f(_TWO_OVER_PI)} + 0.5);
-  let r = (((ax - k * {_f(_CW1)}) - k * {_f(_CW2)}) - k * {_f(_CW3)}) - k * {_f(_CW4)};
-  return vec2<f32>(r, f32(pj_small_int(k) & 3));
-}}
-""",
-)
-_def(
-    "trig_reduce",
-    ("trig_reduce_cw", "trig_reduce_big"),
-    "pj_trig_reduce(ax: f32) -> vec2<f32>  ((r, q), ax finite >= 0)",
-    """
-fn pj_trig_reduce(ax: f32) -> vec2<f32> {
-  if (ax > 4096.0) { return pj_trig_reduce_big(ax); }
-  return pj_trig_reduce_cw(ax);
-}
-""",
-)
-_def_fast(
-    "trig_reduce",
-    ("trig_reduce_cw",),
-    """
-fn pj_trig_reduce(ax: f32) -> vec2<f32> { return pj_trig_reduce_cw(ax); }
-""",
-)
-_def(
-    "sin",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "small_int", "isfinite", "nan"),
-    "pj_sin(x: f32) -> f32",
-    """
-fn pj_sin(x: f32) -> f32 {
-  // Branch-free (SwiftShader runs every path): inf and NaN reduce to garbage, replaced at the end.
-  let rq = pj_trig_reduce(abs(x));
-  let q = pj_small_int(rq.y);
-  var y = select(pj_sin_kernel(rq.x), pj_cos_kernel(rq.x), (q & 1) == 1);
-  y = select(y, -y, q >= 2);
-  return select(pj_nan(), pj_xorsign(y, x), pj_isfinite(x));
-}
-""",
-)
-# Fast sin and cos (see _def_fast): reduced by multiples of pi, not pi/2, so one polynomial on
-# |r| <= pi/2 does, without computing both kernels and selecting by quadrant. The reduction is
-# the Cody-Waite one of pj_trig_reduce_cw with m = 2k (or 2k + 1 for cos) halves of pi. No
-# infinity gets here (the kernel's check sends it to the exact helpers) and NaN propagates
-# through r, so neither needs a select; the sign comes from k's parity, the lowest bit of k + 2^23.
-_SIN_FAST = f"""
-  let ax = abs(x);
-  let r = (((ax - m * {_f(_CW1)}) - m * {_f(_CW2)}) - m * {_f(_CW3)}) - m * {_f(_CW4)};
-  let z = r * r;
-  let s = r + (r * z) * {_poly("z", _SIN_PI2)};
-  let odd = bitcast<u32>(k + 8388608.0) << 31u;"""
-_def_fast(
-    "sin",
-    (),
-    f"""
-fn pj_sin(x: f32) -> f32 {{
-  // sin |x| = (-1)^k sin r with |x| = k pi + r
-  let k = floor(abs(x) * {_f(_TWO_OVER_PI / 2)} + 0.5);
-  let m = 2.0 * k;{_SIN_FAST}
-  return bitcast<f32>(bitcast<u32>(s) ^ odd ^ (bitcast<u32>(x) & 0x80000000u));
-}}
-""",
-)
-_def_fast(
-    "cos",
-    (),
-    f"""
-fn pj_cos(x: f32) -> f32 {{
-  // cos |x| = (-1)^(k + 1) sin r with |x| = (k + 1/2) pi + r: accurate near the zeros of cos
-  let k = floor(abs(x) * {_f(_TWO_OVER_PI / 2)});
-  let m = 2.0 * k + 1.0;{_SIN_FAST}
-  return bitcast<f32>(bitcast<u32>(s) ^ odd ^ 0x80000000u);
-}}
-""",
-)
-_def(
-    "cos",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "small_int", "isfinite", "nan"),
-    "pj_cos(x: f32) -> f32",
-    """
-fn pj_cos(x: f32) -> f32 {
-  let rq = pj_trig_reduce(abs(x));
-  let q = pj_small_int(rq.y);
-  var y = select(pj_cos_kernel(rq.x), pj_sin_kernel(rq.x), (q & 1) == 1);
-  y = select(y, -y, q == 1 || q == 2);
-  return select(pj_nan(), y, pj_isfinite(x));
-}
-""",
-)
-_def(
-    "tan",
-    ("trig_reduce", "sin_kernel", "cos_kernel", "xorsign", "small_int", "isfinite", "nan"),
-    "pj_tan(x: f32) -> f32",
-    """
-fn pj_tan(x: f32) -> f32 {
-  let rq = pj_trig_reduce(abs(x));
-  let s = pj_sin_kernel(rq.x);
-  let c = pj_cos_kernel(rq.x);
-  let y = select(s / c, -c / s, (pj_small_int(rq.y) & 1) == 1);
-  return select(pj_nan(), pj_xorsign(y, x), pj_isfinite(x));
-}
-""",
-)
-
-# ---- inverse trigonometry -----------------------------------------------------------------
-
-_def(
-    "asin_kernel",
-    (),
-    "pj_asin_kernel(x: f32) -> f32  (|x| <= 0.5)",
-    f"""
-fn pj_asin_kernel(x: f32) -> f32 {{ let z = x * x; return x + (x * z) * {_poly("z", _ASIN_B)}; }}
-""",
-)
-_def(
-    "asin",
-    ("asin_kernel", "copysign", "nan"),
-    "pj_asin(x: f32) -> f32",
-    f"""
-fn pj_asin(x: f32) -> f32 {{
-  let ax = abs(x);
-  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x3f800000u) {{ return pj_nan(); }}
-  var y = pj_asin_kernel(ax);
-  if (ax > 0.5) {{
-    // asin(x) = pi/2 - 2 asin(sqrt((1 - x) / 2)); 1 - x is exact here.
-    y = ({_f(_PIO2_HI)} - 2.0 * pj_asin_kernel(sqrt((1.0 - ax) * 0.5))) + {_f(_PIO2_LO)};
-  }}
-  return pj_copysign(y, x);
-}}
-""",
-)
-_def(
-    "acos",
-    ("asin_kernel", "nan"),
-    "pj_acos(x: f32) -> f32",
-    f"""
-fn pj_acos(x: f32) -> f32 {{
-  let ax = abs(x);
-  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x3f800000u) {{ return pj_nan(); }}
-  if (ax <= 0.5) {{ return {_f(_PIO2_HI)} - (pj_asin_kernel(x) - {_f(_PIO2_LO)}); }}
-  let a = 2.0 * pj_asin_kernel(sqrt((1.0 - ax) * 0.5));
-  if (x > 0.0) {{ return a; }}
-  return ({_f(_PI_HI)} - a) + {_f(_PI_LO)};
-}}
-""",
-)
-_def(
-    "atan_kernel",
-    (),
-    "pj_atan_kernel(u: f32) -> f32  (|u| <= tan(pi/8))",
-    f"""
-fn pj_atan_kernel(u: f32) -> f32 {{ let z = u * u; return u + (u * z) * {_poly("z", _ATAN_A)}; }}
-""",
-)
-# atan(t) for t in [0, 1].
-_def(
-    "atan01",
-    ("atan_kernel",),
-    "pj_atan01(t: f32) -> f32  (0 <= t <= 1)",
-    f"""
-fn pj_atan01(t: f32) -> f32 {{
-  if (t > 0.41421356) {{
-    return {_f(_PIO4_HI)} + (pj_atan_kernel((t - 1.0) / (t + 1.0)) + {_f(_PIO4_LO)});
-  }}
-  return pj_atan_kernel(t);
-}}
-""",
-)
-_def(
-    "atan",
-    ("atan01", "copysign", "isnan"),
-    "pj_atan(x: f32) -> f32",
-    f"""
-fn pj_atan(x: f32) -> f32 {{
-  if (pj_isnan(x)) {{ return x; }}
-  let ax = abs(x);
-  var y: f32;
-  if (ax > 1.0) {{
-    y = {_f(_PIO2_HI)} - (pj_atan01(1.0 / ax) - {_f(_PIO2_LO)});
-  }} else {{
-    y = pj_atan01(ax);
-  }}
-  return pj_copysign(y, x);
-}}
-""",
-)
-_def(
-    "atan2",
-    ("atan01", "copysign", "isnan", "isinf"),
-    "pj_atan2(y: f32, x: f32) -> f32",
-    f"""
-fn pj_atan2(y: f32, x: f32) -> f32 {{
-  if (pj_isnan(x) || pj_isnan(y)) {{ return x + y; }}
-  let ax = abs(x);
-  let ay = abs(y);
-  let xneg = (bitcast<u32>(x) & 0x80000000u) != 0u;
-  var a: f32;
-  if ((ay == 0.0 && ax == 0.0) || (pj_isinf(ax) && pj_isinf(ay))) {{
-    // atan2(+-0, +-0) and atan2(+-inf, +-inf), as in C99 and numpy.
-    a = select(0.0, {_f(_PIO4_HI)}, pj_isinf(ax));
-  }} else if (ay <= ax) {{
-    a = pj_atan01(ay / ax);
-  }} else {{
-    a = {_f(_PIO2_HI)} - (pj_atan01(ax / ay) - {_f(_PIO2_LO)});
-  }}
-  if (xneg) {{ a = ({_f(_PI_HI)} - a) + {_f(_PI_LO)}; }}
-  return pj_copysign(a, y);
-}}
-""",
-)
-
-# ---- hyperbolic ---------------------------------------------------------------------------
-
-# ---- pow ----------------------------------------------------------------------------------
-
-# |x|^y for finite x > 0, finite y. log2|x| is carried as Th + Tl (Th 12 bits) to about 2^-36
-# relative, y is split into 12-bit halves, so y * Th is exact and y * log2|x| is known to about
-# 1e-8 absolute even when it is near +-150; then 2^n * exp((t - n) ln 2).
-_def(
-    "pow_core",
-    ("frexp_sqrt2", "hi12", "expm1_kernel", "ldexp", "clampf"),
-    "pj_pow_core(ax: f32, y: f32) -> f32  (ax finite > 0, y finite)",
-    f"""
-fn pj_pow_core(ax: f32, y: f32) -> f32 {{
-  let ef = pj_frexp_sqrt2(ax);
-  let e = ef.x;
-  let f = ef.y;
-  // s = f / (2 + f) as sh + sl: sh has 12 bits, sl from the exact residual f - sh (2 + f).
-  let d = 2.0 + f;
-  let sh = pj_hi12(f / d);
-  let fh = pj_hi12(f);
-  let num = ((f - 2.0 * sh) - sh * fh) - sh * (f - fh);
-  let sl = num / d;
-  let s = sh + sl;
-  let z = s * s;
-  // ln m = H + L with H = 2 sh exact; log2 m = H / ln2 split so that H * invln2_hi is exact.
-  let hh = 2.0 * sh;
-  let ll = 2.0 * sl + (s * z) * {_poly("z", _LOG_Q)};
-  let p = hh * {_f(_INVLN2_HI)};
-  let qt = hh * {_f(_INVLN2_LO)} + ll * {_f(_LOG2E)};
-  let th = pj_hi12(e + (p + qt));
-  let tl = ((e - th) + p) + qt;
-  let yh = pj_hi12(y);
-  let a = yh * th;
-  let b = (y - yh) * th + y * tl;
-  // n = round(y log2|x|); ac - n is exact; fr stays within [-0.5, 0.5] up to rounding
-  // (clamped only when the result overflows or underflows anyway).
-  let ac = pj_clampf(a, -300.0, 300.0);
-  let n = floor(ac + b + 0.5);
-  let fr = pj_clampf((ac - n) + b, -1.0, 1.0);
-  return pj_ldexp(1.0 + pj_expm1_kernel(fr * {_f(_LN2)}), n);
-}}
-""",
-)
-_def(
-    "pow",
-    ("pow_core", "isnan", "isinf", "nan", "inf"),
-    "pj_pow(x: f32, y: f32) -> f32  (C99/numpy powf)",
-    """
-fn pj_pow(x: f32, y: f32) -> f32 {
-  let xb = bitcast<u32>(x);
-  let yb = bitcast<u32>(y);
-  if ((yb & 0x7fffffffu) == 0u || xb == 0x3f800000u) { return 1.0; }
-  if (pj_isnan(x) || pj_isnan(y)) { return x + y; }
-  let ax = abs(x);
-  let ay = abs(y);
-  let xneg = (xb & 0x80000000u) != 0u;
-  let y_int = floor(y) == y;
-  let y_odd = y_int && ay < 16777216.0 && (u32(ay) & 1u) == 1u;
-  var r: f32;
-  if (pj_isinf(y)) {
-    if (ax == 1.0) { return 1.0; }
-    return select(pj_inf(), 0.0, (ax < 1.0) == (y > 0.0));
-  }
-  if (ax == 0.0) {
-    r = select(0.0, pj_inf(), y < 0.0);
-  } else if (pj_isinf(ax)) {
-    r = select(pj_inf(), 0.0, y < 0.0);
-  } else {
-    if (xneg && !y_int) { return pj_nan(); }
-    r = pj_pow_core(ax, y);
-  }
-  return select(r, -r, xneg && y_odd);
 }
 """,
 )
@@ -1125,20 +533,6 @@ fn pj_nextafter_{_h}(x: f32, y: f32) -> f32 {{
 """,
     )
 
-_def(
-    "cbrt",
-    ("exp2", "log2", "copysign", "isfinite"),
-    "pj_cbrt(x: f32) -> f32",
-    """
-fn pj_cbrt(x: f32) -> f32 {
-  let a = abs(x);
-  if (a == 0.0 || !pj_isfinite(x)) { return x; }
-  var y = pj_exp2(pj_log2(a) / 3.0);
-  y = y + (a / (y * y) - y) / 3.0;
-  return pj_copysign(y, x);
-}
-""",
-)
 
 # ---- integer power (exponentiation by squaring, wrapping), for pow on integer arrays ---------
 
