@@ -2,15 +2,14 @@
 inverse hyperbolics, logistic, erf_inv, lgamma and digamma are core ops now: compiler/mathlib;
 the float16/bfloat16 conversions are in halffloat.py).
 
-cbrt is emitted here once per module in float64; float32 kernels promote, call and demote (one
-rounding), which keeps float32 results within an ulp of the float64 value.
+cbrt is emitted here once per module, for float64 only: float32 has it as core ops too.
 """
 
 from __future__ import annotations
 
 import math
 
-from pyjax.backends.wasm.encoder import F32, F64, Function, Module
+from pyjax.backends.wasm.encoder import F64, Function, Module
 from pyjax.backends.wasm.mathlib import add_math_helpers
 
 __all__ = ["EXTRA", "math_index"]
@@ -52,7 +51,7 @@ class _Ext:
 
 
 def math_index(m: Module, name: str, dtype_name: str) -> int:
-    """Index of a float helper `name` (mathlib or EXTRA) for "float32" or "float64" arguments."""
+    """Index of a float helper `name`: mathlib's (float32 or float64 arguments) or EXTRA's (float64)."""
     from pyjax.backends.wasm import mathlib
 
     if name in mathlib.MATH_FUNCTIONS:
@@ -60,13 +59,6 @@ def math_index(m: Module, name: str, dtype_name: str) -> int:
     ext = m.memo.get("pyjax.mathext")
     if ext is None:
         ext = m.memo["pyjax.mathext"] = _Ext(m)
-    core = ext.get(name)
-    if dtype_name == "float64":
-        return core
-    key = ("mathext_f32", name)
-    if key not in m.memo:
-        f = m.function(f"pyjax_{name}_f32x", [F32], [F32])
-        f.local_get(0).f64_promote_f32().call(core).f32_demote_f64()
-        f.finish()
-        m.memo[key] = f.index
-    return m.memo[key]
+    if dtype_name != "float64":  # float32 kernels have it as core ops (mathlib.expand)
+        raise NotImplementedError(f"wasm backend: {name} on {dtype_name} (not expanded into core ops)")
+    return ext.get(name)
