@@ -159,7 +159,12 @@ def madd(a: V, b, c) -> V:
 
 
 def poly(z: V, coeffs: list[float]) -> V:
-    """c0 + z (c1 + z (c2 + ...)) by Horner's rule."""
+    """c0 + z (c1 + z (c2 + ...)) by Horner's rule; float64's long series of one sign as two Horner
+    chains in z^2 (even and odd coefficients): half the dependency chain, which a scalar loop
+    cannot hide (alternating series keep Horner: their two halves would cancel)."""
+    if z.dtype == F64 and len(coeffs) > 6 and (min(coeffs) >= 0 or max(coeffs) <= 0):
+        z2 = z * z
+        return madd(z, poly(z2, coeffs[1::2]), poly(z2, coeffs[0::2]))
     out = V(ir.const(coeffs[-1], z.n.dtype))
     for c in reversed(coeffs[:-1]):
         out = madd(z, out, c)
