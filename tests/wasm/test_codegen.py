@@ -478,11 +478,15 @@ def test_matmul(cpu, wasm_tiled, b, m, k, n, a_t):
     compare(cpu, wasm_tiled, kern, [A, B], 1e-5, 1e-5 * math.sqrt(k))
 
 
+@pytest.mark.parametrize("tile", [(4, 3), (3, 3, "bcast")], ids=["4x12", "3x12-bcast"])
 @pytest.mark.parametrize("a_t", [False, True])
-def test_matmul_panels_stay_in_their_scratch(wasm_tiled, a_t):
+def test_matmul_panels_stay_in_their_scratch(tile, a_t, monkeypatch):
     """Two full panels of 120 columns (10 strips of 12 for NV = 3) with the output allocated right
     after the kernel's scratch: padding a panel to whole strips once overran the scratch by 8
     columns, so the second panel's packing overwrote the first rows of the output."""
+    monkeypatch.setattr(matmul, "_ENV_PANEL", 128 * 1024)  # 120-column panels for K = 256
+    wasm_tiled = WasmBackend()
+    wasm_tiled.matmul_tile = tile
     m, k, n = 8, 256, 240
     rng = np.random.RandomState(2)
     A, B = rng.randn(1, k, m) if a_t else rng.randn(1, m, k), rng.randn(1, k, n)

@@ -63,7 +63,11 @@ CANDIDATES = {"cranelift": ((3, 3, "bcast"), (4, 2, "bcast"), (4, 4), (6, 2))}
 _ENV_TILE = (int(os.environ.get("PYJAX_WASM_MR", "0")), int(os.environ.get("PYJAX_WASM_NV", "0")))
 KC = int(os.environ.get("PYJAX_WASM_KC", "256"))  # K block
 KUNROLL = int(os.environ.get("PYJAX_WASM_KU", "2"))  # k steps per inner-loop iteration
-PANEL_BYTES = int(os.environ.get("PYJAX_WASM_PANEL", str(128 * 1024)))  # packed B block (L2-resident)
+# packed B block per form (PYJAX_WASM_PANEL overrides): the "bcast" form repacks its A tile, 4x
+# the bytes, for every panel, so it takes wider panels: 1024^2 on the loaded EPYC, 3 rounds of
+# processes, CPU ms: 128 KiB 61.0-68.0, 512 KiB 52.9-53.3, 1 MiB 51.8-53.4, 2 MiB 50.6-52.5
+PANEL_BYTES = {"madd": 128 * 1024, "bcast": 1024 * 1024}
+_ENV_PANEL = int(os.environ.get("PYJAX_WASM_PANEL", "0"))
 MIN_WORK = 16384  # smaller products use the generic loop nest
 
 
@@ -177,7 +181,7 @@ def match(cg) -> MatmulPlan | None:
     nr = 4 * nv
     out_f32 = k.out_dtype.name == "float32"
     p.kc = min(Kd, KC) if out_f32 else Kd
-    nc = max(nr, (PANEL_BYTES // 4 // p.kc) // nr * nr)
+    nc = max(nr, ((_ENV_PANEL or PANEL_BYTES[p.form]) // 4 // p.kc) // nr * nr)
     p.nc = min(nc, -(-N // nr) * nr)
     # packed B panel, then the packed A tile (4 floats per element in the "bcast" form)
     p.scratch = p.kc * p.nc * 4 + p.kc * mr * (16 if p.form == "bcast" else 4)
