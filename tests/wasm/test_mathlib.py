@@ -1,6 +1,6 @@
 """float64 math on wasm (jitted: the compiler/mathlib decompositions, and wasm's own helpers for
 the functions not written there yet): accuracy sweeps against numpy/scipy/mpmath, special values
-bit for bit against JAX x64. float32 of the functions still on wasm's helpers too."""
+bit for bit against JAX x64."""
 
 import math
 
@@ -8,9 +8,8 @@ import pytest
 
 import pyjax
 import pyjax.numpy as jnp
-from pyjax.backends.wasm.encoder import F32, F64, Module
+from pyjax.backends.wasm.encoder import F64, Module
 from pyjax.backends.wasm.mathlib import add_math_helpers
-from pyjax.compiler import mathlib
 from pyjax.scipy import special
 
 np = pytest.importorskip("numpy")
@@ -154,7 +153,6 @@ SKIP_REF = {
     "lgamma": lambda x: (np.abs(x) < 2.3e-308) | (x == -np.inf),
 }
 TINY_NOT_EXACT = ("acos", "lgamma", "digamma")  # f(tiny) is not x, 0 or 1: accuracy sweeps only
-ON_HELPERS = [n for n in OURS if n not in mathlib.DECOMPOSITIONS]  # still wasm's own helpers
 
 
 def _binary_inputs(name):
@@ -218,14 +216,6 @@ def test_binary_accuracy(wasm, name, dtype):
     with np.errstate(all="ignore"):
         ref = reference(name)(a.astype(np.float64), b.astype(np.float64))
     _check(name, dtype, (a, b), got, ref)
-
-
-@pytest.mark.parametrize("name", [n for n in ON_HELPERS if n not in BINARY])
-def test_float32_on_helpers(wasm, name):
-    with np.errstate(all="ignore"):
-        x = np.concatenate(DOMAINS[name] + [np.array(SPECIAL)]).astype(np.float32)
-        ref = reference(name)(x.astype(np.float64))
-    _check(name, np.float32, (x,), run(name, x), ref)
 
 
 def test_special_values_match_jax_x64(wasm):
@@ -318,16 +308,16 @@ def test_erfc_coefficients_reproducible():
 
 def test_add_math_helpers_dedups_and_validates():
     m = Module()
-    a = add_math_helpers(m, ["tan", "sin"], "float32")
-    b = add_math_helpers(m, ["sin"], np.float32)
-    c = add_math_helpers(m, ["sin"], "float64")
-    assert a["sin"] == b["sin"] and c["sin"] != a["sin"]
-    assert m.func_types[a["sin"]] == ((F32,), (F32,))
-    assert m.func_types[c["sin"]] == ((F64,), (F64,))
+    a = add_math_helpers(m, ["tan", "sin"], "float64")
+    b = add_math_helpers(m, ["sin"], np.float64)
+    assert a["sin"] == b["sin"]
+    assert m.func_types[a["sin"]] == ((F64,), (F64,))
     n = len(m.functions)
-    add_math_helpers(m, ["tan"], "float32")
+    add_math_helpers(m, ["tan"], "float64")
     assert len(m.functions) == n
     with pytest.raises(ValueError, match="unknown math helper"):
-        add_math_helpers(m, ["gamma"], "float32")
-    with pytest.raises(ValueError, match="float32 and float64"):
+        add_math_helpers(m, ["gamma"], "float64")
+    with pytest.raises(ValueError, match="float64 only"):
+        add_math_helpers(m, ["sin"], "float32")
+    with pytest.raises(ValueError, match="float64 only"):
         add_math_helpers(m, ["sin"], "int32")

@@ -1495,7 +1495,7 @@ class KernelCodegen:
         if op == "cast":
             row = VECTOR_CASTS.get((sd.name, d.name))
         else:
-            row = VECTOR.get(op, VECTOR[None] if op in ir.TRANSCENDENTAL else {}).get(_class(sd))
+            row = VECTOR.get(op, {}).get(_class(sd))
         if row is None:
             return False
         if callable(row):
@@ -1526,14 +1526,6 @@ class KernelCodegen:
             self.f.local_get(vs[2]).f32x4_relaxed_madd()
         else:
             self.f.f32x4_mul().local_get(vs[2]).f32x4_add()
-
-    def _vmath(self, nd: Node, vs) -> bool:
-        from pyjax.backends.wasm import simdmath
-
-        if nd.op not in simdmath.F32X4 or not self.simd:
-            return False
-        simdmath.emit(self.m, self.f, nd.op, vs, fma=self.relaxed)
-        return True
 
     def _per_lane(self, nd: Node) -> None:
         """Compute a node lane by lane with the scalar code (ops without a SIMD form)."""
@@ -1802,7 +1794,6 @@ VECTOR = _rows(
         "reciprocal": {"f": "vf1 a f32x4.div"},
         "rsqrt": {"f": "vf1 a f32x4.sqrt f32x4.div"},
         "isnan": {"f": "a a f32x4.ne"},
-        None: {"f": lambda cg, nd, vs: cg._vmath(nd, vs)},  # simdmath.py
         "add": {"f": "a b f32x4.add", "iu": "a b i32x4.add", "b": "a b v128.or"},
         "sub": {"f": "a b f32x4.sub", "iu": "a b i32x4.sub"},
         "mul": {"f": "a b f32x4.mul", "iu": "a b i32x4.mul", "b": "a b v128.and"},

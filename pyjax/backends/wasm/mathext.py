@@ -51,7 +51,7 @@ class _Ext:
 
 
 def math_index(m: Module, name: str, dtype_name: str) -> int:
-    """Index of a float helper `name`: mathlib's (float32 or float64 arguments) or EXTRA's (float64)."""
+    """Index of the float64 helper `name` (mathlib's or EXTRA's): float32 has them all as core ops."""
     from pyjax.backends.wasm import mathlib
 
     if name in mathlib.MATH_FUNCTIONS:

@@ -1,21 +1,15 @@
 """Transcendental functions and the threefry PRNG as Wasm functions, built with `encoder`.
 
-What is left of wasm's own math: the functions compiler/mathlib does not decompose yet (trig,
-pow, and erf/exp/log/log1p/expm1 as the cores of those and of mathext's helpers); exp, log,
-tanh, erf, ... in kernels are core ops (compiler/mathlib). A kernel generator asks for what it
-uses and calls it:
+What is left of wasm's own math: float64 trig, pow, and erf/exp/log/log1p/expm1 as the cores of
+those and of mathext's cbrt; every float32 function, and exp, log, tanh, erf, ... in float64
+kernels, are core ops (compiler/mathlib). A kernel generator asks for what it uses and calls it:
 
-    idx = add_math_helpers(module, ["sin", "pow"], "float32")
-    f.local_get(0).call(idx["exp"])
+    idx = add_math_helpers(module, ["sin", "pow"], "float64")
+    f.local_get(0).call(idx["sin"])
 
 How they work:
-- Everything is computed in f64. A float32 helper promotes, calls an f64 "core" with short
-  series (~1e-10 relative) and rounds once to f32: results are within half an f32 ulp plus
-  1e-10 (measured max relative error 6e-8; the contract is 2e-6). The float32 cores of
-  sin/cos/tan and erf/erfc rely on their argument being an exact f32 value.
-- float64 helpers use the same code with longer series: a few ulp (max relative error
-  measured ~6e-16), except pow = exp(y*log x), whose error grows with |y*log x| to ~1e-13
-  near overflow.
+- Everything is computed in f64 with series to a few ulp (max relative error measured ~6e-16),
+  except pow = exp(y*log x), whose error grows with |y*log x| to ~1e-13 near overflow.
 - Range reductions: exp/expm1 by k*ln2 (two-part ln2); log by the binary exponent; sin/cos/tan
   by k*pi/2 with a four-part pi/2 for |x| < 2**20 and, beyond, by exact products with chunks
   of 2/pi kept modulo 4 (Payne-Hanek without tables), valid up to the largest finite value;
@@ -35,7 +29,7 @@ from functools import cache
 
 from pyjax.compiler.mathlib.special import _ERFC_CHEB
 
-from .encoder import F32, F64, I32, I64, Function, Module
+from .encoder import F64, I32, I64, Function, Module
 
 __all__ = ["BINARY", "MATH_FUNCTIONS", "UNARY", "add_math_helpers", "add_threefry2x32"]
 
@@ -52,28 +46,28 @@ def _fact(n: int) -> int:
     return math.factorial(n)
 
 
-# name -> (coefficient i -> exact value, terms for "s" (float32), terms for "d" (float64))
-_SERIES: dict[str, tuple[Callable[[int], Fraction], int, int]] = {
+# name -> (coefficient i -> exact value, terms)
+_SERIES: dict[str, tuple[Callable[[int], Fraction], int]] = {
     # e^r, |r| <= ln2/2
-    "exp": (lambda i: Fraction(1, _fact(i)), 9, 14),
+    "exp": (lambda i: Fraction(1, _fact(i)), 14),
     # (e^r - 1) / r
-    "expm1": (lambda i: Fraction(1, _fact(i + 1)), 9, 14),
+    "expm1": (lambda i: Fraction(1, _fact(i + 1)), 14),
     # log(1+f) = f - f s + 2 s^3 R(s^2), R = sum s^2i / (2i + 3), |s| <= 0.172
-    "log": (lambda i: Fraction(1, 2 * i + 3), 4, 9),
+    "log": (lambda i: Fraction(1, 2 * i + 3), 9),
     # (sin(r) - r) / r^3 in r^2, |r| <= pi/4
-    "sin": (lambda i: Fraction((-1) ** (i + 1), _fact(2 * i + 3)), 5, 7),
+    "sin": (lambda i: Fraction((-1) ** (i + 1), _fact(2 * i + 3)), 7),
     # cos(r) in r^2
-    "cos": (lambda i: Fraction((-1) ** i, _fact(2 * i)), 7, 9),
+    "cos": (lambda i: Fraction((-1) ** i, _fact(2 * i)), 9),
     # (atan(t) - t) / t^3 in t^2, |t| <= tan(pi/16) after two half-angle steps
-    "atan": (lambda i: Fraction((-1) ** (i + 1), 2 * i + 3), 5, 11),
+    "atan": (lambda i: Fraction((-1) ** (i + 1), 2 * i + 3), 11),
     # erf(x) / x in x^2 (times 2/sqrt(pi)), |x| < 1
-    "erf": (lambda i: Fraction((-1) ** i, _fact(i) * (2 * i + 1)), 13, 19),
+    "erf": (lambda i: Fraction((-1) ** i, _fact(i) * (2 * i + 1)), 19),
 }
 
 
-def _coeffs(name: str, prec: str) -> list[float]:
-    coeff, n_single, n_double = _SERIES[name]
-    return [float(coeff(i)) for i in range(n_single if prec == "s" else n_double)]
+def _coeffs(name: str) -> list[float]:
+    coeff, n = _SERIES[name]
+    return [float(coeff(i)) for i in range(n)]
 
 
 # ----------------------------------------------------------------------------- constants
@@ -135,9 +129,8 @@ def _two_over_pi_chunks(width: int, count: int) -> list[float]:
 
 
 # erfc's tail (for erf, which erf_inv calls): the Chebyshev series of compiler/mathlib/special.py
-# in s = _ERFC_A * (x - 2) / (x + 2) + _ERFC_B; its first 12 terms are good to 4e-10.
+# in s = _ERFC_A * (x - 2) / (x + 2) + _ERFC_B.
 _ERFC_K, _ERFC_A, _ERFC_B = 2.0, 1.5, -0.5
-_ERFC_TERMS = {"s": 12, "d": 22}
 
 
 # ----------------------------------------------------------------------------- emit helpers
@@ -192,43 +185,29 @@ def _isnan(f: Function, x: int) -> int:
 
 
 class _Lib:
-    """Emits helpers into one module on demand, each at most once per precision."""
+    """Emits helpers into one module on demand, each at most once."""
 
     def __init__(self, module: Module):
         self.m = module
-        self.index: dict[tuple[str, str], int] = {}
+        self.index: dict[str, int] = {}
 
-    def get(self, name: str, prec: str) -> int:
-        """Index of `name`: an f64 core of precision "s"/"d", or its "f32" wrapper."""
-        key = (name, prec)
-        if key not in self.index:
+    def get(self, name: str) -> int:
+        """Index of the f64 function `name`."""
+        if name not in self.index:
             nargs = 2 if name in BINARY else 1
-            t = F32 if prec == "f32" else F64
-            results = (F64, I32) if name == "rem_pio2" else (t,)
-            label = {"s": "core_s", "d": "f64", "f32": "f32"}[prec]
-            f = self.m.function(f"pyjax_{name}_{label}", [t] * nargs, results)
-            self.index[key] = f.index
-            if prec == "f32":
-                self._wrap_f32(f, name, nargs)
-            else:
-                getattr(self, "_" + name)(f, prec)
+            results = (F64, I32) if name == "rem_pio2" else (F64,)
+            f = self.m.function(f"pyjax_{name}_f64", [F64] * nargs, results)
+            self.index[name] = f.index
+            getattr(self, "_" + name)(f)
             f.finish()
-        return self.index[key]
-
-    def _wrap_f32(self, f: Function, name: str, nargs: int) -> None:
-        if name == "sqrt":
-            f.local_get(0).f32_sqrt()
-            return
-        for i in range(nargs):
-            f.local_get(i).f64_promote_f32()
-        f.call(self.get(name, "s")).f32_demote_f64()
+        return self.index[name]
 
     # -- exponentials and logarithms
 
-    def _sqrt(self, f: Function, prec: str) -> None:
+    def _sqrt(self, f: Function) -> None:
         f.local_get(0).f64_sqrt()
 
-    def _exp(self, f: Function, prec: str) -> None:
+    def _exp(self, f: Function) -> None:
         x, k, r, ki = 0, f.local(F64), f.local(F64), f.local(I64)
         # outside [-746, 710] the result is 0 or inf anyway; clamping keeps 2**k a
         # product of two normal numbers (min/max pass NaN through)
@@ -238,7 +217,7 @@ class _Lib:
         # r = x - k ln2, with k * _LN2_HI exact
         f.local_get(x).local_get(k).f64_const(_LN2_HI).f64_mul().f64_sub()
         f.local_get(k).f64_const(_LN2_LO).f64_mul().f64_sub().local_set(r)
-        _horner(f, r, _coeffs("exp", prec))
+        _horner(f, r, _coeffs("exp"))
         # times 2**(k >> 1) * 2**(k - (k >> 1)): one rounding, also into subnormals
         f.local_get(ki).i64_const(1).i64_shr_s()
         _pow2(f)
@@ -246,17 +225,17 @@ class _Lib:
         _pow2(f)
         f.f64_mul()
 
-    def _expm1(self, f: Function, prec: str) -> None:
+    def _expm1(self, f: Function) -> None:
         x = 0
         f.local_get(x).f64_abs().f64_const(0.5 * math.log(2)).f64_lt()
         with f.if_(F64):  # x * series: exact for tiny x, keeps the sign of zero
             f.local_get(x)
-            _horner(f, x, _coeffs("expm1", prec))
+            _horner(f, x, _coeffs("expm1"))
             f.f64_mul()
             f.else_()  # no harmful cancellation once |x| > ln2/2
-            f.local_get(x).call(self.get("exp", prec)).f64_const(1.0).f64_sub()
+            f.local_get(x).call(self.get("exp")).f64_const(1.0).f64_sub()
 
-    def _log(self, f: Function, prec: str) -> None:
+    def _log(self, f: Function) -> None:
         x, bits, sub = 0, f.local(I64), f.local(I32)
         e, m, fm, s, z = (f.local(F64) for _ in range(5))
         # subnormals: scale by 2**54 so the exponent field is meaningful
@@ -281,7 +260,7 @@ class _Lib:
         f.local_get(fm)
         f.local_get(fm).local_get(s).f64_mul()
         f.f64_const(2.0).local_get(s).f64_mul().local_get(z).f64_mul()
-        _horner(f, z, _coeffs("log", prec))
+        _horner(f, z, _coeffs("log"))
         f.f64_mul().f64_sub().f64_sub()  # log(m) = fm - (fm*s - 2 s^3 R)
         f.local_get(e).f64_const(_LN2_LO).f64_mul().f64_add().f64_add()
         # +inf; negative -> nan; zero -> -inf; nan
@@ -290,20 +269,20 @@ class _Lib:
         _replace_if(f, -_INF, _is(f, x, "eq", 0.0))
         _replace_if(f, _NAN, _isnan(f, x))
 
-    def _log1p(self, f: Function, prec: str) -> None:
+    def _log1p(self, f: Function) -> None:
         x, u = 0, f.local(F64)
         # log(u) * x / (u - 1) with u = 1 + x rounded: u's rounding error cancels out
         f.local_get(x).f64_const(1.0).f64_add().local_tee(u).f64_const(1.0).f64_eq()
         with f.if_(F64):
             f.local_get(x)
             f.else_()
-            f.local_get(u).call(self.get("log", prec))
+            f.local_get(u).call(self.get("log"))
             f.local_get(x).local_get(u).f64_const(1.0).f64_sub().f64_div().f64_mul()
         _replace_if(f, _INF, _is(f, x, "eq", _INF))
 
     # -- trigonometric
 
-    def _rem_pio2(self, f: Function, prec: str) -> None:
+    def _rem_pio2(self, f: Function) -> None:
         """x -> (r, q) with x = (4n + q) * pi/2 + r, |r| <= ~pi/4."""
         x, k = 0, f.local(F64)
         f.local_get(x).f64_abs().f64_const(2.0**20).f64_lt()
@@ -314,10 +293,10 @@ class _Lib:
             f.local_get(k).f64_const(part).f64_mul().f64_sub()
         f.local_get(k).i32_trunc_sat_f64_s().i32_const(3).i32_and()
         f.else_()
-        self._rem_pio2_large(f, prec)
+        self._rem_pio2_large(f)
         f.end()
 
-    def _rem_pio2_large(self, f: Function, prec: str) -> None:
+    def _rem_pio2_large(self, f: Function) -> None:
         """Reduce huge |x| (and inf/nan): x * 2/pi mod 4 from exact partial products.
 
         x is split into pieces of at most 53 - w bits, so a piece times a w-bit chunk of
@@ -327,16 +306,11 @@ class _Lib:
         terms keeps full relative precision. Valid up to the largest finite double.
         """
         x = 0
-        if prec == "s":  # an exact f32: 24 bits, with 29-bit chunks
-            width, count = 29, 8
-            pieces = [f.local(F64)]
-            f.local_get(x).local_set(pieces[0])
-        else:  # 26 + 27 bits, with 26-bit chunks
-            width, count = 26, 45
-            pieces = [f.local(F64), f.local(F64)]
-            _high_bits(f, x)
-            f.local_set(pieces[0])
-            f.local_get(x).local_get(pieces[0]).f64_sub().local_set(pieces[1])
+        width, count = 26, 45  # x in 26 + 27 bits, with 26-bit chunks
+        pieces = [f.local(F64), f.local(F64)]
+        _high_bits(f, x)
+        f.local_set(pieces[0])
+        f.local_get(x).local_get(pieces[0]).f64_sub().local_set(pieces[1])
         t, n, frac, rest, quad = (f.local(F64) for _ in range(5))
         for v in (frac, rest, quad):
             f.f64_const(0.0).local_set(v)
@@ -365,32 +339,32 @@ class _Lib:
         f.local_get(frac).local_get(rest).f64_add().f64_const(_PIO2_HI).f64_mul()
         f.local_get(quad).i32_trunc_sat_f64_s().i32_const(3).i32_and()
 
-    def _sin_poly(self, f: Function, prec: str, r: int, z: int) -> None:
+    def _sin_poly(self, f: Function, r: int, z: int) -> None:
         """Push sin(r), |r| <= pi/4, z = r*r."""
         f.local_get(r).local_get(r).local_get(z).f64_mul()
-        _horner(f, z, _coeffs("sin", prec))
+        _horner(f, z, _coeffs("sin"))
         f.f64_mul().f64_add()
 
-    def _cos_poly(self, f: Function, prec: str, r: int, z: int) -> None:
-        _horner(f, z, _coeffs("cos", prec))
+    def _cos_poly(self, f: Function, r: int, z: int) -> None:
+        _horner(f, z, _coeffs("cos"))
 
-    def _trig(self, f: Function, prec: str, which: str) -> None:
+    def _trig(self, f: Function, which: str) -> None:
         x, r, q, z = 0, f.local(F64), f.local(I32), f.local(F64)
-        f.local_get(x).call(self.get("rem_pio2", prec)).local_set(q).local_set(r)
+        f.local_get(x).call(self.get("rem_pio2")).local_set(q).local_set(r)
         f.local_get(r).local_get(r).f64_mul().local_set(z)
         if which == "cos":  # cos(x) = sin(x + pi/2): one quadrant further
             f.local_get(q).i32_const(1).i32_add().local_set(q)
         f.local_get(q).i32_const(1).i32_and()
         with f.if_(F64):  # odd quadrant
-            self._cos_poly(f, prec, r, z)
+            self._cos_poly(f, r, z)
             if which == "tan":  # tan = -cos/sin
                 f.f64_neg()
-                self._sin_poly(f, prec, r, z)
+                self._sin_poly(f, r, z)
                 f.f64_div()
             f.else_()
-            self._sin_poly(f, prec, r, z)
+            self._sin_poly(f, r, z)
             if which == "tan":
-                self._cos_poly(f, prec, r, z)
+                self._cos_poly(f, r, z)
                 f.f64_div()
         if which != "tan":  # quadrants 2 and 3 are negative
             res = f.local(F64)
@@ -405,18 +379,18 @@ class _Lib:
         f.local_set(res).local_get(0).local_get(res)
         f.local_get(0).f64_abs().f64_const(2.0**-27).f64_lt().select()
 
-    def _sin(self, f: Function, prec: str) -> None:
-        self._trig(f, prec, "sin")
+    def _sin(self, f: Function) -> None:
+        self._trig(f, "sin")
 
-    def _cos(self, f: Function, prec: str) -> None:
-        self._trig(f, prec, "cos")
+    def _cos(self, f: Function) -> None:
+        self._trig(f, "cos")
 
-    def _tan(self, f: Function, prec: str) -> None:
-        self._trig(f, prec, "tan")
+    def _tan(self, f: Function) -> None:
+        self._trig(f, "tan")
 
     # -- inverse trigonometric
 
-    def _atan_kernel(self, f: Function, prec: str) -> None:
+    def _atan_kernel(self, f: Function) -> None:
         """atan(t) for t in [0, 1]: two half-angle steps, then the odd Taylor series."""
         t, z = 0, f.local(F64)
         for _ in range(2):  # atan(t) = 2 atan(t / (1 + sqrt(1 + t^2)))
@@ -425,7 +399,7 @@ class _Lib:
             f.f64_add().f64_div().local_set(t)
         f.local_get(t).local_get(t).f64_mul().local_set(z)
         f.local_get(t).local_get(t).local_get(z).f64_mul()
-        _horner(f, z, _coeffs("atan", prec))
+        _horner(f, z, _coeffs("atan"))
         f.f64_mul().f64_add().f64_const(4.0).f64_mul()
 
     def _half_pi_minus(self, f: Function) -> None:
@@ -434,9 +408,9 @@ class _Lib:
         f.local_set(v).f64_const(_PIO2_HI).local_get(v).f64_sub()
         f.f64_const(_PIO2_LO).f64_add()
 
-    def _atan(self, f: Function, prec: str) -> None:
+    def _atan(self, f: Function) -> None:
         x, a = 0, f.local(F64)
-        kernel = self.get("atan_kernel", prec)
+        kernel = self.get("atan_kernel")
         f.local_get(x).f64_abs().local_tee(a).f64_const(1.0).f64_gt()
         with f.if_(F64):  # atan(a) = pi/2 - atan(1/a)
             f.f64_const(1.0).local_get(a).f64_div().call(kernel)
@@ -446,9 +420,9 @@ class _Lib:
         f.local_get(x).f64_copysign()
         self._tiny_is_identity(f)
 
-    def _atan2(self, f: Function, prec: str) -> None:
+    def _atan2(self, f: Function) -> None:
         y, x, ay, ax, a = 0, 1, f.local(F64), f.local(F64), f.local(F64)
-        kernel = self.get("atan_kernel", prec)
+        kernel = self.get("atan_kernel")
         f.local_get(y).f64_abs().local_set(ay)
         f.local_get(x).f64_abs().local_set(ax)
         f.local_get(ay).local_get(ax).f64_gt()
@@ -475,34 +449,34 @@ class _Lib:
         f.f64_const(1.0).local_get(0).f64_sub()
         f.f64_const(1.0).local_get(0).f64_add().f64_mul().f64_sqrt()
 
-    def _asin(self, f: Function, prec: str) -> None:
+    def _asin(self, f: Function) -> None:
         f.local_get(0)
         self._sqrt_one_minus_square(f)
-        f.call(self.get("atan2", prec))
+        f.call(self.get("atan2"))
 
-    def _acos(self, f: Function, prec: str) -> None:
+    def _acos(self, f: Function) -> None:
         self._sqrt_one_minus_square(f)
-        f.local_get(0).call(self.get("atan2", prec))
+        f.local_get(0).call(self.get("atan2"))
 
     # -- error function
 
-    def _erf(self, f: Function, prec: str) -> None:
+    def _erf(self, f: Function) -> None:
         x, z = 0, f.local(F64)
         f.local_get(x).f64_abs().f64_const(1.0).f64_lt()
         with f.if_(F64):  # x * P(x^2)
             f.local_get(x).local_get(x).f64_mul().local_set(z)
             f.local_get(x)
-            _horner(f, z, [c * 2 / math.sqrt(math.pi) for c in _coeffs("erf", prec)])
+            _horner(f, z, [c * 2 / math.sqrt(math.pi) for c in _coeffs("erf")])
             f.f64_mul()
             f.else_()  # 1 - erfc(|x|), with the sign of x
-            f.f64_const(1.0).local_get(x).f64_abs().call(self.get("erfc_tail", prec))
+            f.f64_const(1.0).local_get(x).f64_abs().call(self.get("erfc_tail"))
             f.f64_sub().local_get(x).f64_copysign()
 
-    def _erfc_tail(self, f: Function, prec: str) -> None:
+    def _erfc_tail(self, f: Function) -> None:
         """erfc(a) for a >= 1 (and inf/nan): exp(-a^2) * g(s) / a, g Chebyshev."""
         a, s2, b1, b2 = 0, f.local(F64), f.local(F64), f.local(F64)
-        coeffs = _ERFC_CHEB[: _ERFC_TERMS[prec]]
-        exp = self.get("exp", prec)
+        coeffs = _ERFC_CHEB
+        exp = self.get("exp")
         k = _ERFC_K
         f.local_get(a).f64_const(30.0).f64_min().local_set(a)  # erfc(30) is 0 in f64
         # s2 = 2 * s
@@ -515,23 +489,21 @@ class _Lib:
             f.f64_const(c).f64_add().local_get(b1).local_set(b2).local_set(b1)
         f.local_get(s2).f64_const(0.5).f64_mul().local_get(b1).f64_mul()
         f.local_get(b2).f64_sub().f64_const(coeffs[0]).f64_add()
-        if prec == "s":  # a is an f32: a*a is exact in f64
-            f.local_get(a).local_get(a).f64_mul().f64_neg().call(exp)
-        else:  # exp(-hi^2) * exp(-(a - hi)(a + hi)), hi^2 exact
-            hi = f.local(F64)
-            _high_bits(f, a)
-            f.local_tee(hi).local_get(hi).f64_mul().f64_neg().call(exp)
-            f.local_get(a).local_get(hi).f64_sub()
-            f.local_get(a).local_get(hi).f64_add().f64_mul().f64_neg().call(exp)
-            f.f64_mul()
+        # exp(-hi^2) * exp(-(a - hi)(a + hi)), hi^2 exact
+        hi = f.local(F64)
+        _high_bits(f, a)
+        f.local_tee(hi).local_get(hi).f64_mul().f64_neg().call(exp)
+        f.local_get(a).local_get(hi).f64_sub()
+        f.local_get(a).local_get(hi).f64_add().f64_mul().f64_neg().call(exp)
+        f.f64_mul()
         f.f64_mul().local_get(a).f64_div()
 
     # -- power
 
-    def _pow(self, f: Function, prec: str) -> None:
+    def _pow(self, f: Function) -> None:
         x, y, r, half = 0, 1, f.local(F64), f.local(F64)
-        f.local_get(y).local_get(x).f64_abs().call(self.get("log", prec)).f64_mul()
-        f.call(self.get("exp", prec)).local_set(r)
+        f.local_get(y).local_get(x).f64_abs().call(self.get("log")).f64_mul()
+        f.call(self.get("exp")).local_set(r)
         f.local_get(y).f64_floor().local_get(y).f64_eq()
         y_int = _cond(f)
         f.local_get(y).f64_const(0.5).f64_mul().local_tee(half).f64_floor()
@@ -556,25 +528,20 @@ class _Lib:
 # ----------------------------------------------------------------------------- public API
 
 
-def _precision(dtype) -> str:
+def _is_float64(dtype) -> bool:
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
-    if not isinstance(name, str):  # a scalar type such as numpy.float32
+    if not isinstance(name, str):  # a scalar type such as numpy.float64
         name = getattr(dtype, "__name__", str(dtype))
-    name = name.lower()
-    if name in ("float32", "f32"):
-        return "f32"
-    if name in ("float64", "f64"):
-        return "d"
-    raise ValueError(f"math helpers exist for float32 and float64, not {dtype!r}")
+    return name.lower() in ("float64", "f64")
 
 
-def add_math_helpers(module: Module, names: Iterable[str], dtype="float32") -> dict[str, int]:
-    """Emit the requested helpers (and what they use) into `module`; name -> function index.
-
-    float32 helpers take and return f32, float64 ones f64. atan2(y, x) and pow(x, y) take
-    two arguments. Asking again for a helper returns the same index.
+def add_math_helpers(module: Module, names: Iterable[str], dtype="float64") -> dict[str, int]:
+    """Emit the requested float64 helpers (and what they use) into `module`; name -> function
+    index. atan2(y, x) and pow(x, y) take two arguments. Asking again for a helper returns the
+    same index. (float32 is compiler/mathlib's: every float32 function decomposes into core ops.)
     """
-    prec = _precision(dtype)
+    if not _is_float64(dtype):
+        raise ValueError(f"math helpers exist for float64 only, not {dtype!r}")
     lib = module.memo.get("pyjax.mathlib")
     if lib is None:
         lib = module.memo["pyjax.mathlib"] = _Lib(module)
@@ -583,7 +550,7 @@ def add_math_helpers(module: Module, names: Iterable[str], dtype="float32") -> d
         if name not in MATH_FUNCTIONS:
             known = ", ".join(MATH_FUNCTIONS)
             raise ValueError(f"unknown math helper {name!r}; available: {known}")
-        out[name] = lib.get(name, prec)
+        out[name] = lib.get(name)
     return out
 
 
