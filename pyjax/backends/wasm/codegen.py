@@ -1051,8 +1051,6 @@ class KernelCodegen:
                     if name not in temps:
                         temps[name] = f.local(ty or t)
                     getattr(f, "local_" + kind)(temps[name])
-                elif kind == "select":
-                    f.select(arg)
                 else:  # typed constant, e.g. i32:1
                     self._const(float(arg) if kind[0] == "f" else int(arg), _CONST_DTYPE[kind])
             elif tok[0].isdigit() or tok[0] == "-" or tok == "inf":
