@@ -205,8 +205,6 @@ class PRNGKeyArray:
     @property
     def at(self):
         """`keys.at[idx].set(other_keys)` / `.get()`, as for arrays."""
-        from pyjax.numpy._keys import KeyAt
-
         return KeyAt(self)
 
     def copy(self) -> PRNGKeyArray:
@@ -225,16 +223,12 @@ class PRNGKeyArray:
     def __eq__(self, other: object):
         if not isinstance(other, PRNGKeyArray):
             raise TypeError(f"eq does not accept dtypes {_dtype_name(self)}, {_dtype_name(other)}.")
-        from pyjax import numpy as jnp
-
-        return jnp.all(self._data == other._data, axis=-1)
+        return (self._data == other._data).all(axis=-1)
 
     def __ne__(self, other: object):
         if not isinstance(other, PRNGKeyArray):
             raise TypeError(f"ne does not accept dtypes {_dtype_name(self)}, {_dtype_name(other)}.")
-        from pyjax import numpy as jnp
-
-        return jnp.any(self._data != other._data, axis=-1)
+        return (self._data != other._data).any(axis=-1)
 
     __neg__, __pos__, __abs__, __invert__ = _unop("neg"), _unop("pos"), _unop("abs"), _unop("not")
     __lt__, __le__, __gt__, __ge__ = _cmp("lt"), _cmp("le"), _cmp("gt"), _cmp("ge")
@@ -272,3 +266,36 @@ def _no_aval(keys: PRNGKeyArray):
 pytype_aval_mappings[PRNGKeyArray] = _no_aval
 register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
 register_array_like_node(PRNGKeyArray)
+
+
+def key_words(x: Any) -> Any:
+    """The raw uint32 words of typed keys x; a clear error for anything else."""
+    if not isinstance(x, PRNGKeyArray):
+        d = getattr(getattr(x, "dtype", None), "name", type(x).__name__)
+        raise ValueError(f"Cannot combine typed PRNG keys (dtype={KEY_DTYPE}) with arrays of dtype {d}.")
+    return x._data
+
+
+class KeyAt:
+    """`keys.at[idx]`: .get() and .set(keys) (keys are not numbers: no add, multiply, ...)."""
+
+    def __init__(self, keys: PRNGKeyArray, idx: Any = None):
+        self.keys, self.idx = keys, idx
+
+    def __getitem__(self, idx: Any) -> KeyAt:
+        return KeyAt(self.keys, idx)
+
+    def _data_index(self) -> Any:
+        idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        return idx + (slice(None),) if any(i is Ellipsis for i in idx) else idx  # the word axis stays last
+
+    def get(self, **kwargs) -> PRNGKeyArray:
+        return PRNGKeyArray(self.keys._data.at[self._data_index()].get(**kwargs))
+
+    def set(self, values: Any, **kwargs) -> PRNGKeyArray:
+        return PRNGKeyArray(self.keys._data.at[self._data_index()].set(key_words(values), **kwargs))
+
+    def __getattr__(self, name: str):
+        if name in ("add", "multiply", "divide", "power", "min", "max", "apply", "mul"):
+            raise TypeError(f".at[...].{name} is not defined for typed PRNG keys (dtype {KEY_DTYPE}): only get and set")
+        raise AttributeError(name)

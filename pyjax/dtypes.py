@@ -8,7 +8,9 @@ from typing import Any
 from pyjax._prng import KeyDtype as _KeyDtype
 from pyjax._prng import extended, prng_key
 from pyjax.core import dtypes as _d
+from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import finfo, iinfo  # noqa: F401
+from pyjax.runtime.array import Array
 
 bfloat16 = _d.SCALAR_TYPES["bfloat16"]
 
@@ -58,9 +60,28 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     """The dtype of combining args under JAX's promotion rules (optionally with the weak-type flag)."""
-    import pyjax.numpy as jnp
-
-    d = jnp.result_type(*args)
+    items = []
+    for a in args:
+        if isinstance(a, (_d.DType, str, type)) or (hasattr(a, "dtype") and isinstance(a, type)):
+            try:  # canonicalized before the join, as in JAX: (int8, uint64) -> int32 without x64
+                items.append((_d.canonicalize(a), False))
+                continue
+            except TypeError:
+                pass
+        if isinstance(a, (bool, int, float, complex)):
+            items.append((_d.python_scalar_dtype(a), type(a) is not bool))
+        elif isinstance(a, (Array, Tracer)):
+            av = get_aval(a)
+            items.append((av.dtype, av.weak_type))
+        elif isinstance(a, getattr(sys.modules.get("numpy"), "dtype", ())):
+            items.append((_d.canonicalize(a), False))
+        elif hasattr(a, "dtype"):  # numpy arrays and scalars
+            items.append((_d.canonicalize(a.dtype), False))
+        else:
+            items.append((_d.canonicalize(a), False))
+    if not items:
+        raise ValueError("at least one array or dtype is required")
+    d = _d.promote(items)[0]
     if not return_weak_type_flag:
         return d
     weak = bool(args) and all(isinstance(a, (bool, int, float)) or getattr(a, "weak_type", False) for a in args)

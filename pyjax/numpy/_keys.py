@@ -8,6 +8,7 @@ import functools
 from typing import Any
 
 from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for the numpy topic modules)
+from pyjax._prng import key_words as _data
 from pyjax.core.pytree import tree_map
 from pyjax.lax._util import canonical_axis
 
@@ -17,13 +18,6 @@ def any_key(*xs: Any) -> bool:
     if len(xs) == 1 and isinstance(xs[0], (list, tuple)):
         xs = tuple(xs[0])
     return any(isinstance(x, PRNGKeyArray) for x in xs)
-
-
-def _data(x: Any) -> Any:
-    if not isinstance(x, PRNGKeyArray):
-        d = getattr(getattr(x, "dtype", None), "name", type(x).__name__)
-        raise ValueError(f"Cannot combine typed PRNG keys (dtype={KEY_DTYPE}) with arrays of dtype {d}.")
-    return x._data
 
 
 def stack(arrays, axis=0) -> PRNGKeyArray:
@@ -112,28 +106,3 @@ def comparing(fn, op):
         return op(x, y) if any_key(x, y) else fn(x, y)
 
     return wrapper
-
-
-class KeyAt:
-    """`keys.at[idx]`: .get() and .set(keys) (keys are not numbers: no add, multiply, ...)."""
-
-    def __init__(self, keys: PRNGKeyArray, idx: Any = None):
-        self.keys, self.idx = keys, idx
-
-    def __getitem__(self, idx: Any) -> KeyAt:
-        return KeyAt(self.keys, idx)
-
-    def _data_index(self) -> Any:
-        idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
-        return idx + (slice(None),) if any(i is Ellipsis for i in idx) else idx  # the word axis stays last
-
-    def get(self, **kwargs) -> PRNGKeyArray:
-        return PRNGKeyArray(self.keys._data.at[self._data_index()].get(**kwargs))
-
-    def set(self, values: Any, **kwargs) -> PRNGKeyArray:
-        return PRNGKeyArray(self.keys._data.at[self._data_index()].set(_data(values), **kwargs))
-
-    def __getattr__(self, name: str):
-        if name in ("add", "multiply", "divide", "power", "min", "max", "apply", "mul"):
-            raise TypeError(f".at[...].{name} is not defined for typed PRNG keys (dtype {KEY_DTYPE}): only get and set")
-        raise AttributeError(name)

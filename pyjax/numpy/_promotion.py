@@ -7,6 +7,7 @@ import builtins
 import math
 import operator
 
+from pyjax import dtypes as _jax_dtypes
 from pyjax.core import core, dtypes
 from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
@@ -167,29 +168,8 @@ def _shape_tuple(shape):
 
 
 def result_type(*args) -> DType:
-    """jnp.result_type with JAX's weak-type lattice."""
-    items = []
-    for a in args:
-        if isinstance(a, (DType, str, type)) or (hasattr(a, "dtype") and isinstance(a, type)):
-            try:  # canonicalized before the join, as in JAX: (int8, uint64) -> int32 without x64
-                items.append((dtypes.canonicalize(a), False))
-                continue
-            except TypeError:
-                pass
-        if isinstance(a, _SCALARS):
-            items.append((dtypes.python_scalar_dtype(a), type(a) is not builtins.bool))
-        elif _is_array(a):
-            av = _aval(a)
-            items.append((av.dtype, av.weak_type))
-        elif _np is not None and isinstance(a, _np.dtype):
-            items.append((dtypes.canonicalize(a), False))
-        elif hasattr(a, "dtype"):
-            items.append((dtypes.canonicalize(a.dtype), False))
-        else:
-            items.append((dtypes.canonicalize(a), False))
-    if not items:
-        raise ValueError("at least one array or dtype is required")
-    return dtypes.promote(items)[0]
+    """jnp.result_type with JAX's weak-type lattice (pyjax.dtypes.result_type)."""
+    return _jax_dtypes.result_type(*args)
 
 
 def _weak_result(*args):
