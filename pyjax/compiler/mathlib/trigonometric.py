@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import math
+
 from pyjax.compiler import ir
 from pyjax.compiler.mathlib.exponential import pow2
 from pyjax.compiler.mathlib.expr import (
     F32,
+    F64,
     I32,
     NAN,
     U32,
@@ -18,6 +21,7 @@ from pyjax.compiler.mathlib.expr import (
     from_bits,
     isnan,
     madd,
+    pick,
     poly,
     sqrt,
     to,
@@ -44,12 +48,24 @@ _BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in ran
 # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
 _SIN_S = [-0.1666666716337204, 0.008333329111337662, -0.0001983930415008217, 2.718046516747563e-06]
 _COS_C = [0.0416666679084301, -0.0013888883404433727, 2.479945214872714e-05, -2.720504994613293e-07]
-# atan u = u + u^3 A(u^2), |u| <= tan(pi/8): 2e-11.
-_ATAN_A = [-0.3333333134651184, 0.19999903440475464, -0.14281980693340302, 0.11044347286224365]
-_ATAN_A += [-0.08474255353212357, 0.04739707335829735]
-# asin x = x + x^3 B(x^2), |x| <= 0.5: 3e-10.
-_ASIN_B = [0.16666659712791443, 0.07500509917736053, 0.044515710324048996, 0.03181875869631767]
-_ASIN_B += [0.01439452450722456, 0.0375814251601696]
+# atan u = u + u^3 A(u^2), |u| <= tan(pi/8). float32: minimax, 2e-11; float64: the Taylor
+# series to u^43 (truncation 2e-18).
+_ATAN_A = {
+    F32: [-0.3333333134651184, 0.19999903440475464, -0.14281980693340302, 0.11044347286224365]
+    + [-0.08474255353212357, 0.04739707335829735],
+    F64: [(-1) ** (n + 1) / (2 * n + 3) for n in range(21)],
+}
+# asin x = x + x^3 B(x^2), |x| <= 0.5. float32: minimax, 3e-10; float64: the Taylor series to
+# x^51 (truncation 2e-18).
+_ASIN_B = {
+    F32: [0.16666659712791443, 0.07500509917736053, 0.044515710324048996, 0.03181875869631767]
+    + [0.01439452450722456, 0.0375814251601696],
+    F64: [math.comb(2 * m, m) / (4**m * (2 * m + 1)) for m in range(1, 26)],
+}
+# pi/2, pi, pi/4 as a rounded head and the rest, per precision
+_PIO2 = {F32: (PIO2_HI, PIO2_LO), F64: (1.5707963267948966, 6.123233995736766e-17)}
+_PI = {F32: (PI_HI, PI_LO), F64: (3.141592653589793, 1.2246467991473532e-16)}
+_PIO4 = {F32: (PIO4_HI, PIO4_LO), F64: (0.7853981633974483, 3.061616997868383e-17)}
 
 
 # ---- argument reduction -------------------------------------------------------------------
@@ -149,7 +165,7 @@ def tan(x: V) -> V:
 
 def _asin_kernel(s: V, z: V) -> V:
     """asin(s) for |s| <= 0.5, z = s * s."""
-    return madd(s * z, poly(z, _ASIN_B), s)
+    return madd(s * z, poly(z, pick(s, _ASIN_B)), s)
 
 
 def _asin_parts(x: V) -> tuple[V, V, V]:
@@ -165,13 +181,15 @@ def _asin_parts(x: V) -> tuple[V, V, V]:
 
 def asin(x: V) -> V:
     small, k, k2 = _asin_parts(x)
-    return copysign(where(small, k, (PIO2_HI - k2) + PIO2_LO), x)
+    hi, lo = pick(x, _PIO2)
+    return copysign(where(small, k, (hi - k2) + lo), x)
 
 
 def acos(x: V) -> V:
     small, k, k2 = _asin_parts(x)
-    big = where(x > 0.0, k2, (PI_HI - k2) + PI_LO)
-    return where(small, PIO2_HI - (k - PIO2_LO), big)
+    (hi, lo), (pi_hi, pi_lo) = pick(x, _PIO2), pick(x, _PI)
+    big = where(x > 0.0, k2, (pi_hi - k2) + pi_lo)
+    return where(small, hi - (k - lo), big)
 
 
 def _atan01(t: V) -> V:
@@ -179,12 +197,14 @@ def _atan01(t: V) -> V:
     big = t > 0.41421356
     u = where(big, (t - 1.0) / (t + 1.0), t)
     z = u * u
-    k = madd(u * z, poly(z, _ATAN_A), u)
-    return where(big, PIO4_HI + (k + PIO4_LO), k)
+    k = madd(u * z, poly(z, pick(t, _ATAN_A)), u)
+    hi, lo = pick(t, _PIO4)
+    return where(big, hi + (k + lo), k)
 
 
 def _pio2_minus(a: V) -> V:
-    return PIO2_HI - (a - PIO2_LO)
+    hi, lo = pick(a, _PIO2)
+    return hi - (a - lo)
 
 
 def atan(x: V) -> V:
@@ -202,10 +222,11 @@ def atan2(y: V, x: V) -> V:
     # atan2(+-0, +-0) and atan2(+-inf, +-inf) as in C99 and numpy (0/0 and inf/inf gave NaN)
     both_zero = (bits(ax) | bits(ay)).eq(0)
     both_inf = (ax.eq(float("inf"))) & ay.eq(float("inf"))
-    a = where(both_inf, PIO4_HI, where(both_zero, 0.0, a))
-    a = where(bits(x) < 0, (PI_HI - a) + PI_LO, a)  # x negative, -0 too
+    (pio4, _), (pi_hi, pi_lo) = pick(x, _PIO4), pick(x, _PI)
+    a = where(both_inf, pio4, where(both_zero, 0.0, a))
+    a = where(bits(x) < 0, (pi_hi - a) + pi_lo, a)  # x negative, -0 too
     return where(isnan(x) | isnan(y), x + y, copysign(a, y))
 
 
 TABLE = {"sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos, "atan": atan, "atan2": atan2}
-FLOAT32_ONLY = frozenset(TABLE)  # float64: the backend's helpers until written here too
+FLOAT32_ONLY = frozenset(("sin", "cos", "tan"))  # float64: the backend's helpers until written here too
