@@ -43,7 +43,7 @@ CW = (1.5703125, 0.0004837512969970703, 7.549533620476723e-08, 2.563344068257089
 TWO_OVER_PI_WORDS = (0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599, 0x3C439041, 0xFE5163AB, 0xDEBBC561)
 _TWO_OVER_PI_BITS = sum(w << (32 * (7 - i)) for i, w in enumerate(TWO_OVER_PI_WORDS))  # 2/pi * 2**256
 # floor(2/pi * 2**(8n)) mod 2**32: the words of 2/pi at byte offsets n (Payne-Hanek's window)
-_BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in range(2, 25)}
+_BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in range(2, 26)}
 
 # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
 _SIN_S = [-0.1666666716337204, 0.008333329111337662, -0.0001983930415008217, 2.718046516747563e-06]
@@ -86,6 +86,15 @@ def _mul_hi(a: V, w: V) -> V:
     return a1 * w1 + (p01 >> 16) + (p10 >> 16) + (mid >> 16)
 
 
+def _select4(i: V, items: list) -> V:
+    """items[i] for integer-valued float i in 0..3 (uint32 constants or values)."""
+    out = items[0] if isinstance(items[0], V) else V(ir.const(items[0], U32))
+    for j in range(1, 4):
+        item = items[j] if isinstance(items[j], V) else V(ir.const(items[j], U32))
+        out = where(i > j - 0.5, item, out)
+    return out
+
+
 def _reduce_big(ax: V) -> tuple[V, V]:
     """(r, q) as _reduce_cw for finite ax > 4096 (Payne-Hanek): ax = m 2**e with a 24-bit m, so
     ax 2/pi mod 4 needs only the bits of 2/pi from 2**(1 - e) on. The window of them that starts
@@ -95,12 +104,12 @@ def _reduce_big(ax: V) -> tuple[V, V]:
     be = to(bits(ax) & 0x7F800000, F32) * 2.0**-23  # the biased exponent, exactly
     b = floor((be - 120.0) * 0.125)  # in [2, 16]
     m = to(ax * pow2(30.0 - 8.0 * b), U32)  # m 2**(e + 30 - 8b), an integer below 2**31
-    w = []
-    for off in (0, 4, 8):
-        word = V(ir.const(_BYTE_WORDS[2 + off], U32))
-        for n in range(3, 17):
-            word = where(b > n - 0.5, V(ir.const(_BYTE_WORDS[n + off], U32)), word)
-        w.append(word)
+    # words b, b + 4, b + 8 of the table: first each group of four by b mod 4, then the group
+    bb = b - 2.0
+    g = floor(bb * 0.25)
+    i = bb - 4.0 * g
+    groups = [_select4(i, [_BYTE_WORDS[2 + 4 * j + i] for i in range(4)]) for j in range(6)]
+    w = [_select4(g, groups[k : k + 4]) for k in range(3)]
     lo1 = m * w[1]
     low = lo1 + (((m & 0xFFFF) * (w[2] >> 16)) >> 16) + (((m >> 16) * (w[2] & 0xFFFF)) >> 16) + (m >> 16) * (w[2] >> 16)
     one, zero = V(ir.const(1, U32)), V(ir.const(0, U32))
