@@ -166,9 +166,11 @@ class WgpuHost:
 
         self._wgpu = wgpu
         try:  # wgpu-native's C functions, for recording compute passes without wgpu-py's wrappers
+            from wgpu.backends.wgpu_native._api import libf
             from wgpu.backends.wgpu_native._ffi import ffi, lib
 
             self._raw = (ffi, lib) if hasattr(lib, "wgpuComputePassEncoderDispatchWorkgroups") else None
+            self._libf = libf  # the same functions, raising wgpu-native's errors (wgpu-py's wrappers)
         except ImportError:  # pragma: no cover - other wgpu-py versions
             self._raw = None
         self._usage_storage = (
@@ -455,12 +457,15 @@ class WgpuHost:
 
     def _read_span(self, buf: _Buffer, start: int, size: int, skip: int = 0, n: int | None = None) -> bytes:
         """Bytes [start + skip, start + skip + n) of buf; [start, start + size) is 4-byte aligned."""
-        st, cls = self._stage(buf, start, size)
         if self._raw is not None:
+            st, cls = self._stage_buffer(size)
+            self._submit_raw(b"", (), (), (), (), (), (buf, start, size, st))
+            self.stats["submits"] += 1
             out = self._map_read_raw(st, size)[skip : skip + (size if n is None else n)]
             self._staging_pool.setdefault(cls, []).append(st)
             return out
-        st.map_sync(self._wgpu.MapMode.READ, 0, size)  # pragma: no cover - other wgpu-py versions
+        st, cls = self._stage(buf, start, size)  # pragma: no cover - other wgpu-py versions
+        st.map_sync(self._wgpu.MapMode.READ, 0, size)
         return self._unstage(st, cls, size, skip, size if n is None else n)
 
     def _map_read_raw(self, st, size: int) -> bytes:
@@ -726,30 +731,15 @@ class WgpuHost:
             uoffs.append(uoff)
             usizes.append(usize)
         try:
-            if blob:
-                self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
-            enc = self._device.create_command_encoder()
-            cpass = enc.begin_compute_pass()
             if self._raw is not None and all(p.layout_key is not None for p in pipes):
-                self._record_raw(cpass, pipes, bufsets, grids, uoffs, usizes)
-                pipes = ()
-            for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
-                cpass.set_pipeline(pipe.gpu)
-                if pipe.layout_key is not None:
-                    bg = self._bind_group(pipe, bufs, usize)
-                    cpass.set_bind_group(0, bg, [uoff] if usize else [])
-                else:
-                    cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
-                if grid[0] == "indirect":
-                    cpass.dispatch_workgroups_indirect(grid[1], 0)
-                else:
-                    cpass.dispatch_workgroups(*grid)
-            cpass.end()
-            if read is not None:
-                staged = self._stage(buf, start, size, enc)
-            self._queue.submit([enc.finish()])
+                if read is not None:
+                    staged = self._stage_buffer(size)
+                self._submit_raw(blob, pipes, bufsets, grids, uoffs, usizes, staged and (buf, start, size, staged[0]))
+                pipes = None
         except self._gpu_errors as e:
             raise self._translate(e, "dispatch") from e
+        if pipes is not None:
+            staged = self._dispatch_wrapped(blob, pipes, bufsets, grids, uoffs, usizes, read and (buf, start, size))
         self.stats["submits"] += 1
         self.stats["dispatches"] += len(steps)
         self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
@@ -763,7 +753,69 @@ class WgpuHost:
         self._staging_pool.setdefault(cls, []).append(st)
         return out
 
-    def _record_raw(self, cpass, pipes, bufsets, grids, uoffs, usizes) -> None:
+    def _dispatch_wrapped(self, blob, pipes, bufsets, grids, uoffs, usizes, read):
+        """dispatch's recording and submit through wgpu-py's objects (any pipeline layout)."""
+        staged = None
+        try:
+            if blob:
+                self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
+            enc = self._device.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
+                cpass.set_pipeline(pipe.gpu)
+                if pipe.layout_key is not None:
+                    bg = self._bind_group(pipe, bufs, usize)
+                    cpass.set_bind_group(0, bg, [uoff] if usize else [])
+                else:
+                    cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
+                if grid[0] == "indirect":
+                    cpass.dispatch_workgroups_indirect(grid[1], 0)
+                else:
+                    cpass.dispatch_workgroups(*grid)
+            cpass.end()
+            if read is not None:
+                staged = self._stage(read[0], read[1], read[2], enc)
+            self._queue.submit([enc.finish()])
+        except self._gpu_errors as e:
+            raise self._translate(e, "dispatch") from e
+        return staged
+
+    def _stage_buffer(self, size: int):
+        """(a pooled staging buffer of at least size bytes, its size class)."""
+        cls = _size_class(size)
+        free = self._staging_pool.get(cls)
+        return (free.pop() if free else self._alloc(cls, self._usage_staging, "read")), cls
+
+    def _submit_raw(self, blob, pipes, bufsets, grids, uoffs, usizes, copy) -> None:
+        """Write the uniforms, record the steps (and the copy (buf, start, size, staging) if
+        any) and submit, through wgpu-native's C functions: wgpu-py's objects and descriptors
+        cost ~45% of a tiny awaited call's host time on the H200. finish() and submit go through
+        wgpu-py's error-capturing wrappers (libf), so validation errors still raise."""
+        ffi, lib = self._raw
+        libf = self._libf
+        if blob:
+            ub = self._uniform_buffer(len(blob))
+            libf.wgpuQueueWriteBuffer(self._queue._internal, ub._internal, 0, ffi.from_buffer(blob), len(blob))
+        enc = lib.wgpuDeviceCreateCommandEncoder(self._device._internal, ffi.NULL)
+        try:
+            cp = lib.wgpuCommandEncoderBeginComputePass(enc, ffi.NULL)
+            try:
+                self._record_raw(cp, pipes, bufsets, grids, uoffs, usizes)
+                lib.wgpuComputePassEncoderEnd(cp)
+            finally:
+                lib.wgpuComputePassEncoderRelease(cp)
+            if copy is not None:
+                b, start, size, st = copy
+                lib.wgpuCommandEncoderCopyBufferToBuffer(enc, b.gpu._internal, start, st._internal, 0, size)
+            cb = libf.wgpuCommandEncoderFinish(enc, ffi.NULL)
+        finally:
+            lib.wgpuCommandEncoderRelease(enc)
+        try:
+            libf.wgpuQueueSubmit(self._queue._internal, 1, ffi.new("WGPUCommandBuffer[1]", [cb]))
+        finally:
+            lib.wgpuCommandBufferRelease(cb)
+
+    def _record_raw(self, cp, pipes, bufsets, grids, uoffs, usizes) -> None:
         """The steps' pipeline/bind group/dispatch commands through wgpu-native's C functions.
 
         wgpu-py's wrappers capture errors around every call (~5 us each on the H200's host, three
@@ -775,7 +827,6 @@ class WgpuHost:
         set_group = lib.wgpuComputePassEncoderSetBindGroup
         run = lib.wgpuComputePassEncoderDispatchWorkgroups
         run_indirect = lib.wgpuComputePassEncoderDispatchWorkgroupsIndirect
-        cp = cpass._internal
         offs = ffi.new("uint32_t[]", uoffs)
         last = None
         for i, (pipe, bufs, grid, usize) in enumerate(zip(pipes, bufsets, grids, usizes)):
