@@ -89,9 +89,9 @@ class Array(core.ArrayMethods):
         with LOCK:
             if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
                 arr = execute.materialize(arr)
-            backend = arr._buf.backend
-            backend.synchronize()
-            return backend.read(arr._buf.slot, self.nbytes)
+            # a backend's read waits for the work queued before it (webgpu: the queue and the
+            # copy go out in one submit); a synchronize() first cost a second GPU round trip
+            return arr._buf.backend.read(arr._buf.slot, self.nbytes)
 
     async def _contiguous_bytes_async(self) -> bytes:
         from pyjax.runtime import execute
