@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 
 from pyjax import backends
 from pyjax.backends import limits
@@ -26,10 +27,13 @@ from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core.lru import LRUCache, cache_size
 
 _MAX_QUEUE = int(os.environ.get("PYJAX_WEBGPU_MAX_QUEUE", "256"))
-# Flush once this many workgroups are queued: the GPU then starts on big work while Python
-# records the next calls (one flush per 100 full sums of 8192^2 left the H200 idle for the
-# ~1 ms it took to record them: 2.5 TB/s instead of 2.9).
+# Flush once this many workgroups are queued and _MIN_FLUSH_GAP seconds passed since the last
+# flush: the GPU starts on big work while Python records the next calls, and a kernel of many
+# workgroups is not submitted alone each call (submits cost the host too). H200, 8192^2 f32
+# sums, 100 calls back to back, column/full/row: flushing at a fixed 4096 gave 3,317-3,411 /
+# 2,664-3,520 / 2,347-3,028 GB/s, a fixed 65536 2,021-2,059 / 2,579-2,610 / 3,468-3,498.
 _MAX_QUEUED_WORKGROUPS = 4096
+_MIN_FLUSH_GAP = 150e-6
 _SCRATCH_BYTES = 256 << 20  # scratch kept across calls (WebGPUBackend.scratch)
 
 
@@ -108,6 +112,7 @@ class WebGPUBackend(Backend):
         self._nbytes: dict[int, int] = {}
         self._queue: list = []
         self._queued_wgs = 0  # workgroups of the queued steps (int grids)
+        self._flushed_at = 0.0  # perf_counter() of the last flush
         self._read_in_dispatch = bool(getattr(host, "reads_in_dispatch", False))  # dispatch(steps, read=...)
         self._busy: set = set()
         self._dead: list = []
@@ -258,7 +263,9 @@ class WebGPUBackend(Backend):
         return h
 
     def _maybe_flush(self) -> None:
-        if len(self._queue) >= _MAX_QUEUE or self._queued_wgs >= _MAX_QUEUED_WORKGROUPS:
+        if len(self._queue) >= _MAX_QUEUE or (
+            self._queued_wgs >= _MAX_QUEUED_WORKGROUPS and time.perf_counter() - self._flushed_at >= _MIN_FLUSH_GAP
+        ):
             self.flush()
 
     def flush(self, read: tuple | None = None):
@@ -269,6 +276,7 @@ class WebGPUBackend(Backend):
             return None
         steps, self._queue = self._queue, []
         self._queued_wgs = 0
+        self._flushed_at = time.perf_counter()
         try:
             return self.host.dispatch(steps, read=read) if read is not None else self.host.dispatch(steps)
         finally:
