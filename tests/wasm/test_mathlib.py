@@ -47,6 +47,7 @@ OURS = {
     "erf_inv": special.erfinv,
     "lgamma": special.gammaln,
     "digamma": special.digamma,
+    "cbrt": jnp.cbrt,
     "atan2": jnp.arctan2,
     "pow": jnp.power,
 }
@@ -81,6 +82,7 @@ def reference(name):
         "erf_inv": sp and sp.erfinv,
         "lgamma": sp and sp.gammaln,
         "digamma": sp and sp.psi,
+        "cbrt": np.cbrt,
         "atan2": np.arctan2,
         "pow": np.power,
     }[name]
@@ -142,6 +144,7 @@ DOMAINS = {
     "logistic": [_lin(-750, 750), _lin(-40, 40)],
     "erf": [_lin(-7, 7), _logspace(-40, 2)],
     "erfc": [_lin(-7, 4), _logspace(-40, 0.6)],  # beyond 4 scipy loses digits: test_erf_erfc_against_mpmath
+    "cbrt": [_lin(-10, 10), _logspace(-320, 308)],
     "erf_inv": [_lin(-1.1, 1.1), 1 - _logspace(-16, 0, signed=False), _logspace(-300, 0)],
     "lgamma": [_lin(-10, 10), _lin(0.5, 3), _logspace(-300, 300)],
     "digamma": [_lin(-10, 10), _lin(0.5, 3), _logspace(-300, 300, signed=False)],
@@ -152,7 +155,7 @@ SKIP_REF = {
     "digamma": lambda x: (x <= 0) & (np.floor(x) == x),
     "lgamma": lambda x: (np.abs(x) < 2.3e-308) | (x == -np.inf),
 }
-TINY_NOT_EXACT = ("acos", "lgamma", "digamma")  # f(tiny) is not x, 0 or 1: accuracy sweeps only
+TINY_NOT_EXACT = ("acos", "lgamma", "digamma", "cbrt")  # f(tiny) is not x, 0 or 1: accuracy sweeps only
 
 
 def _binary_inputs(name):
