@@ -32,7 +32,7 @@ import struct
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
 from pyjax.backends.wasm.halffloat import f16_helpers
-from pyjax.backends.wasm.mathext import math_index
+from pyjax.backends.wasm.mathlib import math_index
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.compiler.mathlib import expand_kernel
@@ -96,7 +96,7 @@ def _int_max(d) -> int:
     return (1 << (_bits(d) - 1)) - 1 if _signed(d) else (1 << _bits(d)) - 1
 
 
-# half float dtype -> its helpers (mathext.f16_helpers) by role
+# half float dtype -> its helpers (halffloat.f16_helpers) by role
 _HALF_HELPERS = {
     "float16": {"load": "f16_to_f32", "store": "f32_to_f16", "round": "round_f16"},
     "bfloat16": {"load": "bf16_to_f32", "store": "f32_to_bf16", "round": "round_bf16"},

@@ -1,23 +1,22 @@
 """Transcendental functions and the threefry PRNG as Wasm functions, built with `encoder`.
 
-What is left of wasm's own math: float64 trig, pow, and erf/exp/log/log1p/expm1 as the cores of
-those and of mathext's cbrt; every float32 function, and exp, log, tanh, erf, ... in float64
-kernels, are core ops (compiler/mathlib). A kernel generator asks for what it uses and calls it:
+What is left of wasm's own math: float64 sin, cos, tan (their reduction for huge arguments is
+not written as core ops yet) and exp, log, log1p, expm1 for the routines (logaddexp); every
+other function, in both precisions, is core ops (compiler/mathlib). A kernel generator asks for
+what it uses and calls it:
 
-    idx = add_math_helpers(module, ["sin", "pow"], "float64")
+    idx = add_math_helpers(module, ["sin", "exp"], "float64")
     f.local_get(0).call(idx["sin"])
 
 How they work:
-- Everything is computed in f64 with series to a few ulp (max relative error measured ~6e-16),
-  except pow = exp(y*log x), whose error grows with |y*log x| to ~1e-13 near overflow.
+- Everything is computed in f64 with series to a few ulp (max relative error measured ~6e-16).
 - Range reductions: exp/expm1 by k*ln2 (two-part ln2); log by the binary exponent; sin/cos/tan
   by k*pi/2 with a four-part pi/2 for |x| < 2**20 and, beyond, by exact products with chunks
-  of 2/pi kept modulo 4 (Payne-Hanek without tables), valid up to the largest finite value;
-  atan by 1/x and two half-angle steps; erfc's tail x >= 1 by a Chebyshev fit.
+  of 2/pi kept modulo 4 (Payne-Hanek without tables), valid up to the largest finite value.
 - Special values follow numpy/C99: exp overflow -> inf, log(0) -> -inf, log(<0) -> nan,
-  trig(inf) -> nan, signed zeros are kept, pow follows C99 `pow`.
+  trig(inf) -> nan, signed zeros are kept.
 - Series are Taylor series with exact coefficients; pi and ln 2 come from integer arithmetic
-  (Machin's formula, the series of ln 2), so the only fitted numbers are erfc's.
+  (Machin's formula, the series of ln 2).
 """
 
 from __future__ import annotations
@@ -27,16 +26,12 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from functools import cache
 
-from pyjax.compiler.mathlib.special import _ERFC_CHEB
-
 from .encoder import F64, I32, I64, Function, Module
 
-__all__ = ["BINARY", "MATH_FUNCTIONS", "UNARY", "add_math_helpers", "add_threefry2x32"]
+__all__ = ["MATH_FUNCTIONS", "UNARY", "add_math_helpers", "add_threefry2x32", "math_index"]
 
-UNARY = ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan")
-UNARY += ("erf", "sqrt")
-BINARY = ("atan2", "pow")  # atan2(y, x), pow(x, y)
-MATH_FUNCTIONS = UNARY + BINARY
+UNARY = ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "sqrt")
+MATH_FUNCTIONS = UNARY
 
 
 # ----------------------------------------------------------------------------- series
@@ -58,10 +53,6 @@ _SERIES: dict[str, tuple[Callable[[int], Fraction], int]] = {
     "sin": (lambda i: Fraction((-1) ** (i + 1), _fact(2 * i + 3)), 7),
     # cos(r) in r^2
     "cos": (lambda i: Fraction((-1) ** i, _fact(2 * i)), 9),
-    # (atan(t) - t) / t^3 in t^2, |t| <= tan(pi/16) after two half-angle steps
-    "atan": (lambda i: Fraction((-1) ** (i + 1), 2 * i + 3), 11),
-    # erf(x) / x in x^2 (times 2/sqrt(pi)), |x| < 1
-    "erf": (lambda i: Fraction((-1) ** i, _fact(i) * (2 * i + 1)), 19),
 }
 
 
@@ -115,7 +106,6 @@ _P = 1300  # bits of pi kept: the 2/pi chunks cover every f64 exponent
 _LN2_HI, _LN2_LO = _split(_ln2_fixed(_P), _P, (40, 53))  # k*_LN2_HI exact, |k| < 2**13
 _PIO2 = _split(_pi_fixed(_P), _P + 1, (33, 33, 33, 53))  # k*part exact, |k| < 2**20
 _PIO2_HI, _PIO2_LO = _split(_pi_fixed(_P), _P + 1, (53, 53))
-_PI_HI, _PI_LO = _split(_pi_fixed(_P), _P, (53, 53))
 _TWO_OVER_PI_FIXED = (1 << (2 * _P + 1)) // _pi_fixed(_P)  # 2/pi * 2**_P
 _INF, _NAN = math.inf, math.nan
 _HI26_MASK = ~((1 << 27) - 1)  # keeps the top 26 significant bits of an f64
@@ -126,11 +116,6 @@ def _two_over_pi_chunks(width: int, count: int) -> list[float]:
     mask = (1 << width) - 1
     shifts = [_P - width * (i + 1) for i in range(count)]
     return [((_TWO_OVER_PI_FIXED >> s) & mask) / (1 << width) for s in shifts]
-
-
-# erfc's tail (for erf, which erf_inv calls): the Chebyshev series of compiler/mathlib/special.py
-# in s = _ERFC_A * (x - 2) / (x + 2) + _ERFC_B.
-_ERFC_K, _ERFC_A, _ERFC_B = 2.0, 1.5, -0.5
 
 
 # ----------------------------------------------------------------------------- emit helpers
@@ -152,11 +137,6 @@ def _high_bits(f: Function, x: int) -> None:
     """Push the f64 local x with all but its top 26 significant bits cleared."""
     f.local_get(x).i64_reinterpret_f64().i64_const(_HI26_MASK).i64_and()
     f.f64_reinterpret_i64()
-
-
-def _signbit(f: Function, x: int) -> None:
-    """Push i32 1 if the f64 local x has its sign bit set (also -0 and -nan)."""
-    f.local_get(x).i64_reinterpret_f64().i64_const(0).i64_lt_s()
 
 
 def _replace_if(f: Function, value: float, cond: int) -> None:
@@ -194,9 +174,8 @@ class _Lib:
     def get(self, name: str) -> int:
         """Index of the f64 function `name`."""
         if name not in self.index:
-            nargs = 2 if name in BINARY else 1
             results = (F64, I32) if name == "rem_pio2" else (F64,)
-            f = self.m.function(f"pyjax_{name}_f64", [F64] * nargs, results)
+            f = self.m.function(f"pyjax_{name}_f64", [F64], results)
             self.index[name] = f.index
             getattr(self, "_" + name)(f)
             f.finish()
@@ -388,142 +367,6 @@ class _Lib:
     def _tan(self, f: Function) -> None:
         self._trig(f, "tan")
 
-    # -- inverse trigonometric
-
-    def _atan_kernel(self, f: Function) -> None:
-        """atan(t) for t in [0, 1]: two half-angle steps, then the odd Taylor series."""
-        t, z = 0, f.local(F64)
-        for _ in range(2):  # atan(t) = 2 atan(t / (1 + sqrt(1 + t^2)))
-            f.local_get(t).f64_const(1.0)
-            f.local_get(t).local_get(t).f64_mul().f64_const(1.0).f64_add().f64_sqrt()
-            f.f64_add().f64_div().local_set(t)
-        f.local_get(t).local_get(t).f64_mul().local_set(z)
-        f.local_get(t).local_get(t).local_get(z).f64_mul()
-        _horner(f, z, _coeffs("atan"))
-        f.f64_mul().f64_add().f64_const(4.0).f64_mul()
-
-    def _half_pi_minus(self, f: Function) -> None:
-        """f64 v on the stack -> pi/2 - v, with a two-part pi/2."""
-        v = f.local(F64)
-        f.local_set(v).f64_const(_PIO2_HI).local_get(v).f64_sub()
-        f.f64_const(_PIO2_LO).f64_add()
-
-    def _atan(self, f: Function) -> None:
-        x, a = 0, f.local(F64)
-        kernel = self.get("atan_kernel")
-        f.local_get(x).f64_abs().local_tee(a).f64_const(1.0).f64_gt()
-        with f.if_(F64):  # atan(a) = pi/2 - atan(1/a)
-            f.f64_const(1.0).local_get(a).f64_div().call(kernel)
-            self._half_pi_minus(f)
-            f.else_()
-            f.local_get(a).call(kernel)
-        f.local_get(x).f64_copysign()
-        self._tiny_is_identity(f)
-
-    def _atan2(self, f: Function) -> None:
-        y, x, ay, ax, a = 0, 1, f.local(F64), f.local(F64), f.local(F64)
-        kernel = self.get("atan_kernel")
-        f.local_get(y).f64_abs().local_set(ay)
-        f.local_get(x).f64_abs().local_set(ax)
-        f.local_get(ay).local_get(ax).f64_gt()
-        with f.if_(F64):
-            f.local_get(ax).local_get(ay).f64_div().call(kernel)
-            self._half_pi_minus(f)
-            f.else_()
-            f.local_get(ay).local_get(ax).f64_div().call(kernel)
-        _replace_if(f, 0.0, _is(f, ay, "eq", 0.0))  # also atan2(0, 0)
-        f.local_get(_is(f, ay, "eq", _INF)).local_get(_is(f, ax, "eq", _INF)).i32_and()
-        _replace_if(f, math.pi / 4, _cond(f))
-        f.local_set(a)
-        _signbit(f, x)
-        with f.if_(F64):  # x < 0 or -0: measured from the negative x axis
-            f.f64_const(_PI_HI).local_get(a).f64_sub().f64_const(_PI_LO).f64_add()
-            f.else_()
-            f.local_get(a)
-        f.local_get(y).f64_copysign()
-        f.local_get(_isnan(f, x)).local_get(_isnan(f, y)).i32_or()
-        _replace_if(f, _NAN, _cond(f))
-
-    def _sqrt_one_minus_square(self, f: Function) -> None:
-        """Push sqrt((1 - x)(1 + x)) for the argument x: exact factors, nan for |x| > 1."""
-        f.f64_const(1.0).local_get(0).f64_sub()
-        f.f64_const(1.0).local_get(0).f64_add().f64_mul().f64_sqrt()
-
-    def _asin(self, f: Function) -> None:
-        f.local_get(0)
-        self._sqrt_one_minus_square(f)
-        f.call(self.get("atan2"))
-
-    def _acos(self, f: Function) -> None:
-        self._sqrt_one_minus_square(f)
-        f.local_get(0).call(self.get("atan2"))
-
-    # -- error function
-
-    def _erf(self, f: Function) -> None:
-        x, z = 0, f.local(F64)
-        f.local_get(x).f64_abs().f64_const(1.0).f64_lt()
-        with f.if_(F64):  # x * P(x^2)
-            f.local_get(x).local_get(x).f64_mul().local_set(z)
-            f.local_get(x)
-            _horner(f, z, [c * 2 / math.sqrt(math.pi) for c in _coeffs("erf")])
-            f.f64_mul()
-            f.else_()  # 1 - erfc(|x|), with the sign of x
-            f.f64_const(1.0).local_get(x).f64_abs().call(self.get("erfc_tail"))
-            f.f64_sub().local_get(x).f64_copysign()
-
-    def _erfc_tail(self, f: Function) -> None:
-        """erfc(a) for a >= 1 (and inf/nan): exp(-a^2) * g(s) / a, g Chebyshev."""
-        a, s2, b1, b2 = 0, f.local(F64), f.local(F64), f.local(F64)
-        coeffs = _ERFC_CHEB
-        exp = self.get("exp")
-        k = _ERFC_K
-        f.local_get(a).f64_const(30.0).f64_min().local_set(a)  # erfc(30) is 0 in f64
-        # s2 = 2 * s
-        f.local_get(a).f64_const(k).f64_sub().local_get(a).f64_const(k).f64_add()
-        f.f64_div().f64_const(_ERFC_A).f64_mul().f64_const(_ERFC_B).f64_add()
-        f.f64_const(2.0).f64_mul().local_set(s2)
-        f.f64_const(0.0).local_set(b1).f64_const(0.0).local_set(b2)
-        for c in reversed(coeffs[1:]):  # Clenshaw: b_k = 2s b_k+1 - b_k+2 + c_k
-            f.local_get(s2).local_get(b1).f64_mul().local_get(b2).f64_sub()
-            f.f64_const(c).f64_add().local_get(b1).local_set(b2).local_set(b1)
-        f.local_get(s2).f64_const(0.5).f64_mul().local_get(b1).f64_mul()
-        f.local_get(b2).f64_sub().f64_const(coeffs[0]).f64_add()
-        # exp(-hi^2) * exp(-(a - hi)(a + hi)), hi^2 exact
-        hi = f.local(F64)
-        _high_bits(f, a)
-        f.local_tee(hi).local_get(hi).f64_mul().f64_neg().call(exp)
-        f.local_get(a).local_get(hi).f64_sub()
-        f.local_get(a).local_get(hi).f64_add().f64_mul().f64_neg().call(exp)
-        f.f64_mul()
-        f.f64_mul().local_get(a).f64_div()
-
-    # -- power
-
-    def _pow(self, f: Function) -> None:
-        x, y, r, half = 0, 1, f.local(F64), f.local(F64)
-        f.local_get(y).local_get(x).f64_abs().call(self.get("log")).f64_mul()
-        f.call(self.get("exp")).local_set(r)
-        f.local_get(y).f64_floor().local_get(y).f64_eq()
-        y_int = _cond(f)
-        f.local_get(y).f64_const(0.5).f64_mul().local_tee(half).f64_floor()
-        f.local_get(half).f64_ne().local_get(y_int).i32_and()
-        y_odd = _cond(f)
-        # negative base (also -0 and -inf) with an odd integer exponent: negative
-        f.local_get(r).f64_neg().local_get(r)
-        _signbit(f, x)
-        f.local_get(y_odd).i32_and().select()
-        # finite negative base with a non-integer exponent: nan
-        f.local_get(_is(f, x, "lt", 0.0)).local_get(_is(f, x, "gt", -_INF)).i32_and()
-        f.local_get(y_int).i32_eqz().i32_and()
-        _replace_if(f, _NAN, _cond(f))
-        # pow(x, +-0) = pow(1, y) = pow(-1, +-inf) = 1, even with nan
-        f.local_get(x).f64_abs().f64_const(1.0).f64_eq()
-        f.local_get(y).f64_abs().f64_const(_INF).f64_eq().i32_and()
-        f.local_get(_is(f, y, "eq", 0.0)).i32_or()
-        f.local_get(_is(f, x, "eq", 1.0)).i32_or()
-        _replace_if(f, 1.0, _cond(f))
-
 
 # ----------------------------------------------------------------------------- public API
 
@@ -537,8 +380,8 @@ def _is_float64(dtype) -> bool:
 
 def add_math_helpers(module: Module, names: Iterable[str], dtype="float64") -> dict[str, int]:
     """Emit the requested float64 helpers (and what they use) into `module`; name -> function
-    index. atan2(y, x) and pow(x, y) take two arguments. Asking again for a helper returns the
-    same index. (float32 is compiler/mathlib's: every float32 function decomposes into core ops.)
+    index. Asking again for a helper returns the same index. (float32 is compiler/mathlib's:
+    every float32 function decomposes into core ops.)
     """
     if not _is_float64(dtype):
         raise ValueError(f"math helpers exist for float64 only, not {dtype!r}")
@@ -552,6 +395,13 @@ def add_math_helpers(module: Module, names: Iterable[str], dtype="float64") -> d
             raise ValueError(f"unknown math helper {name!r}; available: {known}")
         out[name] = lib.get(name)
     return out
+
+
+def math_index(m: Module, name: str, dtype_name: str) -> int:
+    """Index of the float64 helper `name`: every other float function is core ops (compiler/mathlib)."""
+    if dtype_name != "float64" or name not in MATH_FUNCTIONS:
+        raise NotImplementedError(f"wasm backend: {name} on {dtype_name} (not expanded into core ops)")
+    return add_math_helpers(m, [name], dtype_name)[name]
 
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))

@@ -428,7 +428,7 @@ def _cumulative(r: Routine):
 def _logaddexp(B: _Builder) -> int:
     if "logaddexp" in B.m.memo:
         return B.m.memo["logaddexp"]
-    from pyjax.backends.wasm.mathext import math_index
+    from pyjax.backends.wasm.mathlib import math_index
 
     f = B.m.function("logaddexp_f64", [F64, F64], [F64])
     B.m.memo["logaddexp"] = f.index
