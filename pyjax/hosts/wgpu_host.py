@@ -243,6 +243,7 @@ class WgpuHost:
         self._ubuf = None
         self._ubuf_size = 0
         self._ubuf_gen = 0
+        self._ublob = None  # (uniform buffer, bytes) of the last raw write
         self._bgls: dict = {}
         self._bind_groups: dict = {}
         self._live: OrderedDict[int, _Pipeline] = OrderedDict()  # handles with a compiled pipeline, oldest first
@@ -759,6 +760,7 @@ class WgpuHost:
         try:
             if blob:
                 self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
+                self._ublob = None
             enc = self._device.create_command_encoder()
             cpass = enc.begin_compute_pass()
             for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
@@ -795,7 +797,9 @@ class WgpuHost:
         libf = self._libf
         if blob:
             ub = self._uniform_buffer(len(blob))
-            libf.wgpuQueueWriteBuffer(self._queue._internal, ub._internal, 0, ffi.from_buffer(blob), len(blob))
+            if (ub, blob) != self._ublob:  # the same uniforms as the last submit: still there
+                libf.wgpuQueueWriteBuffer(self._queue._internal, ub._internal, 0, ffi.from_buffer(blob), len(blob))
+                self._ublob = (ub, bytes(blob))
         enc = lib.wgpuDeviceCreateCommandEncoder(self._device._internal, ffi.NULL)
         try:
             cp = lib.wgpuCommandEncoderBeginComputePass(enc, ffi.NULL)
