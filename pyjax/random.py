@@ -89,7 +89,7 @@ def _jnp():
 
 
 def _lax_pkg():
-    from pyjax import lax as lax_pkg  # sorting lives beside the core lax module
+    from pyjax.lax import sorting as lax_pkg  # sort_key_val and top_k
 
     return lax_pkg
 

@@ -67,7 +67,7 @@ class ufunc:
         where: Any = None,
     ) -> Any:
         """Fold func along axis (left to right), starting from `initial` or the identity if given."""
-        from pyjax import lax
+        from pyjax.lax import control_flow as lax
 
         self._binary("reduce")
         if out is not None or where is not None:
@@ -89,7 +89,7 @@ class ufunc:
 
     def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Any:
         """Running fold of func along axis (the first element is kept as is)."""
-        from pyjax import lax
+        from pyjax.lax import control_flow as lax
 
         self._binary("accumulate")
         a = asarray(a, dtype=dtype)
@@ -157,7 +157,7 @@ class _ArrayUfunc(ufunc):
 
     def _at_in_order(self, a, indices, b):
         """One update per index, in order (a loop), for integer indices along the first axis."""
-        from pyjax import lax
+        from pyjax.lax import control_flow as lax
 
         idx = asarray(indices)
         if idx.dtype.kind not in "iu":
