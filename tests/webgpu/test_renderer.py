@@ -721,3 +721,28 @@ def test_one_pipeline_for_many_lengths(on_gpu):
         want = np.argmax(x * x, axis=1) + x.sum(axis=-1).astype(np.int32)
         np.testing.assert_array_equal(np.asarray(g(jnp.asarray(x))), want)
     assert len(on_gpu._pipes) - before <= 8
+
+
+def test_trig_big_arguments_branch(on_gpu):
+    """sin/cos/tan's Payne-Hanek reduction (|x| > 4096, mathlib's `rarely`) renders as one `if`
+    per reduced argument, shared by its r and q, so small arguments skip it; lanes that mix small,
+    big, inf and NaN, elementwise (vec4 and scalar) and in a row reduction, still match JAX."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(3)
+    small = rng.uniform(-6, 6, 2048)
+    big = rng.uniform(-1e30, 1e30, 2048) * np.where(rng.random(2048) < 0.5, 1.0, 1e-25)
+    x = np.where(np.arange(2048) % 3 == 0, big, small).astype(np.float32)
+    x[:6] = [np.inf, -np.inf, np.nan, 4096.0, 4097.0, -0.0]
+    before = set(on_gpu._pipes)
+    for n in (16384, 2048):  # vec4 lanes, one value per thread
+        xs = np.resize(x, n)
+        got = np.asarray(pyjax.jit(lambda v: jnp.sin(v) * jnp.cos(3 * v) + jnp.tan(v))(jnp.asarray(xs)))
+        want = np.asarray(jax.jit(lambda v: jax.numpy.sin(v) * jax.numpy.cos(3 * v) + jax.numpy.tan(v))(xs))
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, equal_nan=True)
+    texts = [t for t in on_gpu._pipes if t not in before]
+    # x's reduction (sin and tan share it) and 3x's, for each of a thread's 4 or 1 values
+    assert sorted(t.count("; if (") for t in texts) == [2, 8]
+    rows = x[:2046].reshape(62, 33)
+    got = np.asarray(pyjax.jit(lambda v: jnp.sum(jnp.sin(v), axis=1))(jnp.asarray(rows)))
+    want = np.asarray(jax.jit(lambda v: jax.numpy.sum(jax.numpy.sin(v), axis=1))(rows))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

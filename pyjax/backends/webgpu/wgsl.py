@@ -221,10 +221,11 @@ class Scope:
     """A block of generated lines that binds some index axes (and maybe the reduction `acc`).
 
     Nodes are emitted into the outermost scope that binds everything they depend on, so code
-    that does not vary in a loop lands before it.
+    that does not vary in a loop lands before it. A cold scope (`cold_scope`) is the body of an
+    `if` inside its parent: nodes first needed there stay there.
     """
 
-    __slots__ = ("parent", "idx", "acc", "lines", "memo", "depth")
+    __slots__ = ("parent", "idx", "acc", "lines", "memo", "pos", "depth", "cond", "decls", "at")
 
     def __init__(self, parent: Scope | None = None, idx: dict | None = None, acc=None):
         self.parent = parent
@@ -232,9 +233,21 @@ class Scope:
         if idx:
             self.idx.update(idx)
         self.acc = acc if acc is not None else (parent.acc if parent else None)
-        self.lines: list[str] = []
+        self.lines: list = []
         self.memo: dict = {}
+        self.pos: dict = {}  # node -> its line's index in `lines`
         self.depth = parent.depth + 1 if parent else 0
+        self.cond = None  # a cold scope's condition; its variables' declarations; its line index
+        self.decls: list[str] = []
+        self.at = 0
+
+    @property
+    def home(self) -> Scope:
+        """The nearest scope that is no `if` body."""
+        s = self
+        while s.cond is not None:
+            s = s.parent
+        return s
 
     def binds(self, deps: frozenset) -> bool:
         for a in deps:
@@ -247,6 +260,34 @@ class Scope:
 
     def code(self, indent: str = "  ") -> str:
         return "".join(f"{indent}{line}\n" for line in self.lines)
+
+
+class _IfBlock:
+    """A cold scope's place among its parent's lines: renders as its variables and its `if`
+    (a line, for the renderers that join or prefix lines)."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+
+    def __str__(self) -> str:
+        s = self.scope
+        return "".join(f"{d} " for d in s.decls) + f"if ({s.cond}) {{\n{s.code('    ')}  }}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __radd__(self, other: str) -> str:
+        return other + str(self)
+
+
+def cold_scope(parent: Scope, cond: str) -> Scope:
+    """A new `if (cond) { ... }` block at the end of parent's lines, as a scope."""
+    s = Scope(parent)
+    s.cond, s.at = cond, len(parent.lines)
+    parent.lines.append(_IfBlock(s))
+    return s
 
 
 ACC = "acc"
@@ -275,6 +316,7 @@ class Emitter:
         self.vec_vars: dict = {}  # (load node, instance group) -> vec4 variable
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
         self.decomposed = DECOMPOSED.get()  # rendered as plain ops (see DECOMPOSED)
+        self._cold: dict = {}  # (id(scope), condition node) -> its `if` body (see _cold_where)
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -337,14 +379,26 @@ class Emitter:
         if op == "acc":
             return scope.acc
         tgt = self.target(n, scope)
-        hit = tgt.memo.get(n)
-        if hit is not None:
-            return hit
+        # the memo of every scope from here out to tgt; an `if` body sees its parent's lines
+        # from before the `if` only; new nodes go to the innermost `if` body below tgt
+        s, limit, place = scope, None, None
+        while True:
+            hit = s.memo.get(n)
+            if hit is not None and (limit is None or s.pos[n] < limit):
+                return hit
+            if s is tgt:
+                break
+            if s.cond is not None and place is None:
+                place = s
+            limit = s.at if s.cond is not None else None
+            s = s.parent
+        place = place or tgt
         # Render sources first (iteratively deep graphs would recurse; kernels stay small).
-        code = self._render(n, tgt)
+        code = self._render(n, place)
         name = self.fresh()
-        tgt.lines.append(f"let {name} = {code};")
-        tgt.memo[n] = name
+        place.pos[n] = len(place.lines)
+        place.lines.append(f"let {name} = {code};")
+        place.memo[n] = name
         return name
 
     def _render(self, n: ir.Node, scope: Scope) -> str:
@@ -360,6 +414,8 @@ class Emitter:
             scope.lines.append(f"let {e} = clamp({off}, 0i, max({cnt} - 1i, 0i));")
             self.helpers |= helpers_for_dtype(d)
             return inp.load(e)
+        if op == "where" and n.arg == "cold":
+            return self._cold_where(n, scope)
         a = [self.expr(s, scope) for s in n.srcs]
         if op == "where":
             return f"select({a[2]}, {a[1]}, {a[0]})"
@@ -376,6 +432,20 @@ class Emitter:
             r = round_half(r, d)
         return r
 
+    def _cold_where(self, n: ir.Node, scope: Scope) -> str:
+        """A `where` marked cold (mathlib's `rarely`): its true side is computed in an `if` only
+        where the condition holds (one `if` per condition and scope, shared by its wheres)."""
+        c, b = self.expr(n.srcs[0], scope), self.expr(n.srcs[2], scope)
+        key = (id(scope), n.srcs[0])
+        blk = self._cold.get(key)
+        if blk is None:
+            blk = self._cold[key] = cold_scope(scope, c)
+        v = self.fresh("c")
+        blk.decls.append(f"var {v}: {ctype(n.dtype)};")
+        a = self.expr(n.srcs[1], blk)
+        blk.lines.append(f"{v} = {a};")
+        return f"select({b}, {v}, {c})"
+
     def _load(self, n: ir.Node, scope: Scope) -> str:
         i, tr = n.arg
         inp = self.inputs[i]
@@ -384,14 +454,15 @@ class Emitter:
         off_n, ok_n = self.load_index(n)
         vec = inp.vec_loads.get(n)
         if vec is not None:
-            group, k = vec(scope)
+            group, k = vec(scope.home)
             key = (n, group)
-            v = self.vec_vars.get(key)
+            v = self.vec_vars.get(key) if scope.cond is None else None
             if v is None:
                 off = self.expr(off_n, scope)
                 v = self.fresh("v")
                 scope.lines.append(f"let {v} = {inp.name}[{off} >> 2u];")
-                self.vec_vars[key] = v
+                if scope.cond is None:  # a variable of an `if` body is not seen after it
+                    self.vec_vars[key] = v
             return f"{v}[{k}]"
         off = self.expr(off_n, scope)
         if ok_n.op == "const" and ok_n.arg:

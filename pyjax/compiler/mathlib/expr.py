@@ -110,6 +110,12 @@ def where(c: V, a, b, dtype: dtypes.DType = F32) -> V:
     return V(ir.where(c.n, a.n, b.n))
 
 
+def rarely(c: V, a: V, b: V) -> V:
+    """a where c else b, c seldom true (a costly exact path): the `where` node is marked "cold",
+    so a backend with real branches may compute a only where c holds; others select as usual."""
+    return V(ir.node("where", a.n.dtype, (c.n, a.n, b.n), "cold"))
+
+
 def unary(op: str, x: V) -> V:
     return V(ir.alu(op, x.n))
 

@@ -23,6 +23,7 @@ from pyjax.compiler.mathlib.expr import (
     madd,
     pick,
     poly,
+    rarely,
     sqrt,
     to,
     where,
@@ -128,8 +129,8 @@ def _reduce(x: V) -> tuple[V, V, V]:
     ax = fabs(x)
     big = ax > 4096.0
     rc, qc = _reduce_cw(ax)
-    rb, qb = _reduce_big(ax)
-    return where(big, rb, rc), where(big, qb, qc), bits(ax) < 0x7F800000
+    rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu, a select on SIMD lanes
+    return rarely(big, rb, rc), rarely(big, qb, qc), bits(ax) < 0x7F800000
 
 
 def _sin_kernel(r: V, z: V) -> V:
