@@ -291,11 +291,15 @@ def _lgamma64(x: V) -> V:
         prod, y = prod * where(small, y, 1.0), where(small, y + 1.0, y)
     iy = 1.0 / y
     series = madd(iy, poly(iy * iy, _STIRLING), 0.5 * math.log(2 * math.pi))
-    ly = madd(y - 0.5, log(y), series - y) - log(prod)
-    tiny = fabs(x) < 2.0**-54  # -log|x| to 1e-17; sin(pi x) would lose bits as a subnormal
-    ls = log(where(tiny, fabs(x), _sinpi64(fabs(_nearest_offset(x)))))
-    r = where(tiny, -ls, (math.log(math.pi) - ls) - ly)
-    out = where(_pole(x) | fabs(x).eq(INF), INF, where(refl, r, ly))
+    st = madd(y - 0.5, log(y), series - y)  # lgamma(y + n)
+    # one more log serves every branch: lgamma = st - log(prod), or for the reflection
+    # log(pi / |sin(pi x)|) - (st - log(prod)) = log(pi prod / |sin(pi x)|) - st, or -log|x|
+    # below 2**-54 (to 1e-17; sin(pi x) would lose bits as a subnormal there)
+    tiny = fabs(x) < 2.0**-54
+    q = where(refl, (prod / _sinpi64(fabs(_nearest_offset(x)))) * math.pi, prod)
+    lq = log(where(tiny, fabs(x), q))
+    out = where(tiny, -lq, where(refl, lq - st, st - lq))
+    out = where(_pole(x) | fabs(x).eq(INF), INF, out)
     return where(isnan(x), x, out)
 
 
