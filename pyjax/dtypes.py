@@ -13,12 +13,17 @@ from pyjax.core.dtypes import finfo, iinfo  # noqa: F401
 from pyjax.runtime.array import Array
 
 bfloat16 = _d.SCALAR_TYPES["bfloat16"]
+float8_e4m3fn = _d.SCALAR_TYPES["float8_e4m3fn"]
+float8_e5m2 = _d.SCALAR_TYPES["float8_e5m2"]
+TypePromotionError = _d.TypePromotionError
 
 __all__ = [
     "bfloat16",
     "canonicalize_dtype",
     "extended",
     "finfo",
+    "float8_e4m3fn",
+    "float8_e5m2",
     "float0",  # noqa: F822 (module __getattr__: numpy's dtype, made on first use)
     "iinfo",
     "issubdtype",
@@ -28,10 +33,6 @@ __all__ = [
     "scalar_type_of",
     "TypePromotionError",
 ]
-
-
-class TypePromotionError(ValueError):
-    """Raised when dtypes cannot be promoted together (JAX's strict promotion mode)."""
 
 
 def _is_key_type(x: Any) -> bool:
@@ -53,7 +54,7 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
     if "numpy" in sys.modules:
         try:
             return d.dtype
-        except AttributeError:  # bfloat16 without ml_dtypes
+        except AttributeError:  # bfloat16/float8 without ml_dtypes
             pass
     return d
 

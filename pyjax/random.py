@@ -542,7 +542,7 @@ def _erf_inv(u):
     d = get_aval(u).dtype
     if d is dtypes.float32:
         return _erf_inv32(u)
-    if d in (dtypes.float16, dtypes.bfloat16):
+    if d.name in dtypes.NARROW_FLOATS:
         return lax.convert_element_type(_erf_inv32(lax.convert_element_type(u, dtypes.float32)), d)
     return lax.erf_inv(u)
 

@@ -570,7 +570,7 @@ def reduce(ctx, x: Lazy, op: str, axes, out_dtype=None) -> Lazy:
             v = _IDENTITY[op](x.dtype)
         return constant(v, out_dtype, out_shape)
     adt = x.dtype
-    if op in ("sum", "prod") and x.dtype in (dtypes.float16, dtypes.bfloat16):
+    if op in ("sum", "prod") and x.dtype.name in dtypes.NARROW_FLOATS:
         adt = dtypes.float32  # accumulate half precision in f32
     b = cast(body.expr, adt)
     red = Red(op, b, body.shape)
@@ -639,7 +639,7 @@ def _dot_general(ctx, x, y, dimension_numbers, precision, preferred_element_type
     xe = broadcast_in_dim(ctx, xt, full, xdims)
     ye = broadcast_in_dim(ctx, yt, full, ydims)
     out_dtype = preferred_element_type or x.dtype
-    adt = dtypes.float32 if out_dtype in (dtypes.float16, dtypes.bfloat16) else out_dtype
+    adt = dtypes.float32 if out_dtype.name in dtypes.NARROW_FLOATS else out_dtype
     if out_dtype is BOOL:
         prod = elementwise(ctx, [xe, ye], lambda a, b: alu("and", a, b))
         return reduce(ctx, prod, "or", range(nb + nm + nn_, len(full)))

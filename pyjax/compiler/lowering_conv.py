@@ -126,7 +126,7 @@ def _conv(
         return broadcast_in_dim(ctx, v, full_shape, dims)
 
     xe, we = place(x, xl), place(w, wl)
-    adt = dtypes.float32 if out_dtype in (dtypes.float16, dtypes.bfloat16) else out_dtype
+    adt = dtypes.float32 if out_dtype.name in dtypes.NARROW_FLOATS else out_dtype
     nk = len(kept)
     if out_dtype is BOOL:
         prod = elementwise(ctx, [xe, we], lambda a, b: alu("and", a, b))

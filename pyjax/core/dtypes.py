@@ -56,12 +56,12 @@ class DType:
             import numpy
         except ImportError:
             raise AttributeError("DType.dtype needs numpy") from None
-        if self.name == "bfloat16":
+        if self.name in ML_DTYPES:
             try:
                 import ml_dtypes
             except ImportError:
-                raise AttributeError("numpy has no bfloat16 without the ml_dtypes package") from None
-            return numpy.dtype(ml_dtypes.bfloat16)
+                raise AttributeError(f"numpy has no {self.name} without the ml_dtypes package") from None
+            return numpy.dtype(getattr(ml_dtypes, self.name))
         return numpy.dtype(self.name)
 
     def __eq__(self, other):
@@ -101,15 +101,23 @@ float16 = DType("float16", 2, "f")
 bfloat16 = DType("bfloat16", 2, "f")
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
+float8_e4m3fn = DType("float8_e4m3fn", 1, "f")
+float8_e5m2 = DType("float8_e5m2", 1, "f")
 complex64 = DType("complex64", 8, "c")
 complex128 = DType("complex128", 16, "c")
 
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-ALL += (float16, bfloat16, float32, float64, complex64, complex128)
+ALL += (float16, bfloat16, float32, float64, complex64, complex128, float8_e4m3fn, float8_e5m2)
 BY_NAME = {d.name: d for d in ALL}
+# dtypes numpy lacks: numpy gets them from the ml_dtypes package (installed with JAX)
+ML_DTYPES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2"))
+FLOAT8 = frozenset(("float8_e4m3fn", "float8_e5m2"))
+# floats narrower than float32: stored narrow, computed (and accumulated) in float32, rounded once
+NARROW_FLOATS = frozenset(("float16", "bfloat16")) | FLOAT8
 _CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
 _CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
 _CHARS.update({"float64": "d", "bfloat16": "E", "complex64": "F", "complex128": "D"})
+_CHARS.update({"float8_e4m3fn": "V", "float8_e5m2": "V"})  # ml_dtypes' char for its float8 types
 # The `struct` format of each real dtype (little-endian packing of host values; bfloat16 has none).
 STRUCT_FORMAT = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B"}
 STRUCT_FORMAT.update({"uint16": "H", "uint32": "I", "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"})
@@ -117,7 +125,7 @@ _ALIASES = {"float": "float64", "int": "int64", "bool_": "bool", "f4": "float32"
 _ALIASES.update({"f2": "float16", "i4": "int32", "i8": "int64", "u4": "uint32", "u8": "uint64"})
 _ALIASES.update({"i1": "int8", "i2": "int16", "u1": "uint8", "u2": "uint16", "b1": "bool"})
 _ALIASES.update({"complex": "complex128", "c8": "complex64", "c16": "complex128"})
-_ALIASES.update({v: k for k, v in _CHARS.items()})
+_ALIASES.update({v: k for k, v in _CHARS.items() if v != "V"})
 
 
 # --- scalar types: jnp.float32 is both a dtype spec and a constructor, as in JAX ----------
@@ -132,7 +140,7 @@ class _ScalarMeta(type):
         if d is not None and "numpy" in sys.modules:
             try:
                 return d.dtype
-            except AttributeError:  # bfloat16 without ml_dtypes
+            except AttributeError:  # bfloat16/float8 without ml_dtypes
                 pass
         return d
 
@@ -324,7 +332,9 @@ _LATTICE = {
     "int16": ["int32"],
     "int32": ["int64"],
     "int64": ["f*"],
-    "f*": ["float16", "bfloat16", "c*"],
+    "f*": ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "c*"],
+    "float8_e4m3fn": [],  # 8-bit floats promote with nothing but themselves and weak types, as in JAX
+    "float8_e5m2": [],
     "float16": ["float32"],
     "bfloat16": ["float32"],
     "float32": ["float64", "complex64"],
@@ -333,6 +343,10 @@ _LATTICE = {
     "complex64": ["complex128"],
     "complex128": [],
 }
+
+
+class TypePromotionError(ValueError):
+    """Raised when dtypes cannot be promoted together (8-bit floats with other floats, strict mode)."""
 
 
 @cache
@@ -350,7 +364,10 @@ def _join(a: str, b: str) -> str:
     for c in common:
         if common <= _upper_bounds(c):
             return c
-    raise TypeError(f"no common type for {a} and {b}")  # pragma: no cover (lattice is complete)
+    raise TypePromotionError(
+        f"Input dtypes ({a!r}, {b!r}) have no available implicit dtype promotion path. 8-bit floats do not"
+        " support implicit promotion: convert explicitly, e.g. x.astype('float32')"
+    )
 
 
 def _node(d: DType, weak: bool) -> str:
@@ -412,6 +429,8 @@ class finfo:
         "bfloat16": (7, 8, 1.1754943508222875e-38, 3.3895313892515355e38, 2**-7, 9.2e-41),
         "float32": (23, 8, 1.1754943508222875e-38, 3.4028234663852886e38, 2**-23, 1.4e-45),
         "float64": (52, 11, 2.2250738585072014e-308, 1.7976931348623157e308, 2**-52, 5e-324),
+        "float8_e4m3fn": (3, 4, 2**-6, 448.0, 2**-3, 2**-9),
+        "float8_e5m2": (2, 5, 2**-14, 57344.0, 2**-2, 2**-16),
     }
 
     def __init__(self, d):
@@ -425,6 +444,8 @@ class finfo:
         self.max, self.min = fmax, -fmax
         self.smallest_subnormal = smallest_sub
         self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(self.dtype.name, 15)
+        if self.dtype.name in FLOAT8:  # ml_dtypes' resolution for its 8-bit floats
+            self.resolution = {"float8_e4m3fn": 0.1015625, "float8_e5m2": 0.09375}[self.dtype.name]
 
     def __repr__(self):
         return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -102,7 +102,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
         return _execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
-        if a.dtype.kind in "OUSV" and a.dtype.name != "bfloat16":  # ml_dtypes' bfloat16 is kind V
+        if a.dtype.kind in "OUSV" and a.dtype.name not in dtypes.ML_DTYPES:  # ml_dtypes' types are kind V
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
         return _execute.from_numpy(_np.asarray(a), device, dtype)
     if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
@@ -124,7 +124,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         flat, shape, d, weak = _infer_dtype_from_nested(a)
         target = dtype or d
         if _np is not None:
-            arr = _np.array(flat, dtype=_np.dtype(target.name) if target.name != "bfloat16" else None)
+            arr = _np.array(flat, dtype=_np.dtype(target.name) if target.name not in dtypes.ML_DTYPES else None)
             out = _execute.from_numpy(arr.reshape(shape), device, target, False)
         else:
             from pyjax.runtime.array import _pack_scalar

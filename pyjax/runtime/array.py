@@ -11,7 +11,7 @@ import math
 import struct
 
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import core, dtypes, hooks
+from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import ShapedArray
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 from pyjax.runtime.buffers import LOCK, Buffer
@@ -122,7 +122,7 @@ class Array(core.ArrayMethods):
         return _unpack(raw, self.size, d)
 
     def tolist(self):
-        if np is not None and self.aval.dtype.name != "bfloat16":
+        if np is not None and self.aval.dtype.name not in dtypes.ML_DTYPES:
             return self._numpy().tolist()
         return _nest(self._flat_list(), self.aval.shape)
 
@@ -234,7 +234,7 @@ def _np_dtype(d):
     try:
         return d.dtype
     except AttributeError:
-        raise TypeError("converting a bfloat16 array to numpy needs the ml_dtypes package") from None
+        raise TypeError(f"converting a {d.name} array to numpy needs the ml_dtypes package") from None
 
 
 def _nest(flat: list, shape: tuple):
@@ -250,6 +250,8 @@ def _unpack(raw: bytes, n: int, d) -> list:
     """n elements of dtype d from little-endian bytes, as Python scalars."""
     if d.name == "bfloat16":
         return _bf16_unpack(raw, n)
+    if d.name in dtypes.FLOAT8:
+        return [minifloat.decode(c, d.name) for c in raw[:n]]
     if d.kind == "c":
         parts = struct.unpack(f"<{2 * n}{_FMT[dtypes.real_dtype(d).name]}", raw)
         return [complex(parts[2 * i], parts[2 * i + 1]) for i in range(n)]
@@ -287,6 +289,8 @@ def _py_scalar(v, d):
         return int(v)
     if d.name == "bfloat16":
         return _bf16_unpack(_pack_scalar(v, d), 1)[0]
+    if d.name in dtypes.FLOAT8:
+        return minifloat.round_to(float(v), d.name)
     return struct.unpack(_FMT[d.name], _pack_scalar(v, d))[0]
 
 
@@ -316,6 +320,8 @@ def _pack_scalar(v, d) -> bytes:
         v = v.real
     if d.name == "bfloat16":
         return struct.pack("<H", _bf16_bits(float(v)))
+    if d.name in dtypes.FLOAT8:
+        return bytes((minifloat.encode(float(v), d.name),))
     fmt = _FMT[d.name]
     if d.kind in "iu":
         v = int(v)

@@ -27,7 +27,7 @@ from pyjax.compiler.partition import (
     compile_jaxpr,
 )
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import dtypes, hooks
+from pyjax.core import dtypes, hooks, minifloat
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
@@ -416,6 +416,12 @@ def from_numpy(a, device=None, dtype=None, weak: bool = False) -> Array:
         half = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
         half = np.where(np.isnan(np.asarray(a, dtype=np.float32)), np.uint16(0x7FC0), half)
         return from_bytes(half.tobytes(), ShapedArray(shape, d, weak), device)
+    if d.name in dtypes.FLOAT8:  # one byte each: ml_dtypes rounds when present, else pyjax's codec
+        try:
+            raw = np.ascontiguousarray(a, dtype=d.dtype).tobytes()
+        except AttributeError:
+            raw = bytes(minifloat.encode(float(v), d.name) for v in np.asarray(a, dtype=np.float32).ravel())
+        return from_bytes(raw, ShapedArray(shape, d, weak), device)
     a = np.ascontiguousarray(a, dtype=np.dtype(d.name))
     return from_bytes(a.tobytes(), ShapedArray(shape, d, weak), device)
 

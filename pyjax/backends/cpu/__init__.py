@@ -12,6 +12,7 @@ import struct
 
 from pyjax.backends.base import Backend
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core import minifloat
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 
 try:
@@ -148,6 +149,8 @@ def _unpack(buf, dtype) -> list:
     if dtype.name == "bfloat16":  # the top half of a float32
         halves = raw.cast("H")
         return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
+    if dtype.name in minifloat.FORMATS:
+        return [minifloat.decode(c, dtype.name) for c in raw]
     fmt = _FMT[dtype.name]
     if fmt == "e":  # memoryview.cast cannot produce half floats
         return list(struct.unpack(f"<{n}e", raw))
@@ -161,6 +164,8 @@ def _pack(vals, dtype) -> bytes:
         from pyjax.backends.cpu.python_eval import bf16_bits
 
         return struct.pack(f"<{len(vals)}H", *[bf16_bits(v) for v in vals])
+    if dtype.name in minifloat.FORMATS:
+        return bytes(minifloat.encode(v, dtype.name) for v in vals)
     fmt = _FMT[dtype.name]
     return struct.pack(f"<{len(vals)}{fmt}", *vals)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core import dtypes
 
 _NP = {}
 
@@ -20,17 +21,17 @@ _NP = {}
 def np_dtype(d):
     t = _NP.get(d.name)
     if t is None:
-        t = _NP[d.name] = _bfloat16() if d.name == "bfloat16" else np.dtype(d.name)
+        t = _NP[d.name] = _ml_dtype(d.name) if d.name in dtypes.ML_DTYPES else np.dtype(d.name)
     return t
 
 
-def _bfloat16():
-    """numpy has no bfloat16: ml_dtypes (installed with JAX) adds one that computes each op in float32 and rounds."""
+def _ml_dtype(name: str):
+    """numpy has no bfloat16/float8: ml_dtypes (installed with JAX) adds them, computing each op in float32 and rounding."""
     try:
         import ml_dtypes
     except ImportError:
-        raise TypeError("bfloat16 on the cpu backend with numpy needs the ml_dtypes package") from None
-    return np.dtype(ml_dtypes.bfloat16)
+        raise TypeError(f"{name} on the cpu backend with numpy needs the ml_dtypes package") from None
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 def _vec(f, otype=np.float64):

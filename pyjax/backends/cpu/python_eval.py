@@ -6,12 +6,14 @@ rounded through struct, integers wrap. Buffers are Python lists.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import struct
 
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Routine
+from pyjax.core import minifloat
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 
 _F32_MAX = 3.4028234663852886e38
@@ -64,6 +66,8 @@ def normalizer(d):
     if d.kind == "f":
         if d.name == "bfloat16":
             return _bf16
+        if d.name in minifloat.FORMATS:
+            return functools.partial(minifloat.round_to, name=d.name)
         return {4: _f32, 2: _f16}.get(d.itemsize, float)
     if d.kind in "iu":
         return _wrap(d.bits, d.kind == "i")
@@ -303,7 +307,12 @@ def _cast(v, to):
 
 
 def _bitcast(v, frm, to):
-    raw = struct.pack("<H", bf16_bits(v)) if frm.name == "bfloat16" else struct.pack("<" + _FMT[frm.name], v)
+    if frm.name in minifloat.FORMATS:
+        raw = bytes((minifloat.encode(v, frm.name),))
+    else:
+        raw = struct.pack("<H", bf16_bits(v)) if frm.name == "bfloat16" else struct.pack("<" + _FMT[frm.name], v)
+    if to.name in minifloat.FORMATS:
+        return minifloat.decode(raw[0], to.name)
     if to.name == "bfloat16":
         return struct.unpack("<f", struct.pack("<I", struct.unpack("<H", raw)[0] << 16))[0]
     return struct.unpack("<" + _FMT[to.name], raw)[0]

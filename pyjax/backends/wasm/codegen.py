@@ -31,7 +31,7 @@ import math
 import struct
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
-from pyjax.backends.wasm.halffloat import f16_helpers
+from pyjax.backends.wasm.halffloat import narrow_helper
 from pyjax.backends.wasm.mathlib import math_index
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
@@ -43,7 +43,7 @@ __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", 
 LANES = 4
 SUM_BLOCK = 1024  # main-loop iterations a float32 sum's accumulators run before joining the total
 ROW_BLOCK = 128  # rows a strided float32 sum's per-column accumulators add before joining theirs
-HALF = ("float16", "bfloat16")
+HALF = ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")  # stored narrow, computed in f32
 VEC_DTYPES = ("float32", "int32", "uint32", "bool")
 _NATIVE_MADD = frozenset(("madd",))
 
@@ -53,6 +53,8 @@ DTYPE_INFO = {
     "float64": (F64, "f64.load", "f64.store"),
     "float16": (F32, "i32.load16_u", "i32.store16"),
     "bfloat16": (F32, "i32.load16_u", "i32.store16"),
+    "float8_e4m3fn": (F32, "i32.load8_u", "i32.store8"),
+    "float8_e5m2": (F32, "i32.load8_u", "i32.store8"),
     "int32": (I32, "i32.load", "i32.store"),
     "uint32": (I32, "i32.load", "i32.store"),
     "int16": (I32, "i32.load16_s", "i32.store16"),
@@ -96,11 +98,6 @@ def _int_max(d) -> int:
     return (1 << (_bits(d) - 1)) - 1 if _signed(d) else (1 << _bits(d)) - 1
 
 
-# half float dtype -> its helpers (halffloat.f16_helpers) by role
-_HALF_HELPERS = {
-    "float16": {"load": "f16_to_f32", "store": "f32_to_f16", "round": "round_f16"},
-    "bfloat16": {"load": "bf16_to_f32", "store": "f32_to_bf16", "round": "round_bf16"},
-}
 # Ops whose float16 result needs no re-rounding (exact on representable inputs).
 _HALF_EXACT = frozenset("neg abs floor ceil round_even round_away trunc max min sign where".split())
 _CMP = {
@@ -1070,9 +1067,8 @@ class KernelCodegen:
     def _half(self, d, role: str) -> None:
         """Call half float d's helper for role (load: stored bits -> f32, store: f32 -> bits,
         round: f32 to d's precision); nothing for other dtypes."""
-        names = _HALF_HELPERS.get(d.name)
-        if names is not None:
-            self.f.call(f16_helpers(self.m)[names[role]])
+        if d.name in HALF:
+            self.f.call(narrow_helper(self.m, d.name, role))
 
     def _fconst(self, t: str, v: float) -> None:
         (self.f.f64_const if t == F64 else self.f.f32_const)(v)
@@ -1238,14 +1234,16 @@ class KernelCodegen:
         if src.itemsize != dst.itemsize:
             raise NotImplementedError(f"wasm backend: bitcast {src.name} -> {dst.name}")
         ts, td = valtype(src), valtype(dst)
-        if src.name in HALF or dst.name in HALF:  # through the 16 stored bits
+        if src.name in HALF or dst.name in HALF:  # through the 16 or 8 stored bits
             if src.name in HALF:
                 self._half(src, "store")
             else:
-                f.i32_const(0xFFFF).i32_and()
+                f.i32_const((1 << _bits(src)) - 1).i32_and()
             self._half(dst, "load")
             if dst.name == "int16":
                 f.i32_extend16_s()
+            elif dst.name == "int8":
+                f.i32_extend8_s()
             return
         if ts == td:
             self._wrap(dst)
@@ -1336,10 +1334,9 @@ class KernelCodegen:
         elif d.name == "float32":
             it, bits_of, from_bits, sign = I32, "i32.reinterpret_f32", "f32.reinterpret_i32", 1 << 31
         else:
-            h = f16_helpers(self.m)
-            it, sign = I32, 1 << 15
-            bits_of = ("call", h["f32_to_f16" if d.name == "float16" else "f32_to_bf16"])
-            from_bits = ("call", h["f16_to_f32" if d.name == "float16" else "bf16_to_f32"])
+            it, sign = I32, 1 << (_bits(d) - 1)
+            bits_of = ("call", narrow_helper(self.m, d.name, "store"))
+            from_bits = ("call", narrow_helper(self.m, d.name, "load"))
 
         def emit(x):
             if isinstance(x, tuple):

@@ -1,11 +1,14 @@
-"""float16/bfloat16 <-> float32 conversions for Wasm kernels (Wasm has no half floats): half
-values are stored as 16-bit patterns and computed in float32."""
+"""float16/bfloat16/float8 <-> float32 conversions for Wasm kernels (Wasm has no narrow floats):
+values are stored as 16- or 8-bit patterns and computed in float32."""
 
 from __future__ import annotations
 
-from pyjax.backends.wasm.encoder import F32, I32, Module
+import struct
 
-__all__ = ["f16_helpers"]
+from pyjax.backends.wasm.encoder import F32, I32, Module
+from pyjax.core import minifloat
+
+__all__ = ["f16_helpers", "f8_helpers", "narrow_helper"]
 
 
 def f16_helpers(m: Module) -> dict[str, int]:
@@ -78,3 +81,88 @@ def f16_helpers(m: Module) -> dict[str, int]:
         out[name] = f.index
     m.memo["pyjax.f16"] = out
     return out
+
+
+def _i32(v: int) -> int:
+    """v as a signed 32-bit constant."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def f8_helpers(m: Module, name: str) -> dict[str, int]:
+    """Emit 8-bit float (core/minifloat.py FORMATS[name]) <-> float32 conversions; role -> index.
+
+    load(i32 byte) -> f32, store(f32) -> i32 byte (round half to even; overflow to infinity or, for
+    fn formats, NaN), round(f32) -> f32 (the value rounded to the format).
+    """
+    key = "pyjax." + name
+    memo = m.memo.get(key)
+    if memo is not None:
+        return memo
+    e, mb, bias, rule = minifloat.FORMATS[name]
+    shift = 23 - mb
+    out: dict[str, int] = {}
+    # byte -> f32
+    f = m.function(f"pyjax_{name}_to_f32", [I32], [F32])
+    h, c, ef, s = 0, f.local(I32), f.local(I32), f.local(I32)
+    f.local_get(h).i32_const(0x80).i32_and().i32_const(24).i32_shl().local_set(s)
+    f.local_get(h).i32_const(0x7F).i32_and().local_tee(c).i32_const(mb).i32_shr_u().local_set(ef)
+    # normal: rebias the exponent, widen the mantissa
+    f.local_get(c).i32_const(shift).i32_shl().i32_const((127 - bias) << 23).i32_add().local_get(s).i32_or()
+    if rule == "fn":  # 0x7f is NaN
+        f.local_get(s).i32_const(0x7FC00000).i32_or().i32_const(0x7F).local_get(c).i32_ne().select()
+    else:  # all-ones exponent: infinity or NaN
+        f.local_get(s).i32_const(0x7F800000).i32_or().local_get(c).i32_const(shift).i32_shl().i32_or()
+        f.local_get(ef).i32_const((1 << e) - 1).i32_ne().select()
+    # zero / subnormal: mantissa * 2**(1 - bias - mb)
+    f.local_get(c).f32_convert_i32_u().f32_const(2.0 ** (1 - bias - mb)).f32_mul().i32_reinterpret_f32()
+    f.local_get(s).i32_or()
+    f.local_get(ef).select()  # ef == 0 picks the subnormal value
+    f.f32_reinterpret_i32()
+    f.finish()
+    out["load"] = f.index
+    # f32 -> byte
+    f = m.function(f"pyjax_f32_to_{name}", [F32], [I32])
+    u, s = f.local(I32), f.local(I32)
+    magic = ((127 - bias) + shift + 1) << 23  # adding it rounds a subnormal to the format's quantum
+    f.local_get(0).i32_reinterpret_f32().local_tee(u).i32_const(24).i32_shr_u().i32_const(0x80).i32_and().local_set(s)
+    f.local_get(u).i32_const(0x7FFFFFFF).i32_and().local_set(u)
+    f.i32_const(minifloat.nan_code(name))
+    # small: add the magic float, subtract its bits
+    f.local_get(u).f32_reinterpret_i32().f32_const(_f32_of_bits(magic)).f32_add().i32_reinterpret_f32()
+    f.i32_const(magic).i32_sub()
+    # normal: rebias, round half to even
+    f.local_get(u).i32_const(_i32(((bias - 127) << 23) + (1 << (shift - 1)) - 1)).i32_add()
+    f.local_get(u).i32_const(shift).i32_shr_u().i32_const(1).i32_and().i32_add().i32_const(shift).i32_shr_u()
+    f.local_get(u).i32_const((128 - bias) << 23).i32_lt_u().select()  # small ? r_small : r_norm
+    r = f.local(I32)
+    f.local_tee(r).i32_const(minifloat.overflow_code(name)).local_get(r).i32_const(minifloat.overflow_code(name))
+    f.i32_lt_u().select()  # min(r, overflow code)
+    f.local_get(u).i32_const(0x7F800000).i32_gt_u().select()  # NaN ? nan : r
+    f.local_get(s).i32_or()
+    f.finish()
+    out["store"] = f.index
+    f = m.function(f"pyjax_round_{name}", [F32], [F32])
+    f.local_get(0).call(out["store"]).call(out["load"])
+    f.finish()
+    out["round"] = f.index
+    m.memo[key] = out
+    return out
+
+
+def _f32_of_bits(b: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+_F16_ROLES = {
+    "float16": {"load": "f16_to_f32", "store": "f32_to_f16", "round": "round_f16"},
+    "bfloat16": {"load": "bf16_to_f32", "store": "f32_to_bf16", "round": "round_bf16"},
+}
+
+
+def narrow_helper(m: Module, name: str, role: str) -> int:
+    """Index of the helper of narrow float dtype `name` (float16, bfloat16, 8-bit floats) for role:
+    load (stored bits -> f32), store (f32 -> bits) or round (f32 to the dtype's precision)."""
+    if name in minifloat.FORMATS:
+        return f8_helpers(m, name)[role]
+    return f16_helpers(m)[_F16_ROLES[name][role]]

@@ -22,7 +22,7 @@ import math
 
 from pyjax.backends.wasm.codegen import DTYPE_INFO, HALF, scalar_ops, valtype
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Module
-from pyjax.backends.wasm.halffloat import f16_helpers
+from pyjax.backends.wasm.halffloat import narrow_helper
 from pyjax.compiler.ir import Routine
 from pyjax.core import dtypes
 
@@ -87,12 +87,12 @@ class _Builder:
         """Address on the stack -> value in d's scalar representation (halves as f32)."""
         self.f.op(DTYPE_INFO[d.name][1], align=0)
         if d.name in HALF:
-            self.f.call(f16_helpers(self.m)["f16_to_f32" if d.name == "float16" else "bf16_to_f32"])
+            self.f.call(narrow_helper(self.m, d.name, "load"))
 
     def store(self, d) -> None:
         """Address and value (scalar representation of d) on the stack -> stored."""
         if d.name in HALF:
-            self.f.call(f16_helpers(self.m)["f32_to_f16" if d.name == "float16" else "f32_to_bf16"])
+            self.f.call(narrow_helper(self.m, d.name, "store"))
         self.f.op(DTYPE_INFO[d.name][2], align=0)
 
     def load_f64(self, base: int, index: int, d) -> None:
@@ -380,7 +380,7 @@ def _cumulative(r: Routine):
     row, i, base = B.local(), B.local(), B.local()
     t = valtype(d)
     acc, val = B.local(t), B.local(t)
-    h = f16_helpers(B.m) if d.name in HALF else None
+    h = d.name in HALF
 
     def step(first: bool):
         B.addr(x, i, d.itemsize, base)
@@ -402,8 +402,8 @@ def _cumulative(r: Routine):
             else:
                 f.local_get(acc).local_get(val)
                 ops._binop({"sum": "add", "prod": "mul", "max": "max", "min": "min"}[op], d, [acc, val], pushed=True)
-            if h is not None:
-                f.call(h["round_f16" if d.name == "float16" else "round_bf16"])
+            if h:
+                f.call(narrow_helper(B.m, d.name, "round"))
             f.local_set(acc)
         B.addr(out, i, d.itemsize, base)
         f.local_get(acc)
@@ -762,7 +762,7 @@ def _scatter(r: Routine):
             f.local_get(old).local_get(new)
             ops._binop({"add": "add", "mul": "mul", "min": "min", "max": "max"}[kind], d, [old, new], pushed=True)
             if d.name in HALF:
-                f.call(f16_helpers(B.m)["round_f16" if d.name == "float16" else "round_bf16"])
+                f.call(narrow_helper(B.m, d.name, "round"))
         else:
             f.local_get(new)
         B.store(d)

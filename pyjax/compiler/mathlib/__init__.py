@@ -24,6 +24,7 @@ from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.compiler.mathlib import exponential, expr, hyperbolic, power, special, trigonometric
 from pyjax.compiler.mathlib.expr import F32, V
+from pyjax.core import dtypes
 
 __all__ = ["DECOMPOSITIONS", "expand", "expand_kernel"]
 
@@ -32,6 +33,7 @@ DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE, **tr
 
 # dtype name -> the precision it computes in
 _COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
+_COMPUTE.update({name: F32 for name in dtypes.FLOAT8})
 # (op, dtype) decomposed in float32 only so far: left to the backend in float64
 _F32_ONLY = trigonometric.FLOAT32_ONLY | power.FLOAT32_ONLY
 _LEFT = {(op, expr.F64) for op in _F32_ONLY}

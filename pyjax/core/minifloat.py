@@ -1,0 +1,65 @@
+"""8-bit float formats (float8_e4m3fn, float8_e5m2): their layout table and pure-Python codecs.
+
+Stored as one byte, computed in float32 and rounded once to the format (round half to even), as
+ml_dtypes does. "fn" formats have no infinity: overflow, infinity and NaN all give NaN (0x7f with
+the sign); "ieee" formats overflow to infinity. Backends without numpy use these codecs; the
+Wasm and WGSL kernels render the same rules in their own code.
+"""
+
+from __future__ import annotations
+
+import math
+
+# name -> (exponent bits, mantissa bits, exponent bias, special values rule)
+FORMATS = {
+    "float8_e4m3fn": (4, 3, 7, "fn"),
+    "float8_e5m2": (5, 2, 15, "ieee"),
+}
+
+
+def nan_code(name: str) -> int:
+    """The positive NaN byte of a format (ml_dtypes': 0x7f for fn, the quiet NaN for ieee)."""
+    e, m, _, rule = FORMATS[name]
+    return 0x7F if rule == "fn" else ((1 << e) - 1) << m | 1 << (m - 1)
+
+
+def overflow_code(name: str) -> int:
+    """The byte (without sign) a value beyond the largest finite one rounds to: NaN (fn) or infinity."""
+    e, m, _, rule = FORMATS[name]
+    return 0x7F if rule == "fn" else ((1 << e) - 1) << m
+
+
+def encode(x: float, name: str) -> int:
+    """The byte of format `name` nearest to x (round half to even)."""
+    _, m, bias, _ = FORMATS[name]
+    sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+    if x != x:
+        return sign | nan_code(name)
+    a = abs(x)
+    if a == math.inf:
+        return sign | overflow_code(name)
+    exp = math.frexp(a)[1] - 1 if a else -bias
+    e = max(exp, 1 - bias)  # subnormals share the smallest normal exponent's quantum
+    n = round(math.ldexp(a, m - e))  # exact scaling by a power of two; round() ties to even
+    code = ((e + bias - 1) << m) + n if exp >= 1 - bias else n
+    return sign | min(code, overflow_code(name))
+
+
+def decode(code: int, name: str) -> float:
+    """The float value of a byte of format `name`."""
+    e, m, bias, rule = FORMATS[name]
+    sign = -1.0 if code & 0x80 else 1.0
+    c = code & 0x7F
+    ef, mf = c >> m, c & ((1 << m) - 1)
+    if rule == "fn" and c == 0x7F:
+        return math.nan
+    if rule == "ieee" and ef == (1 << e) - 1:
+        return sign * math.inf if mf == 0 else math.nan
+    if ef == 0:
+        return sign * math.ldexp(mf, 1 - bias - m)
+    return sign * math.ldexp((1 << m) + mf, ef - bias - m)
+
+
+def round_to(x: float, name: str) -> float:
+    """x rounded to the nearest value of format `name`."""
+    return decode(encode(x, name), name)
