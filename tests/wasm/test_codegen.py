@@ -331,6 +331,52 @@ def test_where_and_iota(cpu, wasm):
     compare(cpu, wasm, Kernel(shape, [D.float32], e), [x])
 
 
+def _cold_kernel(shape, bcast=False):
+    """Two cold wheres on one condition (|x| > 4096) whose true sides share a subexpression with
+    each other and with the false side, plus a plain use of that subexpression after them."""
+    tr = ShapeTracker.contiguous((shape[0], 1)).expand(shape) if bcast else None
+    with ir.shape_context(shape):
+        x = ld(0, shape, D.float32, tr)
+        ax = ir.alu("abs", x)
+        big = ir.alu("gt", ax, ir.const(4096.0, D.float32))
+        shared = ir.alu("mul", ax, ir.const(0.5, D.float32))
+        deep = ir.alu("sqrt", ir.alu("add", shared, ir.const(1.0, D.float32)))
+
+        def cold(a, b):
+            return ir.node("where", D.float32, (big, a, b), "cold")
+
+        r = cold(ir.alu("add", deep, shared), ir.alu("sub", x, shared))
+        q = cold(ir.alu("mul", deep, ir.const(3.0, D.float32)), ir.alu("neg", shared))
+        e = ir.alu("add", ir.alu("mul", r, q), shared)
+    return Kernel(shape, [D.float32], e)
+
+
+@pytest.mark.parametrize("lanes", ["none", "some", "tail", "all"])
+@pytest.mark.parametrize("shape", [(2, 37), (3,)], ids=str)
+def test_cold_where_branches(cpu, wasm, lanes, shape):
+    """A cold `where` (mathlib's `rarely`) runs its true side in an `if`: exact on SIMD vectors
+    where no lane, some lanes or all take it, on the scalar tail and on a broadcast condition."""
+    n = math.prod(shape)
+    x = np.linspace(-3000.0, 3000.0, n).astype(np.float32)
+    big = {"none": [], "some": list(range(1, n, 9)), "tail": [n - 1], "all": list(range(n))}[lanes]
+    x[big] = np.float32(1e5) * np.sign(x[big] + 0.5)
+    compare(cpu, wasm, _cold_kernel(shape), [x.reshape(shape)])
+    rows = x.reshape(shape)[..., :1] if len(shape) == 2 else x[:1]
+    if len(shape) == 2:
+        compare(cpu, wasm, _cold_kernel(shape, bcast=True), [np.ascontiguousarray(rows)])
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
+def test_trig_mixed_big_lanes(cpu, wasm, op):
+    """float32 sin/cos/tan with the big-argument reduction in an `if`: vectors with no, one and
+    all lanes beyond 4096 (and a big scalar tail) match the cpu backend's select."""
+    x = np.linspace(-4000.0, 4000.0, 43).astype(np.float32)
+    x[[5, 12, 13, 14, 15, 42]] = [1e5, 7e8, -3e30, 5000.0, 1e20, 2e9]
+    with ir.shape_context((43,)):
+        k = Kernel((43,), [D.float32], ir.alu(op, ld(0, (43,), D.float32)))
+    compare(cpu, wasm, k, [x], *_tol(op, D.float32))
+
+
 # --- views -------------------------------------------------------------------------------------------
 
 

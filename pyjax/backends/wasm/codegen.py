@@ -184,6 +184,7 @@ class KernelCodegen:
             for e in extra:
                 self._schedule_extra(e)
         self.level = {nd: d.bit_length() - 1 for nd, d in self.deps.items()}
+        self.cold = _cold_only(self.roots + [self.out_off], self._children)
         self.body_nodes = set(ir.walk(k.body, children=self._children)) if k.reduce_op else set()
 
     def _schedule_extra(self, root: Node) -> None:
@@ -314,7 +315,7 @@ class KernelCodegen:
         """Compute every node that depends on loops up to `level` (and not on acc) here."""
         skip_varying = self.vec and self.unroll > 1  # those are computed once per unrolled vector
         for nd in self.order:
-            if self.level[nd] == level and not self.accdep[nd] and nd.op != "idx":
+            if self.level[nd] == level and not self.accdep[nd] and nd.op != "idx" and nd not in self.cold:
                 if skip_varying and self.varies(nd):
                     continue
                 self.get(nd)
@@ -912,6 +913,8 @@ class KernelCodegen:
             self._load_scalar(i, d, self.get(off), None if valid.op == "const" and valid.arg else self.get(valid))
         elif op == "gather":
             self._gather_scalar(nd.arg, d, self.get(nd.srcs[0]))
+        elif op == "where" and nd.arg == "cold":
+            return self._cold_where(nd)
         else:
             srcs = [self.get(s) for s in nd.srcs]
             self._scalar_op(nd, srcs)
@@ -1470,6 +1473,8 @@ class KernelCodegen:
             raise AssertionError("vector acc not set")
         elif op == "load":
             self._load_vector(nd)
+        elif op == "where" and nd.arg == "cold":
+            return self._cold_where(nd)
         elif op == "where":
             c, a, b = nd.srcs
             if self.varies(c):
@@ -1481,6 +1486,57 @@ class KernelCodegen:
         loc = f.local(V128)
         f.local_set(loc)
         return loc
+
+    def _cold_where(self, nd: Node) -> int:
+        """A `where` marked cold (mathlib's `rarely`): the false sides are computed as usual, the
+        true sides only in an `if` taken when some lane's condition holds (v128.any_true), then
+        selected. Cold wheres of one condition share the `if`; what is computed inside it is
+        forgotten after it (the env is restored), what the true sides share with code outside
+        it is computed before."""
+        f = self.f
+        c = nd.srcs[0]
+        vec = self.vec and self.varies(nd)
+        group = [w for w in self.order if w.op == "where" and w.arg == "cold" and w.srcs[0] is c]
+        group = [w for w in group if w not in self.cold and self._same_place(w, nd)] if nd not in self.cold else []
+        group = group or [nd]
+        kind = "v" if vec else "s"
+        out = {}
+        for w in group:
+            loc = f.local(V128 if vec else valtype(w.dtype))
+            f.local_get(self.vget(w.srcs[2]) if vec else self.get(w.srcs[2])).local_set(loc)
+            out[w] = loc
+        for w in group:  # what the true sides share with code outside the `if`
+            for x in ir.walk(w.srcs[1], children=self._children):
+                if x not in self.cold and x.op != "idx" and not self.accdep[x]:
+                    self.get(x)
+        if vec and self.varies(c):
+            cv = self.vget(c)
+            f.local_get(cv).op("v128.any_true")
+        else:
+            cv = self.get_scalar(c)
+            f.local_get(cv)
+        saved = dict(self.env)
+        with f.if_():
+            for w in group:
+                a = self.vget(w.srcs[1]) if vec else self.get(w.srcs[1])
+                if vec and self.varies(c):
+                    f.local_get(a).local_get(out[w]).local_get(cv).v128_bitselect()
+                else:
+                    f.local_get(a)
+                f.local_set(out[w])
+        self.env = saved
+        for w in group:
+            self.env[(w, kind)] = out[w]
+        return out[nd]
+
+    def _same_place(self, w: Node, nd: Node) -> bool:
+        """w can be computed where nd is: same loop level, vectorness and reduction scope."""
+        return (
+            self.level[w] == self.level[nd]
+            and self.varies(w) == self.varies(nd)
+            and self.accdep[w] == self.accdep[nd]
+            and (w in self.body_nodes) == (nd in self.body_nodes)
+        )
 
     def _vector_op(self, nd: Node) -> bool:
         """Emit nd with SIMD instructions if it has a SIMD form; False to fall back to lanes."""
@@ -1841,6 +1897,22 @@ def _lanes(d) -> str:
 
 def _cast_class(d) -> str:
     return "f" if d.kind == "f" else "b" if d.kind == "b" else "n"
+
+
+def _cold_only(roots: list, children) -> set:
+    """Nodes reached only through the true side of a cold `where` (computed in its `if`)."""
+    hot: set = set()
+    stack = list(roots)
+    while stack:
+        nd = stack.pop()
+        if nd in hot:
+            continue
+        hot.add(nd)
+        kids = children(nd)
+        if nd.op == "where" and nd.arg == "cold":
+            kids = (kids[0], kids[2])
+        stack.extend(kids)
+    return {x for r in roots for x in ir.walk(r, children=children)} - hot
 
 
 def _depends_on(nd: Node, axis: int) -> bool:
