@@ -15,6 +15,8 @@ How a kernel becomes code:
   contiguous (column sums, naive matmul). Loads affine in that axis become `v128.load` (stride 1),
   a splat (stride 0) or four scalar loads; any operation without a SIMD form runs lane by lane,
   so every kernel over these dtypes vectorizes. A scalar loop handles the tail.
+- A cold `where` (mathlib's `rarely`, e.g. sin's big-argument reduction) computes its true side in
+  an `if` taken only when some lane's condition holds.
 - A float32 sum of products with the reduced axis last and one operand broadcast along the last
   output axis (what dot_general lowers to) becomes a register-tiled, K-blocked SIMD matmul
   (see `matmul.py`), with the epilogue fused on the tiles.

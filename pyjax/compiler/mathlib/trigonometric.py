@@ -129,7 +129,7 @@ def _reduce(x: V) -> tuple[V, V, V]:
     ax = fabs(x)
     big = ax > 4096.0
     rc, qc = _reduce_cw(ax)
-    rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu, a select on SIMD lanes
+    rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
     return rarely(big, rb, rc), rarely(big, qb, qc), bits(ax) < 0x7F800000
 
 
