@@ -1,22 +1,16 @@
-"""Helpers shared by the library modules: the lazy numpy import of the lax modules composed from
-primitives, canonical_axis (the one axis check of numpy, lax and random) and static_ints (the window parameters of
+"""Helpers shared by the library modules: _arr (an operand as an array, through the asarray that
+pyjax.numpy registers in core/hooks.py), canonical_axis (the one axis check of numpy, lax and random) and static_ints (the window parameters of
 convolutions and reduce_window)."""
 
 from __future__ import annotations
 
 import operator
 
-
-def _jnp():
-    import pyjax.numpy as jnp
-
-    return jnp
+from pyjax.core import hooks
 
 
 def _arr(x):
-    from pyjax.numpy._promotion import _is_array, asarray
-
-    return x if _is_array(x) else asarray(x)
+    return hooks.op("asarray")(x)
 
 
 def canonical_axis(axis, nd: int, fn: str = "", *, scalar_ok: bool = False) -> int:

@@ -26,7 +26,7 @@ from pyjax.core.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax as _lax
-from pyjax.lax._util import _jnp
+from pyjax.lax._util import _arr
 
 __all__ = [
     "cond",
@@ -115,9 +115,7 @@ def _lift(x):
     if type(x).__name__ == "Array":
         return x
     if core.valid_jaxtype(x) or (hasattr(x, "dtype") and hasattr(x, "shape")):  # numpy arrays and scalars
-        from pyjax.numpy import asarray
-
-        return asarray(x)
+        return _arr(x)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
 
 
@@ -1270,8 +1268,7 @@ def optimization_barrier(operand: Any, /) -> Any:
     """Identity on a pytree of arrays (pyjax does not reorder across it; nothing to prevent)."""
     from pyjax.core.pytree import tree_map
 
-    jnp = _jnp()
-    return tree_map(lambda x: x if isinstance(x, core.Tracer) else jnp.asarray(x), operand)
+    return tree_map(lambda x: x if isinstance(x, core.Tracer) else _arr(x), operand)
 
 
 def platform_dependent(*args: Any, default: Callable | None = None, **per_platform: Callable) -> Any:

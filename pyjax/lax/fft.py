@@ -9,7 +9,8 @@ from typing import Any
 
 from pyjax.core.core import get_aval
 from pyjax.lax import lax
-from pyjax.lax._util import _arr, _jnp
+from pyjax.lax._lazy_numpy import _jnp
+from pyjax.lax._util import _arr
 
 __all__ = ["FftType", "fft"]
 

@@ -130,19 +130,14 @@ def _bcast0(x, n: int):
 
 def _ppermute_batched(x0, perm: tuple, n: int):
     """Member dst gets member src's value; members no pair sends to get zeros. x0: (n, ...)."""
-    from pyjax import numpy as jnp
-
-    src = list(range(n))
-    got = [False] * n
+    src: list = [None] * n
     for s, d in perm:
         src[d] = s
-        got[d] = True
-    y = jnp.take(x0, jnp.asarray(src, dtype="int32"), axis=0)
-    if all(got):
-        return y
-    a = get_aval(y)
-    mask = lax.broadcast_in_dim(jnp.asarray(got), a.shape, (0,))
-    return lax.select_n(mask, lax.full(a.shape, 0, a.dtype), y)
+    a = get_aval(x0)
+    rest = a.shape[1:]
+    zero = lax.full((1,) + rest, 0, a.dtype)
+    rows = [zero if s is None else lax.slice(x0, (s,) + (0,) * len(rest), (s + 1,) + rest) for s in src]
+    return rows[0] if n == 1 else lax.concatenate(rows, 0)
 
 
 def _scatter_split(s, dim: int, n: int, tiled: bool):

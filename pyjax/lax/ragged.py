@@ -11,7 +11,8 @@ from typing import Any
 from pyjax.core import dtypes
 from pyjax.core.core import get_aval
 from pyjax.lax import lax
-from pyjax.lax._util import _arr, _jnp
+from pyjax.lax._lazy_numpy import _jnp
+from pyjax.lax._util import _arr
 from pyjax.lax.types import DotDimensionNumbers, PrecisionLike
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyjax.core.pytree import tree_flatten, tree_unflatten
 from pyjax.lax import lax
-from pyjax.lax._util import _jnp
+from pyjax.lax._lazy_numpy import _jnp
 
 __all__ = ["reduce", "approx_max_k", "approx_min_k"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
-from pyjax.lax._util import _jnp
+from pyjax.lax._lazy_numpy import _jnp
 from pyjax.lax.slicing import index_in_dim, slice_in_dim
 
 __all__ = [

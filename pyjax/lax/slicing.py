@@ -28,7 +28,7 @@ from pyjax.core.core import ShapedArray, bind
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
-from pyjax.lax._util import _jnp, canonical_axis
+from pyjax.lax._util import _arr, canonical_axis
 from pyjax.lax.lax import _aval, _prim, _shape_str
 from pyjax.runtime import execute as _execute
 
@@ -579,11 +579,10 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
 
 def index_take(src: Any, idxs: Any, axes: Sequence[int]) -> Any:
     """src indexed along `axes` by the columns of idxs: src[idxs[:, 0], idxs[:, 1], ...] on those axes."""
-    jnp = _jnp()
-    src, idxs = jnp.asarray(src), jnp.asarray(idxs)
+    src, idxs = _arr(src), _arr(idxs)
     axes = [a % src.ndim for a in axes]
     if idxs.ndim != 2 or idxs.shape[1] != len(axes):
         raise ValueError(f"index_take: idxs must have shape (n, {len(axes)}), got {idxs.shape}")
     rest = [a for a in range(src.ndim) if a not in axes]
-    moved = jnp.transpose(src, axes + rest)
+    moved = lax.transpose(src, tuple(axes + rest))
     return moved[tuple(idxs[:, k] for k in range(len(axes)))]

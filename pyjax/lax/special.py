@@ -9,7 +9,7 @@ from typing import Any
 
 from pyjax.core import core
 from pyjax.lax import lax
-from pyjax.lax._util import _jnp
+from pyjax.lax._lazy_numpy import _jnp
 
 __all__ = [
     "igamma",
