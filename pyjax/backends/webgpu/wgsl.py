@@ -434,7 +434,9 @@ class Emitter:
 
     def _cold_where(self, n: ir.Node, scope: Scope) -> str:
         """A `where` marked cold (mathlib's `rarely`): its true side is computed in an `if` only
-        where the condition holds (one `if` per condition and scope, shared by its wheres)."""
+        where the condition holds (one `if` per condition and scope, shared by its wheres). GPUs
+        and lavapipe skip it where no lane of a group takes it; SwiftShader runs every block under
+        lane masks (branches are never skipped there), so it saves nothing on SwiftShader."""
         c, b = self.expr(n.srcs[0], scope), self.expr(n.srcs[2], scope)
         key = (id(scope), n.srcs[0])
         blk = self._cold.get(key)
