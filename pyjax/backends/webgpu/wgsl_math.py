@@ -537,26 +537,6 @@ fn pj_nextafter_{_h}(x: f32, y: f32) -> f32 {{
 # ---- integer power (exponentiation by squaring, wrapping), for pow on integer arrays ---------
 
 _def(
-    "ipow_i32",
-    (),
-    "pj_ipow_i32(a: i32, b: i32) -> i32  (wrapping)",
-    """
-fn pj_ipow_i32(a: i32, b: i32) -> i32 {
-  if (b < 0) { return select(select(0, 1, a == 1), select(-1, 1, (b & 1) == 0), a == -1); }
-  var r = 1;
-  var base = a;
-  var e = u32(b);
-  loop {
-    if (e == 0u) { break; }
-    if ((e & 1u) == 1u) { r = r * base; }
-    base = base * base;
-    e = e >> 1u;
-  }
-  return r;
-}
-""",
-)
-_def(
     "ipow_u32",
     (),
     "pj_ipow_u32(a: u32, b: u32) -> u32  (wrapping)",
@@ -572,6 +552,17 @@ fn pj_ipow_u32(a: u32, b: u32) -> u32 {
     e = e >> 1u;
   }
   return r;
+}
+""",
+)
+_def(
+    "ipow_i32",
+    ("ipow_u32",),
+    "pj_ipow_i32(a: i32, b: i32) -> i32  (wrapping: the unsigned product's bits)",
+    """
+fn pj_ipow_i32(a: i32, b: i32) -> i32 {
+  if (b < 0) { return select(select(0, 1, a == 1), select(-1, 1, (b & 1) == 0), a == -1); }
+  return bitcast<i32>(pj_ipow_u32(bitcast<u32>(a), u32(b)));
 }
 """,
 )
