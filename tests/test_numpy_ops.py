@@ -321,6 +321,9 @@ def test_integer_semantics(backend):
     check(lambda j, n, x: x**3, np.array([-2, 3, 1000], np.int32))
     check(lambda j, n, x: x**2.0, np.array([-2, 3], np.int32))
     check(lambda j, n, x: n.power(x, -1), np.array([1, 2], np.int32))
+    # integer arrays: JAX squares over the exponent's low six bits only (negative ones too)
+    base = np.array([3, -7, 0, 0, 2, 46341], np.int32)
+    check(lambda j, n, x, y: n.power(x, y), base, np.array([-11, 93, 64, -3, 63, 3], np.int32))
 
 
 def test_float16_arrays(backend):

@@ -618,15 +618,19 @@ pow = power
 
 
 def _int_power(x, y):
-    # square-and-multiply over the bits of y (y >= 0), vectorized with lax ops
-    acc = lax.full_like(x, 1)
-    base = x
-    e = y
-    for _ in range(x.dtype.bits):
-        bit = lax.bitwise_and(e, lax.full_like(e, 1))
-        acc = lax.select(lax.eq(bit, 1), lax.mul(acc, base), acc)
-        base = lax.mul(base, base)
-        e = lax.shift_right_logical(e, lax.full_like(e, 1))
+    """x ** y for integer arrays as JAX computes it: square-and-multiply over the low six bits of
+    y only (more overflows for any |x| > 1), so a negative y uses its two's-complement low bits;
+    0 ** y is 0 for every y != 0."""
+    one = lax.full_like(y, 1)
+    acc = lax.select(
+        lax.bitwise_and(lax.eq(x, lax.full_like(x, 0)), lax.ne(y, lax.full_like(y, 0))),
+        lax.full_like(x, 0),
+        lax.full_like(x, 1),
+    )
+    for _ in range(6):
+        acc = lax.select(lax.eq(lax.bitwise_and(y, one), one), lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, one)
     return acc
 
 
