@@ -844,7 +844,7 @@ class ScatterExe:
             elif t == "f32":
                 comb = {"add": "(c + v)", "mul": "(c * v)", "min": "pj_fmin(c, v)", "max": "pj_fmax(c, v)"}[em_op]
                 helpers |= {"fmin", "fmax"}
-                if d.itemsize == 2 and em_op in ("add", "mul"):
+                if d.name in dtypes.NARROW_FLOATS and em_op in ("add", "mul"):
                     comb = wgsl.round_half(comb, d)
             else:
                 comb = {"add": "(c + v)", "mul": "(c * v)", "min": "min(c, v)", "max": "max(c, v)"}[em_op]

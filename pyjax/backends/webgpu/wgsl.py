@@ -17,7 +17,7 @@ import re
 import struct
 
 from pyjax.compiler import ir
-from pyjax.core import dtypes
+from pyjax.core import dtypes, minifloat
 
 # ---- dtypes ------------------------------------------------------------------------------------
 
@@ -25,6 +25,8 @@ _CTYPE = {
     "float32": "f32",
     "float16": "f32",
     "bfloat16": "f32",
+    "float8_e4m3fn": "f32",
+    "float8_e5m2": "f32",
     "int32": "i32",
     "int16": "i32",
     "int8": "i32",
@@ -75,6 +77,8 @@ def bits(d) -> int:
 def round_to(v: float, d) -> float:
     """v rounded to the precision of float dtype d (inf on overflow)."""
     fmt = {"float16": "<e", "float32": "<f"}.get(d.name)
+    if d.name in minifloat.FORMATS:
+        return minifloat.round_to(v, d.name)
     if d.name == "bfloat16":
         v = round_to(v, dtypes.float32)
         if v != v or v in (math.inf, -math.inf):
@@ -129,6 +133,7 @@ _FROM_RAW = {
     "uint16": "{raw}",
     "float16": "pj_f16_to_f32({raw})",
     "bfloat16": "pj_bf16_to_f32({raw})",
+    **{n: f"pj_{n}_to_f32({{raw}})" for n in minifloat.FORMATS},
 }
 # dtype -> the storage bits (u32, low bits) of compute value `{v}`
 _TO_BITS = {
@@ -139,11 +144,13 @@ _TO_BITS = {
     "int16": "(bitcast<u32>({v}) & 0xffffu)",
     "float16": "pj_f32_to_f16({v})",
     "bfloat16": "pj_f32_to_bf16({v})",
+    **{n: f"pj_f32_to_{n}({{v}})" for n in minifloat.FORMATS},
 }
 # dtype -> the helpers its loads, stores and roundings call
 _DTYPE_HELPERS = {
     "float16": frozenset(("f16_to_f32", "f32_to_f16", "rf16")),
     "bfloat16": frozenset(("bf16_to_f32", "f32_to_bf16", "rbf16")),
+    **{n: frozenset((f"{n}_to_f32", f"f32_to_{n}", f"r{n}")) for n in minifloat.FORMATS},
 }
 
 
@@ -199,7 +206,7 @@ _WRAP = {
     "uint16": "({v} & 0xffffu)",
 }
 # half float dtype -> `{v}` (an f32 compute value) rounded to its precision
-_ROUND = {"float16": "pj_rf16({v})", "bfloat16": "pj_rbf16({v})"}
+_ROUND = {"float16": "pj_rf16({v})", "bfloat16": "pj_rbf16({v})", **{n: f"pj_r{n}({{v}})" for n in minifloat.FORMATS}}
 
 
 def normalize_int(v: str, d) -> str:
@@ -427,7 +434,7 @@ class Emitter:
             r = self._unary(op, a[0], n.srcs[0].dtype)
         else:
             r = self._binary(op, a[0], a[1], n.srcs[0].dtype, n.srcs[1].dtype, n)
-        if d.kind == "f" and d.itemsize == 2 and op not in _NO_ROUND and op not in ir.COMPARE_OPS:
+        if d.name in dtypes.NARROW_FLOATS and op not in _NO_ROUND and op not in ir.COMPARE_OPS:
             self.helpers |= helpers_for_dtype(d)
             r = round_half(r, d)
         return r
@@ -628,7 +635,7 @@ def _f_div(em, n, a, b, d) -> str:
 
 
 def _f_nextafter(em, n, a, b, d) -> str:
-    if d.itemsize == 2:  # step in half-precision ulps
+    if d.name in dtypes.NARROW_FLOATS:  # step in the narrow format's ulps
         em.helpers |= helpers_for_dtype(d)
         return f"pj_nextafter_{d.name}({a}, {b})"
     return f"pj_nextafter({a}, {b})"
@@ -701,7 +708,7 @@ BINARY = _rows(
 
 
 def _float_to_float(x, src, dst) -> str:
-    if dst.itemsize == 2 and (src.itemsize == 4 or src.name != dst.name):
+    if dst.name in dtypes.NARROW_FLOATS and src.name != dst.name:
         return round_half(x, dst)
     return x
 

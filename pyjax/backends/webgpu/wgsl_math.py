@@ -37,6 +37,7 @@ from collections.abc import Iterable
 # the polynomials shared with the core-op decompositions (written once there, float32 sets)
 from pyjax.compiler.mathlib import exponential
 from pyjax.compiler.mathlib.expr import F32
+from pyjax.core import minifloat
 
 _EXP_P, _LOG_Q = exponential._EXP_P[F32], exponential._LOG_Q[F32]
 
@@ -513,9 +514,65 @@ fn pj_nextafter(x: f32, y: f32) -> f32 {
 """,
 )
 
+
+def _f8_defs(name: str, e: int, mb: int, bias: int, rule: str) -> None:
+    """pj_{name}_to_f32, pj_f32_to_{name} and pj_r{name} for an 8-bit float of core/minifloat.py."""
+    shift = 23 - mb
+    if rule == "fn":  # 0x7f is NaN
+        special = "if (c == 0x7fu) { return bitcast<f32>(s | 0x7fc00000u); }"
+    else:  # all-ones exponent: infinity or NaN
+        special = f"if (c >> {mb}u == {(1 << e) - 1}u) {{ return bitcast<f32>(s | 0x7f800000u | (c << {shift}u)); }}"
+    _def(
+        f"{name}_to_f32",
+        (),
+        f"pj_{name}_to_f32(h: u32) -> f32  ({name} bits)",
+        f"""
+fn pj_{name}_to_f32(h: u32) -> f32 {{
+  let s = (h & 0x80u) << 24u;
+  let c = h & 0x7fu;
+  {special}
+  if (c >> {mb}u == 0u) {{ return bitcast<f32>(s | bitcast<u32>(f32(c) * {2.0 ** (1 - bias - mb)!r})); }}
+  return bitcast<f32>(s | ((c << {shift}u) + {(127 - bias) << 23}u));
+}}
+""",
+    )
+    magic = ((127 - bias) + shift + 1) << 23  # adding it rounds a subnormal to the format's quantum
+    offset = (((bias - 127) << 23) + (1 << (shift - 1)) - 1) & 0xFFFFFFFF
+    _def(
+        f"f32_to_{name}",
+        (),
+        f"pj_f32_to_{name}(x: f32) -> u32  ({name} bits, round to nearest even)",
+        f"""
+fn pj_f32_to_{name}(x: f32) -> u32 {{
+  let b = bitcast<u32>(x);
+  let s = (b >> 24u) & 0x80u;
+  let u = b & 0x7fffffffu;
+  if (u > 0x7f800000u) {{ return s | {minifloat.nan_code(name)}u; }}
+  var r: u32;
+  if (u < {(128 - bias) << 23}u) {{
+    r = bitcast<u32>(bitcast<f32>(u) + bitcast<f32>({magic}u)) - {magic}u;
+  }} else {{
+    r = (u + {offset}u + ((u >> {shift}u) & 1u)) >> {shift}u;
+  }}
+  return s | min(r, {minifloat.overflow_code(name)}u);
+}}
+""",
+    )
+    _def(
+        f"r{name}",
+        (f"f32_to_{name}", f"{name}_to_f32"),
+        f"pj_r{name}(x: f32) -> f32  (x rounded to {name})",
+        f"fn pj_r{name}(x: f32) -> f32 {{ return pj_{name}_to_f32(pj_f32_to_{name}(x)); }}",
+    )
+
+
+for _name, _fmt in minifloat.FORMATS.items():
+    _f8_defs(_name, *_fmt)
+
 for _h, _to, _from, _sign, _mag in (
     ("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
     ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu"),
+    *((n, f"f32_to_{n}", f"{n}_to_f32", "0x80u", "0x7fu") for n in minifloat.FORMATS),
 ):
     _def(
         "nextafter_" + _h,
