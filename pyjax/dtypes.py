@@ -15,6 +15,11 @@ from pyjax.runtime.array import Array
 bfloat16 = _d.SCALAR_TYPES["bfloat16"]
 float8_e4m3fn = _d.SCALAR_TYPES["float8_e4m3fn"]
 float8_e5m2 = _d.SCALAR_TYPES["float8_e5m2"]
+float8_e4m3fnuz = _d.SCALAR_TYPES["float8_e4m3fnuz"]
+float8_e5m2fnuz = _d.SCALAR_TYPES["float8_e5m2fnuz"]
+float8_e4m3b11fnuz = _d.SCALAR_TYPES["float8_e4m3b11fnuz"]
+float8_e4m3 = _d.SCALAR_TYPES["float8_e4m3"]
+float8_e3m4 = _d.SCALAR_TYPES["float8_e3m4"]
 TypePromotionError = _d.TypePromotionError
 
 __all__ = [
@@ -24,6 +29,11 @@ __all__ = [
     "finfo",
     "float8_e4m3fn",
     "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3",
+    "float8_e3m4",
     "float0",  # noqa: F822 (module __getattr__: numpy's dtype, made on first use)
     "iinfo",
     "issubdtype",

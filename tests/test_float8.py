@@ -11,7 +11,7 @@ import pyjax
 import pyjax.numpy as pjnp
 from pyjax.core import minifloat
 
-F8 = ["float8_e4m3fn", "float8_e5m2"]
+F8 = list(minifloat.FORMATS)
 
 
 def _f32_classes(name: str) -> np.ndarray:
@@ -47,7 +47,8 @@ def test_casts_match_jax(backend, name):
     f = pyjax.jit(lambda v: (v.astype(pjnp.float32), v.astype(pjnp.float16), v.astype(pjnp.int32)))
     j = jax.jit(lambda v: (v.astype(jnp.float32), v.astype(jnp.float16), v.astype(jnp.int32)))
     src = jnp.asarray(vals).astype(name)
-    finite = np.isfinite(vals)  # XLA casts 8-bit infinities to integer 0, not saturating as from float32
+    # XLA casts 8-bit infinities and NaNs to integers its own way (inf -> 0, fnuz NaN -> int max): finite only
+    finite = np.isfinite(np.asarray(src.astype(jnp.float32)))
     for k, (g, w) in enumerate(zip(f(got8), j(src))):
         keep = finite if k == 2 else slice(None)
         np.testing.assert_array_equal(np.asarray(g)[keep], np.asarray(w)[keep])
@@ -91,7 +92,7 @@ def test_finfo_and_numpy_interop(name):
     for attr in ("bits", "nmant", "nexp", "eps", "tiny", "max", "min", "smallest_subnormal", "resolution"):
         assert float(getattr(got, attr)) == float(getattr(want, attr)), attr
     assert pjnp.dtype(getattr(ml_dtypes, name)) == getattr(pjnp, name) == getattr(pyjax.dtypes, name)
-    a = np.array([0.1, -3.0, 300.0], getattr(ml_dtypes, name))
+    a = np.array([0.1, -3.0, 12.0], getattr(ml_dtypes, name))
     x = pjnp.asarray(a)
     assert x.dtype == a.dtype and np.asarray(x).dtype == a.dtype
     np.testing.assert_array_equal(np.asarray(x).view(np.uint8), a.view(np.uint8))

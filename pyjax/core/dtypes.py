@@ -11,7 +11,7 @@ import builtins
 import sys
 from functools import cache, lru_cache
 
-from pyjax.core import hooks
+from pyjax.core import hooks, minifloat
 from pyjax.core.config import config
 
 
@@ -101,23 +101,23 @@ float16 = DType("float16", 2, "f")
 bfloat16 = DType("bfloat16", 2, "f")
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
-float8_e4m3fn = DType("float8_e4m3fn", 1, "f")
-float8_e5m2 = DType("float8_e5m2", 1, "f")
 complex64 = DType("complex64", 8, "c")
 complex128 = DType("complex128", 16, "c")
 
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-ALL += (float16, bfloat16, float32, float64, complex64, complex128, float8_e4m3fn, float8_e5m2)
+ALL += (float16, bfloat16, float32, float64, complex64, complex128)
+ALL += tuple(DType(name, 1, "f") for name in minifloat.FORMATS)  # the 8-bit floats
 BY_NAME = {d.name: d for d in ALL}
+float8_e4m3fn, float8_e5m2 = BY_NAME["float8_e4m3fn"], BY_NAME["float8_e5m2"]
+FLOAT8 = frozenset(minifloat.FORMATS)
 # dtypes numpy lacks: numpy gets them from the ml_dtypes package (installed with JAX)
-ML_DTYPES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2"))
-FLOAT8 = frozenset(("float8_e4m3fn", "float8_e5m2"))
+ML_DTYPES = frozenset(("bfloat16",)) | FLOAT8
 # floats narrower than float32: stored narrow, computed (and accumulated) in float32, rounded once
 NARROW_FLOATS = frozenset(("float16", "bfloat16")) | FLOAT8
 _CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
 _CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
 _CHARS.update({"float64": "d", "bfloat16": "E", "complex64": "F", "complex128": "D"})
-_CHARS.update({"float8_e4m3fn": "V", "float8_e5m2": "V"})  # ml_dtypes' char for its float8 types
+_CHARS.update({name: "V" for name in FLOAT8})  # numpy's kind for ml_dtypes' types
 # The `struct` format of each real dtype (little-endian packing of host values; bfloat16 has none).
 STRUCT_FORMAT = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B"}
 STRUCT_FORMAT.update({"uint16": "H", "uint32": "I", "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"})
@@ -332,9 +332,9 @@ _LATTICE = {
     "int16": ["int32"],
     "int32": ["int64"],
     "int64": ["f*"],
-    "f*": ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "c*"],
-    "float8_e4m3fn": [],  # 8-bit floats promote with nothing but themselves and weak types, as in JAX
-    "float8_e5m2": [],
+    "f*": ["float16", "bfloat16", *minifloat.FORMATS, "c*"],
+    # 8-bit floats promote with nothing but themselves, bool, integers and weak types, as in JAX
+    **{name: [] for name in minifloat.FORMATS},
     "float16": ["float32"],
     "bfloat16": ["float32"],
     "float32": ["float64", "complex64"],
@@ -429,9 +429,13 @@ class finfo:
         "bfloat16": (7, 8, 1.1754943508222875e-38, 3.3895313892515355e38, 2**-7, 9.2e-41),
         "float32": (23, 8, 1.1754943508222875e-38, 3.4028234663852886e38, 2**-23, 1.4e-45),
         "float64": (52, 11, 2.2250738585072014e-308, 1.7976931348623157e308, 2**-52, 5e-324),
-        "float8_e4m3fn": (3, 4, 2**-6, 448.0, 2**-3, 2**-9),
-        "float8_e5m2": (2, 5, 2**-14, 57344.0, 2**-2, 2**-16),
     }
+    _TABLE.update(
+        {
+            name: (m, e, 2.0 ** (1 - bias), minifloat.largest(name), 2.0**-m, 2.0 ** (1 - bias - m))
+            for name, (e, m, bias, _) in minifloat.FORMATS.items()
+        }
+    )
 
     def __init__(self, d):
         self.dtype = real_dtype(d)  # finfo(complex64) describes its float32 parts, as in numpy
@@ -445,7 +449,7 @@ class finfo:
         self.smallest_subnormal = smallest_sub
         self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(self.dtype.name, 15)
         if self.dtype.name in FLOAT8:  # ml_dtypes' resolution for its 8-bit floats
-            self.resolution = {"float8_e4m3fn": 0.1015625, "float8_e5m2": 0.09375}[self.dtype.name]
+            self.resolution = minifloat.round_to(0.1, self.dtype.name)
 
     def __repr__(self):
         return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -45,7 +45,7 @@ __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", 
 LANES = 4
 SUM_BLOCK = 1024  # main-loop iterations a float32 sum's accumulators run before joining the total
 ROW_BLOCK = 128  # rows a strided float32 sum's per-column accumulators add before joining theirs
-HALF = ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")  # stored narrow, computed in f32
+HALF = ("float16", "bfloat16", *dtypes.FLOAT8)  # stored narrow, computed in f32
 VEC_DTYPES = ("float32", "int32", "uint32", "bool")
 _NATIVE_MADD = frozenset(("madd",))
 
@@ -55,8 +55,7 @@ DTYPE_INFO = {
     "float64": (F64, "f64.load", "f64.store"),
     "float16": (F32, "i32.load16_u", "i32.store16"),
     "bfloat16": (F32, "i32.load16_u", "i32.store16"),
-    "float8_e4m3fn": (F32, "i32.load8_u", "i32.store8"),
-    "float8_e5m2": (F32, "i32.load8_u", "i32.store8"),
+    **{name: (F32, "i32.load8_u", "i32.store8") for name in dtypes.FLOAT8},
     "int32": (I32, "i32.load", "i32.store"),
     "uint32": (I32, "i32.load", "i32.store"),
     "int16": (I32, "i32.load16_s", "i32.store16"),

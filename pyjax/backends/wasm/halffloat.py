@@ -111,13 +111,16 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     f.local_get(c).i32_const(shift).i32_shl().i32_const((127 - bias) << 23).i32_add().local_get(s).i32_or()
     if rule == "fn":  # 0x7f is NaN
         f.local_get(s).i32_const(0x7FC00000).i32_or().i32_const(0x7F).local_get(c).i32_ne().select()
-    else:  # all-ones exponent: infinity or NaN
+    elif rule == "ieee":  # all-ones exponent: infinity or NaN
         f.local_get(s).i32_const(0x7F800000).i32_or().local_get(c).i32_const(shift).i32_shl().i32_or()
         f.local_get(ef).i32_const((1 << e) - 1).i32_ne().select()
     # zero / subnormal: mantissa * 2**(1 - bias - mb)
     f.local_get(c).f32_convert_i32_u().f32_const(2.0 ** (1 - bias - mb)).f32_mul().i32_reinterpret_f32()
     f.local_get(s).i32_or()
     f.local_get(ef).select()  # ef == 0 picks the subnormal value
+    if rule == "fnuz":  # 0x80 (what would be -0) is the NaN
+        v = f.local(I32)
+        f.local_set(v).i32_const(0x7FC00000).local_get(v).local_get(h).i32_const(0x80).i32_eq().select()
     f.f32_reinterpret_i32()
     f.finish()
     out["load"] = f.index
@@ -139,7 +142,11 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     f.local_tee(r).i32_const(minifloat.overflow_code(name)).local_get(r).i32_const(minifloat.overflow_code(name))
     f.i32_lt_u().select()  # min(r, overflow code)
     f.local_get(u).i32_const(0x7F800000).i32_gt_u().select()  # NaN ? nan : r
-    f.local_get(s).i32_or()
+    if rule == "fnuz":  # no -0: a zero magnitude drops the sign
+        mag = f.local(I32)
+        f.local_tee(mag).local_get(s).i32_const(0).local_get(mag).select().i32_or()
+    else:
+        f.local_get(s).i32_or()
     f.finish()
     out["store"] = f.index
     f = m.function(f"pyjax_round_{name}", [F32], [F32])

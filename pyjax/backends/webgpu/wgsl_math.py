@@ -520,6 +520,8 @@ def _f8_defs(name: str, e: int, mb: int, bias: int, rule: str) -> None:
     shift = 23 - mb
     if rule == "fn":  # 0x7f is NaN
         special = "if (c == 0x7fu) { return bitcast<f32>(s | 0x7fc00000u); }"
+    elif rule == "fnuz":  # 0x80 (what would be -0) is the NaN
+        special = "if (h == 0x80u) { return bitcast<f32>(0x7fc00000u); }"
     else:  # all-ones exponent: infinity or NaN
         special = f"if (c >> {mb}u == {(1 << e) - 1}u) {{ return bitcast<f32>(s | 0x7f800000u | (c << {shift}u)); }}"
     _def(
@@ -554,7 +556,8 @@ fn pj_f32_to_{name}(x: f32) -> u32 {{
   }} else {{
     r = (u + {offset}u + ((u >> {shift}u) & 1u)) >> {shift}u;
   }}
-  return s | min(r, {minifloat.overflow_code(name)}u);
+  let m = min(r, {minifloat.overflow_code(name)}u);
+  return {"select(0u, s, m != 0u)" if rule == "fnuz" else "s"} | m;
 }}
 """,
     )
