@@ -1,5 +1,5 @@
 """optax and chex on pyjax through alias_jax (issue 16): a fixed sample of their own test suites, optax's
-optimizers against JAX, and (when equinox is installed) an equinox MLP trained as on JAX. `make ecosystem`
+optimizers against JAX, and (when installed) equinox and flax linen MLPs trained as on JAX. `make ecosystem`
 runs the whole suites and every model (tests/ecosystem/run.py)."""
 
 from __future__ import annotations
@@ -62,6 +62,15 @@ def test_equinox_mlp_matches_jax():
     assert not isinstance(want["equinox_mlp"], str), want
     assert not isinstance(got["equinox_mlp"], str), got
     assert models.agree(got["equinox_mlp"], want["equinox_mlp"]), (got, want)
+
+
+@pytest.mark.slow  # 10-20 s, as equinox's: make ecosystem runs it
+def test_flax_linen_mlp_matches_jax():
+    pytest.importorskip("flax")  # flax imports jnp.float8_e4m3fnuz & co at import time
+    got, want = eco_run.compare_models(["flax_linen_mlp"])
+    assert not isinstance(want["flax_linen_mlp"], str), want
+    assert not isinstance(got["flax_linen_mlp"], str), got
+    assert models.agree(got["flax_linen_mlp"], want["flax_linen_mlp"]), (got, want)
 
 
 def test_optax_optimizers_sample():
