@@ -336,6 +336,67 @@ def test_jaxpr_primitive_names(backend):
     assert "scan" in str(j)
 
 
+# --- compiled loops (pyjax.runtime.plans): planned once, run by the backend without host trips ------
+
+
+def _nested(jx, np_, w, xs, idx):
+    """A reversed scan whose body runs a while loop with a data-dependent trip count, a switch, a
+    transposed (view) constant and a gather with a traced index."""
+
+    def body(c, x):
+        def grow(s):
+            k, v = s
+            return k + 1, np_.tanh(v @ w.T) + x[idx[k % 3]]
+
+        k, v = jx.lax.while_loop(lambda s: (s[0] < 6) & (np_.abs(s[1]).sum() < 3.0 + s[0]), grow, (0, c))
+        v = jx.lax.switch(k % 3, [lambda a: a * 0.5, lambda a: a - 1.0, np_.sin], v)
+        return v, (k, v.sum())
+
+    return jx.lax.scan(body, xs[0] * 0.1, xs, reverse=True)
+
+
+def test_compiled_loops_nested(backend, monkeypatch):
+    from pyjax.runtime import control
+
+    def host_loop(*args, **kw):
+        raise AssertionError("ran as a host loop, not as one plan")
+
+    for name in ("while", "scan", "cond"):  # every level must be planned (cond inside a body too)
+        monkeypatch.setitem(control._RUNNERS, name, host_loop)
+    idx = np.array([2, 0, 3], np.int32)
+    check(lambda jx, np_, w, xs, i: jx.jit(lambda w, xs, i: _nested(jx, np_, w, xs, i))(w, xs, i), W, XS, idx)
+
+
+def test_compiled_loop_wasm_driver(monkeypatch):
+    """On wasm a planned loop is one call of a generated driver module: the Python walk never runs."""
+    from pyjax.backends.base import Backend
+
+    def walk(*args):
+        raise AssertionError("walked in Python")
+
+    monkeypatch.setattr(Backend, "_run_steps", walk)
+    with pyjax.default_device(pyjax.devices("wasm")[0]):
+        idx = np.array([1, 2, 0], np.int32)
+        check(lambda jx, np_, w, xs, i: jx.jit(lambda w, xs, i: _nested(jx, np_, w, xs, i))(w, xs, i), W, XS, idx)
+
+
+def test_loop_with_callback_runs_on_host(backend):
+    """A body with a host step (a callback) is not planned: the host loop still calls back every trip."""
+
+    def f(jx, np_, xs):
+        seen = []
+
+        def body(c, x):
+            jx.debug.callback(lambda v: seen.append(float(v)), c)
+            return c + x.sum(), c
+
+        out = jx.jit(lambda xs: jx.lax.scan(body, 0.0, xs))(xs)
+        jx.block_until_ready(out)
+        return out, np_.array(seen, np_.float32)
+
+    check(f, XS)
+
+
 # --- map / associative_scan ----------------------------------------------------------------------
 
 

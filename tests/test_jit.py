@@ -253,3 +253,29 @@ def test_slices_of_one_array_share_a_program(backend):
     jaxpr = next(iter(f.cache.values()))[0]
     programs = [k for k in jaxpr._cache if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], tuple)]
     assert len(programs) <= 5, f"{len(programs)} programs compiled for 24 slices"
+
+
+def test_program_plan_outputs_and_reused_buffers(backend):
+    """A jitted program runs as one plan (pyjax.runtime.plans): intermediates of one size share
+    buffers once dead; outputs are an input passed through, views of intermediates, a cond's and
+    a loop's results, and one intermediate returned twice. Called twice: the planned buffers are
+    reused across calls without leaking one call's values into the next."""
+    w = (np.arange(16, dtype=np.float32).reshape(4, 4) - 7.5) / 16
+
+    def f(j, n, x, w):
+        a = n.sin(x @ w)
+        b = n.cos(a @ w)
+        c = n.tanh(b @ w)
+        e = n.exp(c @ w) * 0.5
+        d = (a + b + c + e) @ w
+        k = j.lax.cond(d.sum() > 0, lambda: d * 2, lambda: d - 1)
+        loop = j.lax.fori_loop(0, 3, lambda i, v: n.tanh(v @ w), c)
+        return x, d.T, k, loop, e, e
+
+    jf = {}
+
+    def run(j, n, x, w):
+        g = jf.setdefault(j, j.jit(lambda x, w: f(j, n, x, w)))
+        return g(x, w), g(x * 2, w)
+
+    check(run, M, w)

@@ -36,10 +36,11 @@ class RoutineStep:
 class HostStep:
     """A control-flow primitive run by the runtime on materialized buffers (cond/while/scan)."""
 
-    __slots__ = ("eqn", "srcs", "src_trackers", "outs", "out_avals")
+    __slots__ = ("eqn", "srcs", "src_trackers", "outs", "out_avals", "plan")
 
     def __init__(self, eqn, srcs, src_trackers, outs, out_avals):
         self.eqn, self.srcs, self.src_trackers, self.outs, self.out_avals = eqn, srcs, src_trackers, outs, out_avals
+        self.plan = None  # the runtime's compiled loop for it (pyjax.runtime.plans), made at first run
 
 
 class Program:
@@ -51,6 +52,7 @@ class Program:
 
     def __init__(self, n_inputs, steps, outputs, frees, n_ids=None):
         self.n_inputs, self.steps, self.outputs, self.frees = n_inputs, steps, outputs, frees
+        self.plan = None  # the runtime's plan of the whole program (pyjax.runtime.plans), made at first run
         ids = [n_inputs] + [s.out + 1 for s in steps if isinstance(s, KernelStep)]
         ids += [max(s.outs) + 1 for s in steps if not isinstance(s, KernelStep) and s.outs]
         self.n_ids = max(ids) if n_ids is None else n_ids
@@ -133,8 +135,12 @@ def _expensive(x: Lazy) -> bool:
     return len(nodes) > 24 or any(n.op in ir.TRANSCENDENTAL or n.op == "gather" for n in nodes)
 
 
-def compile_jaxpr(jaxpr: Jaxpr, input_specs: list, literal_fn) -> Program:
-    """input_specs: (dtype, tracker) per jaxpr input. literal_fn(val, aval) -> Lazy for Literals."""
+def compile_jaxpr(jaxpr: Jaxpr, input_specs: list, literal_fn, fresh_outputs: bool = False) -> Program:
+    """input_specs: (dtype, tracker) per jaxpr input. literal_fn(val, aval) -> Lazy for Literals.
+
+    fresh_outputs: every output is its own contiguous buffer written by a step of the program
+    (no constants, no inputs or views passed through): a loop body's outputs then feed the next
+    trip by plain copies."""
     part = Partitioner(len(input_specs))
     env: dict = {}
     for i, (v, (dtype, tr)) in enumerate(zip(jaxpr.in_binders, input_specs)):
@@ -150,6 +156,15 @@ def compile_jaxpr(jaxpr: Jaxpr, input_specs: list, literal_fn) -> Program:
             x = env[o]
         if _empty(x.shape):  # an output without elements needs no kernel
             outputs.append(("const", 0, ShapedArray(x.shape, x.dtype)))
+            continue
+        if fresh_outputs:
+            if x.red is None and x.expr.op == "load":
+                src, tr = x.expr.arg
+                if src >= part.n_inputs and tr.is_contiguous and all(o[1] != src for o in outputs):
+                    outputs.append(("buf", src, tr))
+                    continue
+            m = part.materialize(x)
+            outputs.append(("buf",) + m.expr.arg)
             continue
         if x.red is None and x.expr.op == "const":
             outputs.append(("const", x.expr.arg, ShapedArray(x.shape, x.dtype)))

@@ -226,8 +226,8 @@ class WasmFunction:
 class WasmInstance:
     """An instantiated module: exported functions by name."""
 
-    def __init__(self, host: WasmtimeHost, instance: Any, key: str, wasm: bytes | None = None):
-        self.host, self.instance, self.key, self.wasm = host, instance, key, wasm
+    def __init__(self, host: WasmtimeHost, instance: Any, key: str, wasm: bytes | None = None, funcs=None):
+        self.host, self.instance, self.key, self.wasm, self.funcs = host, instance, key, wasm, funcs
         self.generation = host.generation
         self._exports = instance.exports(host.store)
         self._funcs: dict[str, WasmFunction] = {}
@@ -249,6 +249,8 @@ class WasmInstance:
             return self
         if self.wasm is None:
             raise RuntimeError("an instance not made by load() does not survive a recycled store")
+        if self.funcs is not None:
+            return self.host.link(self.wasm, self.funcs)
         return self.host.load(self.wasm)
 
     def names(self) -> list[str]:
@@ -288,6 +290,7 @@ class WasmtimeHost:
         self.memory = self._new_memory(pages)
         self._modules: dict[str, Any] = {}
         self._instances: dict[str, WasmInstance] = {}
+        self._links = 0  # instances made by link() in this store (they count toward max_modules)
 
     def _new_memory(self, pages: int) -> Any:
         import wasmtime
@@ -310,6 +313,7 @@ class WasmtimeHost:
         )
         self._modules.clear()
         self._instances.clear()
+        self._links = 0
         self.generation += 1
 
     # -- modules
@@ -349,15 +353,21 @@ class WasmtimeHost:
         self._modules[key] = mod
         return mod
 
-    def instantiate(self, module: Any, key: str = "", wasm: bytes | None = None) -> WasmInstance:
+    def instantiate(self, module: Any, key: str = "", wasm: bytes | None = None, funcs=None) -> WasmInstance:
         """Instantiate a compiled module, giving it the shared memory for its `env.memory` import
-        (`wasm`, its bytes, lets its functions follow the host to a recycled store)."""
+        and funcs[name] for its `k.<name>` imports (`wasm`, its bytes, lets its functions follow
+        the host to a recycled store)."""
         import wasmtime
 
         imports = []
         for imp in module.imports:
             if imp.module == "env" and imp.name == "memory":
                 imports.append(self.memory)
+            elif imp.module == "k" and funcs is not None and imp.name in funcs:
+                wf = funcs[imp.name]
+                if wf.generation != self.generation:
+                    wf._rebind()
+                imports.append(wf.func)
             else:
                 raise ValueError(f"unsupported import {imp.module}.{imp.name}")
         try:
@@ -366,14 +376,22 @@ class WasmtimeHost:
             raise WasmTrap("<start>", e.message) from None
         except wasmtime.WasmtimeError as e:
             raise ValueError(f"cannot instantiate module: {e}") from None
-        return WasmInstance(self, inst, key, wasm)
+        return WasmInstance(self, inst, key, wasm, funcs)
+
+    def link(self, wasm: bytes, funcs: dict) -> WasmInstance:
+        """Instantiate a module that imports other modules' functions (`k.<name>` -> funcs[name],
+        WasmFunctions from load()), as a driver calling kernels does; not cached."""
+        if len(self._instances) + self._links >= self.max_modules:
+            self.recycle()
+        self._links += 1
+        return self.instantiate(self.compile(wasm), self.key(wasm), wasm, funcs)
 
     def load(self, wasm: bytes) -> WasmInstance:
         """Compile and instantiate once per distinct module bytes (modules keep no state here)."""
         key = self.key(wasm)
         inst = self._instances.get(key)
         if inst is None:
-            if len(self._instances) >= self.max_modules:
+            if len(self._instances) + self._links >= self.max_modules:
                 self.recycle()
             inst = self._instances[key] = self.instantiate(self.compile(wasm), key, wasm)
         return inst

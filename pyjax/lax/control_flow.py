@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -176,6 +177,30 @@ def _trace(fun: Callable, in_tree: PyTreeDef, in_avals: list, what: str) -> tupl
     jaxpr, consts = staging.trace_to_jaxpr(flat, list(in_avals))
     jaxpr, consts = _inline_host_scalars(jaxpr, list(consts))
     return jaxpr, consts, box[0]
+
+
+_TRACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # user function -> {key: trace}
+
+
+def _memo_trace(fun, key: tuple, trace: Callable, consts_of: Callable):
+    """trace() once per (fun, key) while fun lives, as JAX caches its control-flow traces: eager
+    loops and conds then reuse their jaxprs (and the programs compiled for them) on every call.
+    Traces that close over tracers of an enclosing trace are not kept."""
+    if batching.axis_env:
+        key += (batching.axis_env_key(),)
+    try:
+        per = _TRACES.get(fun)
+        hit = per.get(key) if per is not None else None
+    except TypeError:  # not weakly referable or an unhashable key: trace every time
+        return trace()
+    if hit is not None:
+        return hit
+    out = trace()
+    if not any(isinstance(c, Tracer) for c in consts_of(out)):
+        if per is None:
+            per = _TRACES[fun] = {}
+        per[key] = out
+    return out
 
 
 def _is_host_scalar(c) -> bool:
@@ -504,7 +529,15 @@ def _bind_cond(index, branches, operands, names, what):
     ops = [_lift_tree(o) for o in operands]
     # Report in JAX's order (true_fun first) for cond.
     order = [1, 0] if what == "cond" else list(range(len(branches)))
-    jaxprs, flat_ops, out_tree = _trace_branches([branches[i] for i in order], ops, [names[i] for i in order], what)
+    flat, in_tree = tree_flatten(tuple(ops))
+    key = (what, tuple(branches), in_tree, tuple(get_aval(x) for x in flat))
+
+    def trace():  # the jaxprs and captured constants, not the operands
+        js, consts_and_ops, t = _trace_branches([branches[i] for i in order], ops, [names[i] for i in order], what)
+        return js, consts_and_ops[: len(consts_and_ops) - len(flat)], t
+
+    jaxprs, consts, out_tree = _memo_trace(branches[0], key, trace, lambda r: r[1])
+    flat_ops = consts + flat
     inv = [order.index(i) for i in range(len(branches))]
     outs = cond_p.bind(index, *flat_ops, branches=tuple(jaxprs[i] for i in inv))
     return tree_unflatten(out_tree, outs)
@@ -664,9 +697,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val) -> Any:
     def trace_both(init_flat):
         avals = [get_aval(x) for x in init_flat]
         carry_tree = tree_flatten((tree_unflatten(in_tree, init_flat),))[1]
-        cj, cconsts, ctree = _trace(cond_fun, carry_tree, avals, "while_loop cond_fun")
-        bj, bconsts, btree = _trace(body_fun, carry_tree, avals, "while_loop body_fun")
-        return avals, cj, cconsts, ctree, bj, bconsts, btree
+
+        def trace():
+            cj, cconsts, ctree = _trace(cond_fun, carry_tree, avals, "while_loop cond_fun")
+            bj, bconsts, btree = _trace(body_fun, carry_tree, avals, "while_loop body_fun")
+            return avals, cj, cconsts, ctree, bj, bconsts, btree
+
+        key = ("while", cond_fun, carry_tree, tuple(avals))
+        return _memo_trace(body_fun, key, trace, lambda r: r[2] + r[5])
 
     avals, cj, cconsts, ctree, bj, bconsts, btree = trace_both(init_flat)
     if btree == in_tree:
@@ -802,6 +840,30 @@ batching.batch_rules[while_p] = _while_batch
 # --- fori_loop -----------------------------------------------------------------------------------
 
 
+_FORI_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # body_fun -> its scan step
+
+
+def _fori_step(body_fun: Callable) -> Callable:
+    """The scan step of fori_loop(body_fun), one per body_fun so that its trace is cached (it holds
+    body_fun weakly: a strong reference from the value would keep the key alive)."""
+    try:
+        step = _FORI_STEPS.get(body_fun)
+        ref = weakref.ref(body_fun)
+    except TypeError:
+        step, ref = None, lambda: body_fun
+    if step is None:
+
+        def step(c, _):
+            i, x = c
+            return (_lax.add(i, 1), ref()(i, x)), None
+
+        try:
+            _FORI_STEPS[body_fun] = step
+        except TypeError:
+            pass
+    return step
+
+
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None) -> Any:
     """Loop body_fun(i, val) for i in [lower, upper). With concrete bounds it is a scan (so reverse-mode
     differentiation works); with traced bounds a while_loop (JAX's rule)."""
@@ -827,13 +889,12 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     else:
         use_scan = True
     if use_scan:
-
-        def step(c, _):
-            i, x = c
-            return (_lax.add(i, 1), body_fun(i, x)), None
-
         (_, out), _ = scan(
-            step, (lo, init_val), None, length=builtins.max(hi - lo, 0), unroll=1 if unroll is None else unroll
+            _fori_step(body_fun),
+            (lo, init_val),
+            None,
+            length=builtins.max(hi - lo, 0),
+            unroll=1 if unroll is None else unroll,
         )
         return out
     if unroll is not None and unroll is not False and unroll != 1:
@@ -915,6 +976,10 @@ def scan(
     def trace_body(init_flat):
         avals = [get_aval(x) for x in init_flat]
         in_tree = tree_flatten((tree_unflatten(init_tree, init_flat), tree_unflatten(xs_tree, xs_flat)))[1]
+        key = ("scan", in_tree, tuple(avals), tuple(x_avals))
+        return _memo_trace(f, key, lambda: trace(avals, in_tree), lambda r: r[2])
+
+    def trace(avals, in_tree):
         box = []
 
         def body(c, x):

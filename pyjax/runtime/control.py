@@ -14,8 +14,9 @@ import math
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import hooks
 from pyjax.core.core import ShapedArray
-from pyjax.runtime import execute
+from pyjax.runtime import execute, plans
 from pyjax.runtime.array import Array, Buffer
+from pyjax.runtime.buffers import LOCK
 
 
 def run(eqn, input_arrays: list) -> list:
@@ -23,17 +24,30 @@ def run(eqn, input_arrays: list) -> list:
     fn = _RUNNERS.get(eqn.primitive.name)
     if fn is None:
         raise NotImplementedError(f"pyjax has no host implementation or lowering for primitive '{eqn.primitive.name}'")
-    outs = fn(list(input_arrays), **eqn.params)
-    return [_with_aval(o, v.aval) for o, v in zip(outs, eqn.out_binders)]
+    avals = [v.aval for v in eqn.out_binders]
+    outs = _planned(eqn.primitive.name, eqn.params, list(input_arrays), avals)
+    if outs is None:
+        outs = fn(list(input_arrays), **eqn.params)
+    return [_with_aval(o, a) for o, a in zip(outs, avals)]
 
 
 def run_primitive(prim, args, params: dict) -> list:
     """Eager execution of a control-flow primitive on concrete values (its impl)."""
     device = execute._device_of(args)
     arrays = [execute._on_device(execute._to_array(a, device), device) for a in args]
-    outs = _RUNNERS[prim.name](arrays, **params)
     avals = prim.abstract_eval(*[a.aval for a in arrays], **params)
+    outs = _planned(prim.name, params, arrays, avals)
+    if outs is None:
+        outs = _RUNNERS[prim.name](arrays, **params)
     return [_with_aval(o, a) for o, a in zip(outs, avals)]
+
+
+def _planned(name: str, params: dict, arrays: list, avals: list):
+    """The loop run as one backend plan (pyjax.runtime.plans), or None to run it here."""
+    if name not in plans.PLANNED or not arrays:
+        return None
+    with LOCK:
+        return plans.run(name, params, arrays, avals, arrays[0]._device)
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -159,6 +159,13 @@ def _prepare(program: Program, backend) -> None:
 
 
 def run_program(program: Program, device, in_bufs: list, out_avals: list) -> list:
+    pp = program.plan
+    if pp is None:
+        from pyjax.runtime import plans
+
+        pp = plans.program_plan(program, device)
+    if pp is not False and not pp.busy:
+        return pp.run(program, device, in_bufs, out_avals)
     backend = device.backend
     env = list(in_bufs)
     env.extend([None] * (program.n_ids - len(env)))
@@ -310,15 +317,18 @@ def _view_variants(jaxpr: Jaxpr, device) -> int:
     return sum(1 for k in jaxpr._cache if type(k) is tuple and len(k) == 2 and k[0] is device)
 
 
-def program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
-    """The Program run_jaxpr runs for inputs with these (dtype, view) specs on device; compiled once, cached."""
+def program_for(jaxpr: Jaxpr, device, in_specs: list, fresh_outputs: bool = False) -> Program:
+    """The Program run_jaxpr runs for inputs with these (dtype, view) specs on device; compiled once, cached.
+    fresh_outputs: each output its own buffer written by the program (a planned loop's body)."""
     with LOCK:
-        return _program_for(jaxpr, device, in_specs)
+        return _program_for(jaxpr, device, in_specs, fresh_outputs)
 
 
-def _program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
+def _program_for(jaxpr: Jaxpr, device, in_specs: list, fresh_outputs: bool = False) -> Program:
     lits = _array_literals(jaxpr)
     key = (device, tuple([tr for _, tr in in_specs]))
+    if fresh_outputs:
+        key = ("fresh",) + key
     cache = jaxpr._cache
     entry = cache.get(key)
     if entry is None:
@@ -335,7 +345,7 @@ def _program_for(jaxpr: Jaxpr, device, in_specs: list) -> Program:
             return _scalar_literal(val, aval)
 
         specs = list(in_specs) + [(v.aval.dtype, v._tracker) for v in lits]
-        program = compile_jaxpr(jaxpr, specs, literal_fn)
+        program = compile_jaxpr(jaxpr, specs, literal_fn, fresh_outputs)
         _prepare(program, device.backend)
         if DEBUG:
             print(f"[pyjax] compiled {program!r}")

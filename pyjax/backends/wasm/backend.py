@@ -44,12 +44,15 @@ class _Exe:
     """A compiled kernel/routine: `run(in_slots, out_slots)` makes one host call.
 
     `what` is the Kernel or Routine (rendered only for error messages: rendering big kernels is slow).
+    `func` (the Wasm function, None when split over threads or allocating per call) and `layout`
+    (its arguments: ("in", k), ("out", k), ("const", v), ("len", k, itemsize)) let a driver
+    module call it (see pyjax.backends.wasm.driver).
     """
 
-    __slots__ = ("run", "what", "size")
+    __slots__ = ("run", "what", "size", "func", "layout")
 
-    def __init__(self, run, what, size: int):
-        self.run, self.what, self.size = run, what, size
+    def __init__(self, run, what, size: int, func=None, layout=()):
+        self.run, self.what, self.size, self.func, self.layout = run, what, size, func, layout
 
     def describe(self) -> str:
         w = self.what
@@ -194,6 +197,9 @@ class WasmBackend(Backend):
 
     # --- compute ---
     def _load(self, wasm: bytes, what: str, split: dict | None = None):
+        return self._load_function(wasm, what, split).unchecked
+
+    def _load_function(self, wasm: bytes, what: str, split: dict | None = None):
         if _DUMP:
             os.makedirs(_DUMP, exist_ok=True)
             with open(os.path.join(_DUMP, f"{what}-{abs(hash(wasm)):x}.wasm"), "wb") as fh:
@@ -201,8 +207,8 @@ class WasmBackend(Backend):
         inst = self.host.load(wasm)
         if split:
             kw = {k: v for k, v in split.items() if k != "threads"}
-            return self.host.split_function(inst, "run", **kw).unchecked
-        return inst.function("run").unchecked
+            return self.host.split_function(inst, "run", **kw)
+        return inst.function("run")
 
     def _split(self, kernel: Kernel, nk: int, hi: int, scratch: int, n_gathers: int) -> dict | None:
         """How a threaded host may split this kernel's calls (None: run it whole).
@@ -245,7 +251,8 @@ class WasmBackend(Backend):
             {x.arg for r in (kernel.epilogue, kernel.body) if r is not None for x in _walk(r) if x.op == "gather"}
         )
         split = self._split(kernel, nk, hi, scratch, len(gathers))
-        fn = self._load(wasm, f"kernel-{kernel.name}", split)
+        func = self._load_function(wasm, f"kernel-{kernel.name}", split)
+        fn = func.unchecked
         if split and scratch:
             scratch = split["scratch_stride"] * split["threads"]
         # kernels that need scratch keep it for the executable's lifetime (not a user buffer)
@@ -267,16 +274,21 @@ class WasmBackend(Backend):
             def run(ins, outs):
                 fn(*ins, outs[0], 0, hi)
 
-        return _Exe(run, kernel, size)
+        n_in = len(kernel.in_dtypes)
+        layout = [("in", k) for k in range(n_in)] + [("out", 0), ("const", 0), ("const", hi)]
+        layout += [("len", g, kernel.in_dtypes[g].itemsize) for g in gathers] + [("const", x) for x in extra]
+        return _Exe(run, kernel, size, None if split else func, tuple(layout))
 
     def compile_routine(self, routine: Routine) -> _Exe:
         from pyjax.backends.wasm import routines
 
         limits.check_routine(routine, self.name)
-        wasm, make_run = routines.compile_routine(routine, self)
-        fn = self._load(wasm, f"routine-{routine.name}")
+        wasm, make_run, scratch = routines.compile_routine(routine, self)
+        func = self._load_function(wasm, f"routine-{routine.name}")
         size = sum(math.prod(a.shape) for a in routine.out_avals)
-        return _Exe(make_run(fn), routine, size)
+        n_in, n_out = len(routine.in_avals), len(routine.out_avals)
+        layout = tuple([("in", k) for k in range(n_in)] + [("out", k) for k in range(n_out)] + [("const", 0)])
+        return _Exe(make_run(func.unchecked), routine, size, None if scratch else func, layout)
 
     def dispatch(self, exe: _Exe, in_slots: list, out_slots: list) -> None:
         if exe.size == 0:
@@ -290,6 +302,39 @@ class WasmBackend(Backend):
             if type(e).__name__ != "WasmTrap":
                 raise
             raise WasmKernelError(f"wasm backend: {exe.describe()} trapped: {e}") from None
+
+    def run_plan(self, plan, slots: list) -> None:
+        """The plan as one call of a generated driver module (pyjax.backends.wasm.driver) when
+        the host links modules; else the default walk."""
+        drv = plan.cache
+        if drv is None or (drv is not False and drv.inner != tuple(slots[plan.n_external :])):
+            drv = plan.cache = self._driver(plan, slots)
+        if drv is False:
+            return super().run_plan(plan, slots)
+        args = slots[: plan.n_external]
+        if drv.lengths:
+            sizes = self._sizes
+            args = args + [sizes[slots[p]] // itemsize for p, itemsize in drv.lengths]
+        self.host.keep_trap_handlers()
+        try:
+            drv.fn(*args)
+        except RuntimeError as e:
+            if type(e).__name__ != "WasmTrap":
+                raise
+            raise WasmKernelError(f"wasm backend: a compiled program or loop trapped: {e}") from None
+
+    def _driver(self, plan, slots: list):
+        from pyjax.backends.wasm import driver
+
+        link = getattr(self.host, "link", None)
+        if link is None:
+            return False
+        try:
+            drv = driver.render(plan, slots, self._sizes)
+        except driver.Unsupported:
+            return False
+        drv.fn = link(drv.wasm, drv.funcs).function("run").unchecked
+        return drv
 
 
 def _walk(n):

@@ -815,7 +815,7 @@ _BUILDERS = {
 
 
 def compile_routine(r: Routine, backend):
-    """(module bytes, make_run(fn) -> run(in_slots, out_slots)) for a Routine."""
+    """(module bytes, make_run(fn) -> run(in_slots, out_slots), scratch bytes per call) for a Routine."""
     builder = _BUILDERS.get(r.name)
     if builder is None:
         raise NotImplementedError(f"wasm backend: routine {r.name!r} is not implemented")
@@ -841,4 +841,4 @@ def compile_routine(r: Routine, backend):
 
         return run
 
-    return wasm, make_run
+    return wasm, make_run, scratch
