@@ -143,7 +143,12 @@ def run(name: str, params: dict, arrays: list, out_avals: list, device):
         return None
     arrays = [_plain(a) for a in arrays]
     anchor = params["body_jaxpr"] if name == "while" else params["jaxpr"]
-    key = ("plan", device, tuple([a._tracker for a in arrays]), id(params.get("cond_jaxpr")))
+    # the plan depends on every param: the jaxprs (cond_jaxpr by id, kept alive by the plan) and
+    # the static ones (a scan's length and direction, the const counts)
+    statics = tuple(
+        (k, id(v) if k == "cond_jaxpr" else v) for k, v in sorted(params.items()) if k != "jaxpr" and k != "body_jaxpr"
+    )
+    key = ("plan", device, tuple([a._tracker for a in arrays]), statics)
     lp = anchor._cache.get(key)
     if lp is None:
         try:
