@@ -1,10 +1,12 @@
 """Compiled control flow vs JAX CPU: a jitted fori_loop of many small steps, an odeint program
 (a small MLP vector field over a long horizon, Lagrangian-NN-like) and a tiny jitted call.
 
-    python bench/loops.py [--backend wasm] [--repeat 5] [--steps 10000]
+    python bench/loops.py [--backend wasm] [--repeat 5] [--steps 10000] [--cpu-time] [--only NAME]
 
 Each row prints pyjax, JAX (cpu) and the ratio, medians over `--repeat` interleaved rounds
-(pyjax and JAX alternate so a busy machine slows both alike). A report, not a test.
+(pyjax and JAX alternate so a busy machine slows both alike; `--cpu-time` counts process CPU
+time instead of wall time). PYJAX_PLANS=0 runs the same rows step by step (loops on the host),
+for a before/after. A report, not a test.
 """
 
 from __future__ import annotations
@@ -49,12 +51,15 @@ def workloads(lib, steps: int) -> dict:
     return {"fori_loop 10k": (fori, (x8,)), "odeint MLP": (ode, (x8,)), "tiny jit": (tiny, (x8,))}
 
 
+CLOCK = time.perf_counter
+
+
 def run_once(fn, args, number: int) -> float:
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for _ in range(number):
         out = fn(*args)
     out.block_until_ready()
-    return (time.perf_counter() - t0) / number
+    return (CLOCK() - t0) / number
 
 
 def main() -> None:
@@ -63,7 +68,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--steps", type=int, default=10000)
     ap.add_argument("--only", default="")
+    ap.add_argument("--cpu-time", action="store_true")
     args = ap.parse_args()
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.process_time
     import jax
     import numpy as np
 
