@@ -227,7 +227,10 @@ def machine() -> str:
         pass
     import jax
 
-    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip() or "no node"
+    try:  # a machine without Node still gets its table (the jax-js column is then absent)
+        node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip() or "no node"
+    except OSError:
+        node = "no node"
     return (
         f"{cpu}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; Python {platform.python_version()}, "
         f"wasmtime {importlib.metadata.version('wasmtime')}, JAX {jax.__version__}, "
