@@ -164,6 +164,15 @@ def test_pow_hard_cases(backend):
     assert np.all(np.abs(got[~normal & (np.abs(want) < 1)] - want[~normal & (np.abs(want) < 1)]) <= TINY)
 
 
+def test_pow_exact_results(backend):
+    """pow whose result is representable comes out exactly, as JAX's: the extra precision must
+    survive the backend's compiler (webgpu once rendered 10 ** 2 as 99.99999: logspace to int 99)."""
+    b = np.array([10, 10, 10, 3, 2, 7, 5, 9, 0.5, 1.5, 6, 11], np.float32)
+    e = np.array([2, 3, 7, 4, 10, 2, 3, 0.5, -3, 2, 5, 4], np.float32)
+    got = np.asarray(pyjax.jit(jnp.power)(jnp.asarray(b), jnp.asarray(e)))
+    np.testing.assert_array_equal(got, np.power(b.astype(np.float64), e).astype(np.float32))
+
+
 def test_binary_special_values_match_jax(backend):
     """pow and atan2 over every pair of special values, against JAX (C99's cases: signed zeros,
     infinities, NaN, negative bases with integer and non-integer exponents)."""

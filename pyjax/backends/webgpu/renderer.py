@@ -32,7 +32,7 @@ from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG, Emitter, Input, Scope, 
 from pyjax.backends.webgpu.wgsl_math import helpers_for as helper_code
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel
-from pyjax.compiler.mathlib import expand_kernel
+from pyjax.compiler.mathlib import EXACT_ARITHMETIC, expand_kernel
 from pyjax.compiler.views import ShapeTracker, View
 from pyjax.core import dtypes
 
@@ -822,8 +822,12 @@ def render_kernel(k: Kernel, caps: Caps) -> GPUKernel:
 
 
 def _decomposed(k: Kernel, images: dict) -> frozenset:
-    """The nodes of expanded k that are no original node's image: a decomposition's insides."""
+    """The nodes of expanded k that are no original node's image: a decomposition's insides,
+    except those of a decomposition that needs exact arithmetic (EXACT_ARITHMETIC)."""
     kept = set(images.values())
+    for n, image in images.items():
+        if n.op in EXACT_ARITHMETIC:
+            kept.update(ir.walk(image))
     roots = [k.epilogue] + ([k.body] if k.body is not None else [])
     return frozenset(n for r in roots for n in ir.walk(r) if n not in kept)
 

@@ -303,8 +303,9 @@ _NO_ROUND = frozenset(("const", "load", "gather", "where", "neg", "abs", "acc", 
 
 # Nodes that exist only inside the expansion of a math function (compiler/mathlib), set by
 # renderer.render_kernel while it renders one kernel: their + - * render as plain WGSL even in
-# exact mode. The decompositions avoid exact-cancellation tricks, so a contracted fma there only
-# rounds less, and SwiftShader ran the chain's tanh and exp 2x slower through pj_mul's bit fixes.
+# exact mode. Those decompositions avoid exact-cancellation tricks, so a contracted fma there only
+# rounds less (mathlib.EXACT_ARITHMETIC names the ones that do not: the renderer leaves them
+# out), and SwiftShader ran the chain's tanh and exp 2x slower through pj_mul's bit fixes.
 DECOMPOSED: contextvars.ContextVar[frozenset] = contextvars.ContextVar("DECOMPOSED", default=frozenset())
 
 

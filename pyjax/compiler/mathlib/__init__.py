@@ -26,10 +26,12 @@ from pyjax.compiler.mathlib import exponential, expr, hyperbolic, power, special
 from pyjax.compiler.mathlib.expr import F32, V
 from pyjax.core import dtypes
 
-__all__ = ["DECOMPOSITIONS", "expand", "expand_kernel"]
+__all__ = ["DECOMPOSITIONS", "EXACT_ARITHMETIC", "expand", "expand_kernel"]
 
 # op -> builder (arguments and result as V, float32 or float64), one table per topic module
 DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE, **trigonometric.TABLE, **power.TABLE}
+# ops whose decompositions rely on error-free transformations (see power.py)
+EXACT_ARITHMETIC = power.EXACT_ARITHMETIC
 
 # dtype name -> the precision it computes in
 _COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
