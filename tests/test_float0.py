@@ -44,6 +44,15 @@ def test_float0_dtype():
     assert dtypes.is_float0(np.zeros(2, F0)) and not dtypes.is_float0(np.zeros(2))
 
 
+def test_creation_with_float0():
+    """jnp's creation functions with dtype=float0 give numpy float0 zeros, whatever the fill (JAX)."""
+    for j in (jax, pyjax):
+        n = j.numpy
+        made = [n.zeros((2,), F0), n.ones(3, F0), n.empty((1, 2), F0), n.full((2,), 7, F0)]
+        made += [n.zeros_like(f0((2, 2))), n.ones_like(n.ones(2), dtype=F0), n.full_like(n.ones(2), 5, F0, (3,))]
+        assert [(x.dtype, x.shape) for x in made] == [(F0, s) for s in [(2,), (3,), (1, 2), (2,), (2, 2), (2,), (3,)]]
+
+
 def test_jvp_integer_tangents(backend):
     check(lambda j, n, i: mark(j, j.jvp(lambda v: v * 2, (i,), (f0(3),))), np.arange(3, dtype=np.int32))
     # an integer output of a float function: its tangent is float0

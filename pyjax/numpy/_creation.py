@@ -12,6 +12,7 @@ from typing import Any
 
 from pyjax.core import core, dtypes
 from pyjax.core.core import Tracer
+from pyjax.dtypes import float0_zeros, is_float0
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _keys
@@ -152,12 +153,16 @@ def _check_shape(fn, shape):
 def zeros(shape, dtype=None, *, device=None):
     shape = _shape_tuple(shape)
     _check_shape("zeros", shape)
+    if is_float0(dtype):  # float0 has one value: JAX gives numpy's float0 zeros for any fill
+        return float0_zeros(shape)
     return lax.full(shape, 0, dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float())
 
 
 def ones(shape, dtype=None, *, device=None):
     shape = _shape_tuple(shape)
     _check_shape("ones", shape)
+    if is_float0(dtype):
+        return float0_zeros(shape)
     return lax.full(shape, 1, dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float())
 
 
@@ -168,6 +173,8 @@ def empty(shape, dtype=None, *, device=None):
 def full(shape, fill_value, dtype=None, *, device=None):
     shape = _shape_tuple(shape)
     _check_shape("full", shape)
+    if is_float0(dtype):
+        return float0_zeros(shape)
     if (
         _is_array(fill_value)
         or isinstance(fill_value, (list, tuple))
@@ -203,6 +210,8 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, fill_value, dtype, shape)
+    if is_float0(dtype) or (dtype is None and is_float0(a)):
+        return float0_zeros(tuple(a.shape) if shape is None else _shape_tuple(shape))
     a = _like_operand(a)
     out = full(_aval(a).shape if shape is None else shape, fill_value, dtype or _aval(a).dtype)
     return out if _is_array(fill_value) and _aval(fill_value).shape else _keep_weak(a, out, dtype)
