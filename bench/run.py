@@ -62,12 +62,9 @@ def ode_mlp(lib, np_):
     return lambda: f(y0, w1, w2).block_until_ready()
 
 
-def mlp_step(lib, np_):
-    """SGD step of a 784-256-10 relu MLP on a batch of 128 (softmax cross-entropy), jitted; one
-    call is 10 steps, the last loss awaited (the table divides by 10)."""
-    x, y = np_.asarray(rand((128, 784), 5)), np_.asarray(np.eye(10, dtype=np.float32)[np.arange(128) % 10])
-    params = [np_.asarray(rand((784, 256), 6) * 0.1), np_.zeros(256), np_.asarray(rand((256, 10), 7) * 0.1)]
-    params.append(np_.zeros(10))
+def mlp_sgd_step(lib, np_) -> Callable:
+    """The jitted SGD step (lr 0.1) of a relu MLP [w1, b1, w2, b2] with softmax cross-entropy on
+    a batch of 128: step(params, x, onehot) -> (params, loss); bench/webgpu.py times it too."""
 
     def loss(p, xb, yb):
         h = np_.maximum(xb @ p[0] + p[1], 0.0)
@@ -78,6 +75,16 @@ def mlp_step(lib, np_):
         val, g = lib.value_and_grad(loss)(p, xb, yb)
         return [pi - 0.1 * gi for pi, gi in zip(p, g, strict=True)], val
 
+    return step
+
+
+def mlp_step(lib, np_):
+    """SGD step of a 784-256-10 relu MLP on a batch of 128 (softmax cross-entropy), jitted; one
+    call is 10 steps, the last loss awaited (the table divides by 10)."""
+    x, y = np_.asarray(rand((128, 784), 5)), np_.asarray(np.eye(10, dtype=np.float32)[np.arange(128) % 10])
+    params = [np_.asarray(rand((784, 256), 6) * 0.1), np_.zeros(256), np_.asarray(rand((256, 10), 7) * 0.1)]
+    params.append(np_.zeros(10))
+    step = mlp_sgd_step(lib, np_)
     state = [params]
 
     def run():

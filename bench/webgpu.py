@@ -221,15 +221,9 @@ def mlp_row(rng, torch, reps: int) -> None:
     ws = [rng.standard_normal((784, 256), dtype=np.float32) * 0.05, np.zeros(256, np.float32)]
     ws += [rng.standard_normal((256, 10), dtype=np.float32) * 0.05, np.zeros(10, np.float32)]
 
-    def loss(p, xb, yb):
-        h = jnp.maximum(xb @ p[0] + p[1], 0.0)
-        return -jnp.sum(pyjax.nn.log_softmax(h @ p[2] + p[3]) * yb) / 128
+    from run import mlp_sgd_step  # bench/run.py: the same workload as make bench's row
 
-    @pyjax.jit
-    def step(p, xb, yb):
-        l, g = pyjax.value_and_grad(loss)(p, xb, yb)
-        return [pi - 0.1 * gi for pi, gi in zip(p, g)], l
-
+    step = mlp_sgd_step(pyjax, jnp)
     p, X, Y = [jnp.asarray(w) for w in ws], jnp.asarray(x), jnp.asarray(y)
     for _ in range(3):
         p, l = step(p, X, Y)
