@@ -28,6 +28,7 @@ from pyjax.dtypes import float0_zeros, is_float0
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax, parallel
+from pyjax.lax._util import _arr
 from pyjax.runtime import control, execute
 from pyjax.runtime import device as device_mod
 from pyjax.runtime.array import Array
@@ -136,9 +137,7 @@ def _to_jax(x):
     """Leaves given to transformations: Arrays/tracers stay, numpy arrays and scalars convert."""
     if isinstance(x, Tracer):
         return x
-    from pyjax.numpy import asarray
-
-    return asarray(x)
+    return _arr(x)
 
 
 def _is_valid_leaf(x) -> bool:
@@ -1036,10 +1035,10 @@ def pmap(
 
 
 def _std_basis(aval: ShapedArray):
-    from pyjax import numpy as jnp
-
     n = math.prod(aval.shape)
-    basis = jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
+    rows, cols = (lax.broadcasted_iota(dtypes.int32, (n, n), d) for d in (0, 1))
+    eye = lax.convert_element_type(lax.eq(rows, cols), aval.dtype)
+    basis = lax.reshape(eye, (n,) + aval.shape)
     return lax._convert(basis, aval.dtype, aval.weak_type)  # weak inputs get weak Jacobians, as in JAX
 
 
@@ -1047,8 +1046,6 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, a
     """Jacobian by reverse mode: one vjp per output element, vectorized with vmap."""
 
     def jac(*args, **kwargs):
-        from pyjax import numpy as jnp
-
         single, nums = _argnums_tuple(argnums, len(args))
         dyn = tuple(args[i] for i in nums)
 
@@ -1081,12 +1078,12 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False, a
             basis = _std_basis(oa)
 
             def pull(c, k=k):
-                cts = [jnp.zeros_like(ol) for ol in out_leaves]
+                cts = [lax.zeros_like_array(ol) for ol in out_leaves]
                 cts[k] = c
                 return vjp_fn(tree_unflatten(out_tree, cts))
 
             g = vmap(pull)(basis)  # tuple over dyn args, leading axis = output elements
-            g = tree_map(lambda x, oa=oa: jnp.reshape(x, oa.shape + x.shape[1:]), g)
+            g = tree_map(lambda x, oa=oa: lax.reshape(x, oa.shape + x.shape[1:]), g)
             per_out.append(g if not single else g[0])
         del in_leaves_tree
         result = tree_unflatten(out_tree, per_out)
@@ -1099,8 +1096,6 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
     """Jacobian by forward mode: one jvp per input element, vectorized with vmap."""
 
     def jac(*args, **kwargs):
-        from pyjax import numpy as jnp
-
         single, nums = _argnums_tuple(argnums, len(args))
         dyn = [tree_map(_to_jax, args[i]) for i in nums]
         flat, tree = tree_flatten(dyn)
@@ -1122,7 +1117,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
             basis = _std_basis(xa)
 
             def push(t, k=k):
-                tans = [jnp.zeros_like(v) for v in flat]
+                tans = [lax.zeros_like_array(v) for v in flat]
                 tans[k] = t
                 r = _jvp(f_flat, tuple(flat), tuple(tans), has_aux, False)
                 return (r[1], r[2]) if has_aux else r[1]
@@ -1133,7 +1128,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic=False) -
                 aux = tree_map(lambda a: a[0], aux_b)
             leaves, out_tree = tree_flatten(r)
             # vmap put the input-element axis first: move it last and unflatten it to x's shape
-            per_in.append([jnp.reshape(jnp.moveaxis(v, 0, -1), v.shape[1:] + xa.shape) for v in leaves])
+            per_in.append([lax.reshape(lax.moveaxis_lax(v, 0, -1), v.shape[1:] + xa.shape) for v in leaves])
         # per_in[k][j]: jacobian of output leaf j w.r.t. input leaf k
         n_out = out_tree.num_leaves
         per_out = []
@@ -1522,11 +1517,9 @@ def effects_barrier() -> None:
 
 def make_array_from_callback(shape, sharding, data_callback: Callable, dtype=None):
     """An array of shape built from data_callback(index) (one device: index covers everything)."""
-    from pyjax import numpy as jnp
-
     shape = tuple(shape)
     data = data_callback(tuple(slice(None) for _ in shape))
-    out = jnp.asarray(data, dtype=dtype)
+    out = _arr(data) if dtype is None else lax.convert_element_type(_arr(data), dtype)
     if out.shape != shape:
         raise ValueError(f"make_array_from_callback: the callback returned shape {out.shape}, expected {shape}")
     return out

@@ -30,6 +30,7 @@ from pyjax.core.errors import JAXTypeError
 from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
+from pyjax.lax._util import _arr
 
 __all__ = [
     "CustomVJPPrimal",
@@ -52,9 +53,7 @@ custom_vjp_call_p = core.MultiPrimitive("custom_vjp_call")
 def _to_jax(x):
     if isinstance(x, Tracer):
         return x
-    from pyjax.numpy import asarray
-
-    return asarray(x)
+    return _arr(x)
 
 
 def _name(f) -> str:
