@@ -84,3 +84,52 @@ def test_multivariate_stats_and_sem(backend):
     import pyjax.scipy.stats.beta as submodule
 
     assert submodule.logpdf is pst.beta.logpdf
+
+
+def _same(got, want):
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+def test_rankdata_and_mode(backend):
+    ties = np.array([3.0, 1.0, 2.0, 1.0, 5.0, 2.0], F)
+    grid = np.array([[3.0, np.nan, 1.0], [1.0, 2.0, 1.0]], F)
+    for method in ("average", "min", "max", "dense", "ordinal"):
+        _same(pst.rankdata(ties, method), jst.rankdata(ties, method))
+        _same(pst.rankdata(grid, method, axis=1), jst.rankdata(grid, method, axis=1))
+    _same(pst.rankdata(grid, axis=0), jst.rankdata(grid, axis=0))
+    ints = np.array([[1, 2, 1, 3, 2, 1], [3, 1, 3, 2, 1, 3], [1, 2, 2, 3, 1, 2]], np.int32)
+    _same(pst.mode(ints), jst.mode(ints))
+    _same(pst.mode(ints, axis=1, keepdims=True), jst.mode(ints, axis=1, keepdims=True))
+    _same(pst.mode(grid, axis=None), jst.mode(grid, axis=None))
+    _same(pst.mode(np.array([np.nan, np.nan, 1.0], F)), jst.mode(np.array([np.nan, np.nan, 1.0], F)))
+    with pytest.raises(ValueError, match="unknown method"):
+        pst.rankdata(ties, "first")
+    with pytest.raises(NotImplementedError):
+        pst.mode(ties, nan_policy="omit")
+
+
+def test_gaussian_kde(backend):
+    import jax
+
+    import pyjax
+
+    rng = np.random.default_rng(0)
+    data, w = rng.standard_normal((2, 9)).astype(F), rng.uniform(size=9).astype(F)
+    pts = rng.standard_normal((2, 4)).astype(F)
+    pk, jk = pst.gaussian_kde(data, weights=w), jst.gaussian_kde(data, weights=w)
+    for fn in ("evaluate", "logpdf"):
+        _close(getattr(pk, fn)(pts), getattr(jk, fn)(pts), 1e-5)
+    _close(pk.covariance, jk.covariance)
+    _close(pk.integrate_kde(pst.gaussian_kde(pts)), jk.integrate_kde(jst.gaussian_kde(pts)), 1e-5)
+    _close(pk.resample(pyjax.random.key(1), (3,)), jk.resample(jax.random.key(1), (3,)), 1e-5)
+    line = data[0]
+    p1, j1 = pst.gaussian_kde(line, bw_method="silverman"), jst.gaussian_kde(line, bw_method="silverman")
+    _close(pyjax.jit(lambda k, x: k.pdf(x))(p1, pts[0]), j1.pdf(pts[0]), 1e-5)
+    _close(p1.integrate_box_1d(-0.5, 1.0), j1.integrate_box_1d(-0.5, 1.0), 1e-5)
+    grad = pyjax.grad(lambda d: pst.gaussian_kde(d).logpdf(pts[0]).sum())(line)
+    _close(grad, jax.grad(lambda d: jst.gaussian_kde(d).logpdf(pts[0]).sum())(line), 1e-4)
+    with pytest.raises(ValueError, match="bw_method"):
+        pst.gaussian_kde(line, bw_method="wide")

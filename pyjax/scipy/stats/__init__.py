@@ -1,4 +1,4 @@
-"""pyjax.scipy.stats: distributions as submodules (norm, beta, gamma, t, poisson, ...) and sem.
+"""pyjax.scipy.stats: distributions as submodules (norm, beta, gamma, t, poisson, ...), sem, rankdata, mode and gaussian_kde.
 
 Each distribution other than norm is assembled from the functions in _dists.py into a real
 submodule (also importable as `pyjax.scipy.stats.<name>`).
@@ -9,6 +9,8 @@ import types as _types
 
 from pyjax.scipy.stats import norm  # noqa: F401
 from pyjax.scipy.stats._dists import DISTRIBUTIONS as _DISTRIBUTIONS
+from pyjax.scipy.stats._kde import gaussian_kde  # noqa: F401
+from pyjax.scipy.stats._ranks import ModeResult, mode, rankdata  # noqa: F401
 
 
 def _make_module(name: str, fns: dict) -> _types.ModuleType:
