@@ -211,7 +211,7 @@ OPS["memory.grow"] = Op("memory.grow", b"\x40\x00", (I32,), (I32,))
 OPS["memory.copy"] = Op("memory.copy", b"\xfc\x0a\x00\x00", (I32, I32, I32), ())
 OPS["memory.fill"] = Op("memory.fill", b"\xfc\x0b\x00", (I32, I32, I32), ())
 
-# fixed-width SIMD (0xFD prefix, LEB128 sub-opcode)
+# fixed-width SIMD (0xFD prefix, LEB128 sub-opcode); loads and stores take a memarg
 _V = 0xFD
 _ops(0, "i_v", "v128.load", _V, "mem", 4)
 _ops(1, "i_v", "v128.load8x8_s v128.load8x8_u v128.load16x4_s v128.load16x4_u", _V, "mem", 3)
@@ -219,139 +219,82 @@ _ops(5, "i_v", "v128.load32x2_s v128.load32x2_u", _V, "mem", 3)
 for _i, _n in enumerate(["v128.load8_splat", "v128.load16_splat", "v128.load32_splat", "v128.load64_splat"]):
     _ops(7 + _i, "i_v", _n, _V, "mem", _i)
 _ops(11, "iv_", "v128.store", _V, "mem", 4)
-_ops(14, "vv_v", "i8x16.swizzle", _V)
-_ops(15, "i_v", "i8x16.splat i16x8.splat i32x4.splat", _V)
-_ops(18, "I_v", "i64x2.splat", _V)
-_ops(19, "f_v", "f32x4.splat", _V)
-_ops(20, "F_v", "f64x2.splat", _V)
-_ops(21, "v_i", "i8x16.extract_lane_s i8x16.extract_lane_u", _V, "lane")
-_ops(23, "vi_v", "i8x16.replace_lane", _V, "lane")
-_ops(24, "v_i", "i16x8.extract_lane_s i16x8.extract_lane_u", _V, "lane")
-_ops(26, "vi_v", "i16x8.replace_lane", _V, "lane")
-_ops(27, "v_i", "i32x4.extract_lane", _V, "lane")
-_ops(28, "vi_v", "i32x4.replace_lane", _V, "lane")
-_ops(29, "v_I", "i64x2.extract_lane", _V, "lane")
-_ops(30, "vI_v", "i64x2.replace_lane", _V, "lane")
-_ops(31, "v_f", "f32x4.extract_lane", _V, "lane")
-_ops(32, "vf_v", "f32x4.replace_lane", _V, "lane")
-_ops(33, "v_F", "f64x2.extract_lane", _V, "lane")
-_ops(34, "vF_v", "f64x2.replace_lane", _V, "lane")
-_ICMP = "eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u"
-_ops(35, "vv_v", " ".join("i8x16." + n for n in _ICMP.split()), _V)
-_ops(45, "vv_v", " ".join("i16x8." + n for n in _ICMP.split()), _V)
-_ops(55, "vv_v", " ".join("i32x4." + n for n in _ICMP.split()), _V)
-_ops(65, "vv_v", "f32x4.eq f32x4.ne f32x4.lt f32x4.gt f32x4.le f32x4.ge", _V)
-_ops(71, "vv_v", "f64x2.eq f64x2.ne f64x2.lt f64x2.gt f64x2.le f64x2.ge", _V)
-_ops(77, "v_v", "v128.not", _V)
-_ops(78, "vv_v", "v128.and v128.andnot v128.or v128.xor", _V)
-_ops(82, "vvv_v", "v128.bitselect", _V)
-_ops(83, "v_i", "v128.any_true", _V)
 for _i, _w in enumerate([8, 16, 32, 64]):
     _ops(84 + _i, "iv_v", f"v128.load{_w}_lane", _V, "memlane", _i, 128 // _w)
     _ops(88 + _i, "iv_", f"v128.store{_w}_lane", _V, "memlane", _i, 128 // _w)
 _ops(92, "i_v", "v128.load32_zero", _V, "mem", 2)
 _ops(93, "i_v", "v128.load64_zero", _V, "mem", 3)
-_ops(94, "v_v", "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt", _V)
-_ops(99, "v_i", "i8x16.all_true i8x16.bitmask", _V)
-_ops(101, "vv_v", "i8x16.narrow_i16x8_s i8x16.narrow_i16x8_u", _V)
-_ops(103, "v_v", "f32x4.ceil f32x4.floor f32x4.trunc f32x4.nearest", _V)
-_ops(107, "vi_v", "i8x16.shl i8x16.shr_s i8x16.shr_u", _V)
-_ops(110, "vv_v", "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u", _V)
-_ops(116, "v_v", "f64x2.ceil f64x2.floor", _V)
-_ops(118, "vv_v", "i8x16.min_s i8x16.min_u i8x16.max_s i8x16.max_u", _V)
-_ops(122, "v_v", "f64x2.trunc", _V)
-_ops(123, "vv_v", "i8x16.avgr_u", _V)
-_ops(
-    124,
-    "v_v",
-    "i16x8.extadd_pairwise_i8x16_s i16x8.extadd_pairwise_i8x16_u "
-    "i32x4.extadd_pairwise_i16x8_s i32x4.extadd_pairwise_i16x8_u i16x8.abs i16x8.neg",
-    _V,
-)
-_ops(130, "vv_v", "i16x8.q15mulr_sat_s", _V)
-_ops(131, "v_i", "i16x8.all_true i16x8.bitmask", _V)
-_ops(133, "vv_v", "i16x8.narrow_i32x4_s i16x8.narrow_i32x4_u", _V)
-_ops(
-    135,
-    "v_v",
-    "i16x8.extend_low_i8x16_s i16x8.extend_high_i8x16_s i16x8.extend_low_i8x16_u i16x8.extend_high_i8x16_u",
-    _V,
-)
-_ops(139, "vi_v", "i16x8.shl i16x8.shr_s i16x8.shr_u", _V)
-_ops(142, "vv_v", "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u", _V)
-_ops(148, "v_v", "f64x2.nearest", _V)
-_ops(
-    149,
-    "vv_v",
-    "i16x8.mul i16x8.min_s i16x8.min_u i16x8.max_s i16x8.max_u - i16x8.avgr_u "
-    "i16x8.extmul_low_i8x16_s i16x8.extmul_high_i8x16_s i16x8.extmul_low_i8x16_u i16x8.extmul_high_i8x16_u",
-    _V,
-)
-_ops(160, "v_v", "i32x4.abs i32x4.neg", _V)
-_ops(163, "v_i", "i32x4.all_true i32x4.bitmask", _V)
-_ops(
-    167,
-    "v_v",
-    "i32x4.extend_low_i16x8_s i32x4.extend_high_i16x8_s i32x4.extend_low_i16x8_u i32x4.extend_high_i16x8_u",
-    _V,
-)
-_ops(171, "vi_v", "i32x4.shl i32x4.shr_s i32x4.shr_u", _V)
-_ops(
-    174,
-    "vv_v",
-    "i32x4.add - - i32x4.sub - - - i32x4.mul i32x4.min_s i32x4.min_u i32x4.max_s i32x4.max_u "
-    "i32x4.dot_i16x8_s - i32x4.extmul_low_i16x8_s i32x4.extmul_high_i16x8_s "
-    "i32x4.extmul_low_i16x8_u i32x4.extmul_high_i16x8_u",
-    _V,
-)
-_ops(192, "v_v", "i64x2.abs i64x2.neg", _V)
-_ops(195, "v_i", "i64x2.all_true i64x2.bitmask", _V)
-_ops(
-    199,
-    "v_v",
-    "i64x2.extend_low_i32x4_s i64x2.extend_high_i32x4_s i64x2.extend_low_i32x4_u i64x2.extend_high_i32x4_u",
-    _V,
-)
-_ops(203, "vi_v", "i64x2.shl i64x2.shr_s i64x2.shr_u", _V)
-_ops(
-    206,
-    "vv_v",
-    "i64x2.add - - i64x2.sub - - - i64x2.mul i64x2.eq i64x2.ne i64x2.lt_s i64x2.gt_s i64x2.le_s "
-    "i64x2.ge_s i64x2.extmul_low_i32x4_s i64x2.extmul_high_i32x4_s i64x2.extmul_low_i32x4_u "
-    "i64x2.extmul_high_i32x4_u",
-    _V,
-)
-_ops(224, "v_v", "f32x4.abs f32x4.neg - f32x4.sqrt", _V)
-_ops(228, "vv_v", "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax", _V)
-_ops(236, "v_v", "f64x2.abs f64x2.neg - f64x2.sqrt", _V)
-_ops(240, "vv_v", "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax", _V)
-_ops(
-    248,
-    "v_v",
-    "i32x4.trunc_sat_f32x4_s i32x4.trunc_sat_f32x4_u f32x4.convert_i32x4_s f32x4.convert_i32x4_u "
-    "i32x4.trunc_sat_f64x2_s_zero i32x4.trunc_sat_f64x2_u_zero f64x2.convert_low_i32x4_s "
-    "f64x2.convert_low_i32x4_u",
-    _V,
-)
-# relaxed SIMD
-_ops(0x100, "vv_v", "i8x16.relaxed_swizzle", _V)
-_ops(
-    0x101,
-    "v_v",
-    "i32x4.relaxed_trunc_f32x4_s i32x4.relaxed_trunc_f32x4_u "
-    "i32x4.relaxed_trunc_f64x2_s_zero i32x4.relaxed_trunc_f64x2_u_zero",
-    _V,
-)
-_ops(
-    0x105,
-    "vvv_v",
-    "f32x4.relaxed_madd f32x4.relaxed_nmadd f64x2.relaxed_madd f64x2.relaxed_nmadd "
-    "i8x16.relaxed_laneselect i16x8.relaxed_laneselect i32x4.relaxed_laneselect i64x2.relaxed_laneselect",
-    _V,
-)
-_ops(0x10D, "vv_v", "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max", _V)
-_ops(0x111, "vv_v", "i16x8.relaxed_q15mulr_s i16x8.relaxed_dot_i8x16_i7x16_s", _V)
-_ops(0x113, "vvv_v", "i32x4.relaxed_dot_i8x16_i7x16_add_s", _V)
+# the others, relaxed SIMD included: (first sub-opcode, signature, names); extract/replace_lane take a lane index
+_ICMP = "eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u"
+for _c, _s, _n in [
+    (14, "vv_v", "i8x16.swizzle"),
+    (15, "i_v", "i8x16.splat i16x8.splat i32x4.splat"),
+    (18, "I_v", "i64x2.splat"),
+    (19, "f_v", "f32x4.splat"),
+    (20, "F_v", "f64x2.splat"),
+    (21, "v_i", "i8x16.extract_lane_s i8x16.extract_lane_u"),
+    (23, "vi_v", "i8x16.replace_lane"),
+    (24, "v_i", "i16x8.extract_lane_s i16x8.extract_lane_u"),
+    (26, "vi_v", "i16x8.replace_lane"),
+    (27, "v_i", "i32x4.extract_lane"),
+    (28, "vi_v", "i32x4.replace_lane"),
+    (29, "v_I", "i64x2.extract_lane"),
+    (30, "vI_v", "i64x2.replace_lane"),
+    (31, "v_f", "f32x4.extract_lane"),
+    (32, "vf_v", "f32x4.replace_lane"),
+    (33, "v_F", "f64x2.extract_lane"),
+    (34, "vF_v", "f64x2.replace_lane"),
+    (35, "vv_v", " ".join("i8x16." + n for n in _ICMP.split())),
+    (45, "vv_v", " ".join("i16x8." + n for n in _ICMP.split())),
+    (55, "vv_v", " ".join("i32x4." + n for n in _ICMP.split())),
+    (65, "vv_v", "f32x4.eq f32x4.ne f32x4.lt f32x4.gt f32x4.le f32x4.ge"),
+    (71, "vv_v", "f64x2.eq f64x2.ne f64x2.lt f64x2.gt f64x2.le f64x2.ge"),
+    (77, "v_v", "v128.not"),
+    (78, "vv_v", "v128.and v128.andnot v128.or v128.xor"),
+    (82, "vvv_v", "v128.bitselect"),
+    (83, "v_i", "v128.any_true"),
+    (94, "v_v", "f32x4.demote_f64x2_zero f64x2.promote_low_f32x4 i8x16.abs i8x16.neg i8x16.popcnt"),
+    (99, "v_i", "i8x16.all_true i8x16.bitmask"),
+    (101, "vv_v", "i8x16.narrow_i16x8_s i8x16.narrow_i16x8_u"),
+    (103, "v_v", "f32x4.ceil f32x4.floor f32x4.trunc f32x4.nearest"),
+    (107, "vi_v", "i8x16.shl i8x16.shr_s i8x16.shr_u"),
+    (110, "vv_v", "i8x16.add i8x16.add_sat_s i8x16.add_sat_u i8x16.sub i8x16.sub_sat_s i8x16.sub_sat_u"),
+    (116, "v_v", "f64x2.ceil f64x2.floor"),
+    (118, "vv_v", "i8x16.min_s i8x16.min_u i8x16.max_s i8x16.max_u"),
+    (122, "v_v", "f64x2.trunc"),
+    (123, "vv_v", "i8x16.avgr_u"),
+    (124, "v_v", "i16x8.extadd_pairwise_i8x16_s i16x8.extadd_pairwise_i8x16_u i32x4.extadd_pairwise_i16x8_s i32x4.extadd_pairwise_i16x8_u i16x8.abs i16x8.neg"),
+    (130, "vv_v", "i16x8.q15mulr_sat_s"),
+    (131, "v_i", "i16x8.all_true i16x8.bitmask"),
+    (133, "vv_v", "i16x8.narrow_i32x4_s i16x8.narrow_i32x4_u"),
+    (135, "v_v", "i16x8.extend_low_i8x16_s i16x8.extend_high_i8x16_s i16x8.extend_low_i8x16_u i16x8.extend_high_i8x16_u"),
+    (139, "vi_v", "i16x8.shl i16x8.shr_s i16x8.shr_u"),
+    (142, "vv_v", "i16x8.add i16x8.add_sat_s i16x8.add_sat_u i16x8.sub i16x8.sub_sat_s i16x8.sub_sat_u"),
+    (148, "v_v", "f64x2.nearest"),
+    (149, "vv_v", "i16x8.mul i16x8.min_s i16x8.min_u i16x8.max_s i16x8.max_u - i16x8.avgr_u i16x8.extmul_low_i8x16_s i16x8.extmul_high_i8x16_s i16x8.extmul_low_i8x16_u i16x8.extmul_high_i8x16_u"),
+    (160, "v_v", "i32x4.abs i32x4.neg"),
+    (163, "v_i", "i32x4.all_true i32x4.bitmask"),
+    (167, "v_v", "i32x4.extend_low_i16x8_s i32x4.extend_high_i16x8_s i32x4.extend_low_i16x8_u i32x4.extend_high_i16x8_u"),
+    (171, "vi_v", "i32x4.shl i32x4.shr_s i32x4.shr_u"),
+    (174, "vv_v", "i32x4.add - - i32x4.sub - - - i32x4.mul i32x4.min_s i32x4.min_u i32x4.max_s i32x4.max_u i32x4.dot_i16x8_s - i32x4.extmul_low_i16x8_s i32x4.extmul_high_i16x8_s i32x4.extmul_low_i16x8_u i32x4.extmul_high_i16x8_u"),
+    (192, "v_v", "i64x2.abs i64x2.neg"),
+    (195, "v_i", "i64x2.all_true i64x2.bitmask"),
+    (199, "v_v", "i64x2.extend_low_i32x4_s i64x2.extend_high_i32x4_s i64x2.extend_low_i32x4_u i64x2.extend_high_i32x4_u"),
+    (203, "vi_v", "i64x2.shl i64x2.shr_s i64x2.shr_u"),
+    (206, "vv_v", "i64x2.add - - i64x2.sub - - - i64x2.mul i64x2.eq i64x2.ne i64x2.lt_s i64x2.gt_s i64x2.le_s i64x2.ge_s i64x2.extmul_low_i32x4_s i64x2.extmul_high_i32x4_s i64x2.extmul_low_i32x4_u i64x2.extmul_high_i32x4_u"),
+    (224, "v_v", "f32x4.abs f32x4.neg - f32x4.sqrt"),
+    (228, "vv_v", "f32x4.add f32x4.sub f32x4.mul f32x4.div f32x4.min f32x4.max f32x4.pmin f32x4.pmax"),
+    (236, "v_v", "f64x2.abs f64x2.neg - f64x2.sqrt"),
+    (240, "vv_v", "f64x2.add f64x2.sub f64x2.mul f64x2.div f64x2.min f64x2.max f64x2.pmin f64x2.pmax"),
+    (248, "v_v", "i32x4.trunc_sat_f32x4_s i32x4.trunc_sat_f32x4_u f32x4.convert_i32x4_s f32x4.convert_i32x4_u i32x4.trunc_sat_f64x2_s_zero i32x4.trunc_sat_f64x2_u_zero f64x2.convert_low_i32x4_s f64x2.convert_low_i32x4_u"),
+    (0x100, "vv_v", "i8x16.relaxed_swizzle"),
+    (0x101, "v_v", "i32x4.relaxed_trunc_f32x4_s i32x4.relaxed_trunc_f32x4_u i32x4.relaxed_trunc_f64x2_s_zero i32x4.relaxed_trunc_f64x2_u_zero"),
+    (0x105, "vvv_v", "f32x4.relaxed_madd f32x4.relaxed_nmadd f64x2.relaxed_madd f64x2.relaxed_nmadd i8x16.relaxed_laneselect i16x8.relaxed_laneselect i32x4.relaxed_laneselect i64x2.relaxed_laneselect"),
+    (0x10D, "vv_v", "f32x4.relaxed_min f32x4.relaxed_max f64x2.relaxed_min f64x2.relaxed_max"),
+    (0x111, "vv_v", "i16x8.relaxed_q15mulr_s i16x8.relaxed_dot_i8x16_i7x16_s"),
+    (0x113, "vvv_v", "i32x4.relaxed_dot_i8x16_i7x16_add_s"),
+]:  # fmt: skip
+    _ops(_c, _s, _n, _V, "lane" if "extract_lane" in _n or "replace_lane" in _n else None)
 
 # threads (0xFE prefix): the few atomics a shared-memory runtime needs
 _A = 0xFE
