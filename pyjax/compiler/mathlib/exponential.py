@@ -6,27 +6,7 @@ from __future__ import annotations
 from math import factorial
 
 from pyjax.compiler import ir
-from pyjax.compiler.mathlib.expr import (
-    F32,
-    F64,
-    INF,
-    LN2,
-    LOG2E,
-    NAN,
-    SQRT2,
-    V,
-    bits,
-    clamp,
-    fabs,
-    floor,
-    from_bits,
-    isnan,
-    madd,
-    pick,
-    poly,
-    to,
-    where,
-)
+from pyjax.compiler.mathlib.expr import *  # noqa: F403  (the shared vocabulary, expr.__all__)
 from pyjax.core import dtypes
 
 # exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2. float32: minimax, relative error 3e-9; float64: the

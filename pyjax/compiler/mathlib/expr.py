@@ -10,11 +10,23 @@ from pyjax.compiler import ir
 from pyjax.compiler.ir import Node
 from pyjax.core import dtypes
 
+# what every topic module builds from (they import it with `from ...expr import *`)
+__all__ = [
+    "F32", "F64", "I32", "U32", "INF", "NAN", "LN2", "LOG2E", "SQRT2",
+    "V", "bits", "clamp", "copysign", "fabs", "floor", "from_bits", "isnan", "madd", "pick", "poly",
+    "rarely", "sqrt", "to", "where", "xorsign",
+]  # fmt: skip
+
 F32, F64, I32, I64, U32 = dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32
 
 # the native capabilities of the expansion in progress (set by mathlib.expand): "madd" there
 # makes polynomials use the multiply-add node
 native: frozenset = frozenset()
+
+
+def _operators(op: str):
+    """The methods `x op o` and `o op x` (reflected) of `V` for the binary core op `op`."""
+    return (lambda self, o: self._op(op, o)), (lambda self, o: self._op(op, o, True))
 
 
 class V:
@@ -40,65 +52,22 @@ class V:
         a, b = (self._c(o), self.n) if rev else (self.n, self._c(o))
         return V(ir.alu(op, a, b))
 
-    def __add__(self, o):
-        return self._op("add", o)
-
-    def __radd__(self, o):
-        return self._op("add", o, True)
-
-    def __sub__(self, o):
-        return self._op("sub", o)
-
-    def __rsub__(self, o):
-        return self._op("sub", o, True)
-
-    def __mul__(self, o):
-        return self._op("mul", o)
-
-    def __rmul__(self, o):
-        return self._op("mul", o, True)
-
-    def __truediv__(self, o):
-        return self._op("div", o)
-
-    def __rtruediv__(self, o):
-        return self._op("div", o, True)
+    __add__, __radd__ = _operators("add")
+    __sub__, __rsub__ = _operators("sub")
+    __mul__, __rmul__ = _operators("mul")
+    __truediv__, __rtruediv__ = _operators("div")
+    __lt__, __le__, __gt__, __ge__ = (_operators(op)[0] for op in ("lt", "le", "gt", "ge"))
+    __and__, __or__, __xor__ = (_operators(op)[0] for op in ("and", "or", "xor"))
+    __lshift__, __rshift__ = _operators("shl")[0], _operators("shr")[0]
 
     def __neg__(self):
         return V(ir.alu("neg", self.n))
 
-    def __lt__(self, o):
-        return self._op("lt", o)
-
-    def __le__(self, o):
-        return self._op("le", o)
-
-    def __gt__(self, o):
-        return self._op("gt", o)
-
-    def __ge__(self, o):
-        return self._op("ge", o)
-
-    def eq(self, o) -> V:
-        return self._op("eq", o)
-
-    def __and__(self, o):
-        return self._op("and", o)
-
-    def __or__(self, o):
-        return self._op("or", o)
-
-    def __xor__(self, o):
-        return self._op("xor", o)
-
     def __invert__(self):
         return V(ir.alu("not", self.n))
 
-    def __lshift__(self, o):
-        return self._op("shl", o)
-
-    def __rshift__(self, o):
-        return self._op("shr", o)
+    def eq(self, o) -> V:
+        return self._op("eq", o)
 
 
 def where(c: V, a, b, dtype: dtypes.DType = F32) -> V:

@@ -6,23 +6,7 @@ for both. cbrt from exp2/log2 and one Newton step in either precision."""
 from __future__ import annotations
 
 from pyjax.compiler.mathlib.exponential import _LOG_Q, _frexp_sqrt2, exp, exp2, expm1_kernel, ldexp, log, log2
-from pyjax.compiler.mathlib.expr import (
-    F32,
-    F64,
-    INF,
-    LN2,
-    LOG2E,
-    NAN,
-    V,
-    bits,
-    clamp,
-    copysign,
-    fabs,
-    floor,
-    isnan,
-    poly,
-    where,
-)
+from pyjax.compiler.mathlib.expr import *  # noqa: F403  (the shared vocabulary, expr.__all__)
 from pyjax.compiler.mathlib.special import hi_half as hi12
 
 INVLN2_HI = 1.4423828125  # 1/ln 2 to 12 bits (exact products with 12-bit numbers)

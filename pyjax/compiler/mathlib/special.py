@@ -7,26 +7,7 @@ from decimal import Decimal
 
 from pyjax.compiler import ir
 from pyjax.compiler.mathlib.exponential import exp, log, log_of
-from pyjax.compiler.mathlib.expr import (
-    F32,
-    F64,
-    INF,
-    NAN,
-    V,
-    bits,
-    clamp,
-    copysign,
-    fabs,
-    floor,
-    from_bits,
-    isnan,
-    madd,
-    pick,
-    poly,
-    sqrt,
-    where,
-    xorsign,
-)
+from pyjax.compiler.mathlib.expr import *  # noqa: F403  (the shared vocabulary, expr.__all__)
 
 # erf(x) = x E(x^2), |x| <= 1. float32: minimax; float64: the Taylor series to x^37.
 _ERF_E = {
@@ -279,16 +260,23 @@ def _erf_inv64(y: V) -> V:
     return copysign(where(a.eq(1.0), INF, x), y)  # erf_inv(-0) = -0
 
 
+def _reflect_and_raise(x: V, bound: int, start: float, step) -> tuple[V, V, V]:
+    """(x < 1/2, y, acc) for the float64 lgamma/digamma: y is x, or 1 - x below 1/2 (reflection),
+    raised by ones (at most `bound` times) to y >= bound; acc = step(acc, y, y < bound) per raise."""
+    refl = x < 0.5
+    y = where(refl, 1.0 - x, x)
+    acc = V(ir.const(start, F64))
+    for _ in range(bound):
+        small = y < float(bound)
+        acc, y = step(acc, y, small), where(small, y + 1.0, y)
+    return refl, y, acc
+
+
 def _lgamma64(x: V) -> V:
     # y = x, or 1 - x below 1/2 (reflection); lgamma(y) = lgamma(y + n) - log(y (y + 1) ...
     # (y + n - 1)) with y + n >= 8 (n <= 8), Stirling's series there. Near the zeros 1 and 2 the
     # error is absolute (~1e-15), as the cpu evaluator's.
-    refl = x < 0.5
-    y = where(refl, 1.0 - x, x)
-    prod = V(ir.const(1.0, F64))
-    for _ in range(8):
-        small = y < 8.0
-        prod, y = prod * where(small, y, 1.0), where(small, y + 1.0, y)
+    refl, y, prod = _reflect_and_raise(x, 8, 1.0, lambda p, y, small: p * where(small, y, 1.0))
     iy = 1.0 / y
     series = madd(iy, poly(iy * iy, _STIRLING), 0.5 * math.log(2 * math.pi))
     st = madd(y - 0.5, log(y), series - y)  # lgamma(y + n)
@@ -310,12 +298,7 @@ def _sinpi64(a: V) -> V:
 def _digamma64(x: V) -> V:
     # y = x, or 1 - x below 1/2 (reflection: - pi cot(pi x)); digamma(y) = digamma(y + n) -
     # sum 1/(y + i), y + n >= 6 (n <= 6), the asymptotic series there
-    refl = x < 0.5
-    y = where(refl, 1.0 - x, x)
-    acc = V(ir.const(0.0, F64))
-    for _ in range(6):
-        small = y < 6.0
-        acc, y = acc - where(small, 1.0 / y, 0.0), where(small, y + 1.0, y)
+    refl, y, acc = _reflect_and_raise(x, 6, 0.0, lambda a, y, small: a - where(small, 1.0 / y, 0.0))
     iy = 1.0 / y
     iy2 = iy * iy
     psi = acc + (log(y) - madd(iy2, poly(iy2, [1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132]), 0.5 * iy))

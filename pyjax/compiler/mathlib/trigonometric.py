@@ -7,28 +7,7 @@ import math
 
 from pyjax.compiler import ir
 from pyjax.compiler.mathlib.exponential import pow2
-from pyjax.compiler.mathlib.expr import (
-    F32,
-    F64,
-    I32,
-    NAN,
-    U32,
-    V,
-    bits,
-    copysign,
-    fabs,
-    floor,
-    from_bits,
-    isnan,
-    madd,
-    pick,
-    poly,
-    rarely,
-    sqrt,
-    to,
-    where,
-    xorsign,
-)
+from pyjax.compiler.mathlib.expr import *  # noqa: F403  (the shared vocabulary, expr.__all__)
 
 PIO2_HI = 1.5707963705062866  # f32(pi/2)
 PIO2_LO = -4.371138828673793e-08  # pi/2 - PIO2_HI
