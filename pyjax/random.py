@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pyjax._prng import KeyDtype, PRNGKeyArray
+from pyjax._prng import KEY_DTYPE, KeyDtype, PRNGKeyArray
 from pyjax.api import jit
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
@@ -35,6 +35,7 @@ __all__ = [
     "key_data",
     "wrap_key_data",
     "key_impl",
+    "key_dtype",
     "split",
     "fold_in",
     "clone",
@@ -266,6 +267,14 @@ def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
 def _check_impl(impl) -> None:
     if impl is not None and not isinstance(impl, KeyDtype) and str(impl) != "threefry2x32":
         raise ValueError(f'unrecognized PRNG implementation "{impl}". pyjax supports only "threefry2x32".')
+
+
+def key_dtype(impl_spec=None) -> KeyDtype:
+    """The dtype of typed keys of an implementation (key<fry>: pyjax has only threefry2x32)."""
+    if impl_spec is not None and not isinstance(impl_spec, (str, KeyDtype)):
+        raise TypeError(f"unrecognized type {type(impl_spec)} for specifying PRNG implementation.")
+    _check_impl(impl_spec)
+    return KEY_DTYPE
 
 
 def key_data(keys):

@@ -63,6 +63,16 @@ def test_wrap_key_data_round_trip(backend):
     assert prandom.key_impl(prandom.PRNGKey(0)) == "threefry2x32"
 
 
+def test_key_dtype():
+    assert prandom.key_dtype() == prandom.key(0).dtype == prandom.key_dtype("threefry2x32")
+    assert str(prandom.key_dtype()) == str(jax.random.key_dtype()) == "key<fry>"
+    for bad, err in (("foo", ValueError), (3, TypeError)):
+        with pytest.raises(err):
+            jax.random.key_dtype(bad)
+        with pytest.raises(err):
+            prandom.key_dtype(bad)
+
+
 def test_key_dtype_predicates():
     k = prandom.key(0)
     assert pyjax.dtypes.issubdtype(k.dtype, pyjax.dtypes.prng_key)
