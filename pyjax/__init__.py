@@ -90,13 +90,18 @@ from pyjax.api import process_count as host_count  # noqa: F401
 from pyjax.api import process_index as host_id  # noqa: F401
 from pyjax.runtime.device import Device  # noqa: F401
 from pyjax import sharding, stages  # noqa: F401
-from pyjax.sharding import P, make_mesh, set_mesh  # noqa: F401
+from pyjax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
+from pyjax._shard_map import shard_map  # noqa: F401
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
     """pyjax.image and pyjax.profiler load on first use, as JAX's do (keeps `import pyjax` fast)."""
+    if name == "float0":  # numpy's dtype, made on first use
+        from pyjax import dtypes as _dtypes
+
+        return _dtypes.float0
     if name in ("image", "profiler"):
         import importlib
 

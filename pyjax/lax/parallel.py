@@ -28,6 +28,7 @@ __all__ = [
     "all_to_all",
     "axis_index",
     "axis_size",
+    "pcast",
     "pmax",
     "pmean",
     "pmin",
@@ -523,6 +524,37 @@ def all_to_all(
 def pswapaxes(x: Any, axis_name, axis: int, *, axis_index_groups=None) -> Any:
     """Swap the named mapped axis with positional axis `axis` of x (an all_to_all)."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+_PCAST_TO = {"varying", "reduced", "unreduced"}
+
+
+def pcast(x: Any, axis_name, *, to: str) -> Any:
+    """Cast x's varying-manual-axes type under shard_map: to='varying' makes an invariant x vary along the
+    named axes (the values are unchanged); 'reduced'/'unreduced' belong to Explicit meshes pyjax lacks."""
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {_PCAST_TO}")
+    if to != "varying":
+        raise NotImplementedError(f"pyjax: pcast(to={to!r}) needs Explicit-mesh reductions, which one device lacks")
+    names = _names(axis_name)
+    try:
+        axes = [lookup_axis(n) for n in names]
+    except NameError:
+        raise ValueError("pvary should be called under jax.shard_map.") from None
+
+    def one(v):
+        v = lax._as_array(v)
+        for a in axes:
+            if a.main is None:
+                continue
+            if isinstance(v, BatchTracer) and v._trace.main is a.main and v.batch_dim is not None:
+                raise ValueError("Unsupported pcast from=varying, to='varying'")
+            with core.new_base_main():
+                which = lax.broadcast_in_dim(lax.full((), True, dtypes.bool_), (a.size,), ())
+            v = lax.select_n(BatchTracer(BatchTrace(a.main), which, 0), v, v)
+        return v
+
+    return _tree_apply(one, x)
 
 
 def host_runner(prim):
