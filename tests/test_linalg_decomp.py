@@ -245,3 +245,25 @@ def test_tridiagonal_solve(backend):
         argnums=(0, 1),
         **TOL,
     )
+
+
+def test_algorithm_enums_as_jax_on_cpu():
+    """The enums' members and values are JAX's; each choice works or fails as JAX on CPU does."""
+    pl, jl = plax.linalg, jax.lax.linalg
+    x = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    for name, fn, kw, values in (
+        ("EighImplementation", "eigh", "implementation", 1),
+        ("SvdAlgorithm", "svd", "algorithm", 1),
+        ("EigImplementation", "eig", "implementation", 0),
+    ):
+        penum, jenum = getattr(pl, name), getattr(jl, name)
+        assert [(m.name, m.value) for m in penum] == [(m.name, m.value) for m in jenum]
+        for pm, jm in zip(penum, jenum):
+            try:
+                want = getattr(jl, fn)(x, **{kw: jm})
+            except Exception as e:  # noqa: BLE001  (the error type is what is compared)
+                with pytest.raises(type(e)):
+                    getattr(pl, fn)(x, **{kw: pm})
+            else:
+                got = getattr(pl, fn)(x, **{kw: pm})
+                np.testing.assert_allclose(np.asarray(got[values]), np.asarray(want[values]), rtol=1e-5)

@@ -11,6 +11,7 @@ left_side, lower, transpose_a and unit_diagonal (only the referenced triangle ge
 from __future__ import annotations
 
 import builtins
+import enum
 
 from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, get_aval
@@ -773,6 +774,42 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     return jnp.moveaxis(x, 0, -2)
 
 
+# --- algorithm choices (JAX's enums; the CPU platform's support, as JAX on CPU) ---------------------
+
+
+class EighImplementation(enum.Enum):
+    """Which symmetric eigensolver eigh uses; the CPU platform has QR only."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    """Which SVD algorithm svd uses; Jacobi and polar are not on the CPU platform."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+class EigImplementation(enum.Enum):
+    """Which general eigensolver eig uses; the CPU platform has LAPACK only."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+_EIGH_UNSUPPORTED = {
+    EighImplementation.JACOBI: "Jacobi implementation is not supported on CPU",
+    EighImplementation.QDWH: "QDWH implementation is only supported on TPU",
+}
+_SVD_SUPPORTED = (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.QR, SvdAlgorithm.DIVIDE_AND_CONQUER)
+
+
 # --- public API --------------------------------------------------------------------------------------
 
 
@@ -797,6 +834,8 @@ def eigh(
 
     With symmetrize_input=False only the `lower` (or upper) triangle is read, as in LAPACK.
     """
+    if implementation in _EIGH_UNSUPPORTED:
+        raise NotImplementedError(_EIGH_UNSUPPORTED[implementation])
     x = _check_matrix("eigh", x, square=True)
     if symmetrize_input:
         x = _symmetrize(x)
@@ -812,6 +851,8 @@ def eigh(
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None):
     """Singular value decomposition: (u, s, vh) with x = u diag(s) vh and s descending, or s alone."""
+    if algorithm not in _SVD_SUPPORTED:
+        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented on CPU.")
     x = _check_matrix("svd", x)
     out = _svd_custom(x, bool(full_matrices), bool(compute_uv))
     if subset_by_index is not None:
@@ -826,9 +867,19 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 # --- general eigenproblems and small products (on top of jnp.linalg / scipy.linalg's Schur) ---------
 
 
-def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True, **_options):
+def eig(
+    x,
+    *,
+    compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+    implementation=None,
+    use_magma=None,
+):
     """[w, vl, vr] (those asked for) of general square matrices: eigenvalues, left and right
     eigenvectors (unit-norm columns, largest component real; vl[:, k]^H x = w[k] vl[:, k]^H)."""
+    if implementation not in (None, EigImplementation.LAPACK):
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     jnp = _jnp()
     x = _check_matrix("eig", x, square=True)
     w, vr = jnp.linalg.eig(x)
@@ -867,6 +918,9 @@ def cholesky_update(r_matrix, w_vector):
 
 
 __all__ = [
+    "EighImplementation",
+    "SvdAlgorithm",
+    "EigImplementation",
     "eig",
     "schur",
     "symmetric_product",

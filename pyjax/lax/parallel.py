@@ -37,6 +37,12 @@ __all__ = [
     "psum",
     "psum_scatter",
     "pswapaxes",
+    "psum_p",
+    "pmax_p",
+    "pmin_p",
+    "all_gather_p",
+    "all_to_all_p",
+    "ppermute_p",
 ]
 
 psum_p = core.Primitive("psum")

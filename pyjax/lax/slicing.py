@@ -42,6 +42,10 @@ __all__ = [
     "index_in_dim",
     "slice_in_dim",
     "index_take",
+    "gather_p",
+    "scatter_p",
+    "dynamic_slice_p",
+    "dynamic_update_slice_p",
 ]
 
 SCATTER_KINDS = ("set", "add", "mul", "min", "max")
