@@ -293,9 +293,14 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
 # ----------------------------------------------------------------------------- combinators
 
 
+def _layer_rngs(kwargs: dict, n: int) -> Sequence:
+    """One key per layer, split off the `rng` popped from an apply_fun's kwargs (None each without one)."""
+    rng = kwargs.pop("rng", None)
+    return random.split(rng, n) if rng is not None else (None,) * n
+
+
 def serial(*layers: Layer) -> Layer:
     """Compose layers in sequence; each gets its own key split off the incoming one."""
-    n = len(layers)
     init_funs, apply_funs = zip(*layers)
 
     def init_fun(rng, input_shape):
@@ -307,8 +312,7 @@ def serial(*layers: Layer) -> Layer:
         return input_shape, params
 
     def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, n) if rng is not None else (None,) * n
+        rngs = _layer_rngs(kwargs, len(layers))
         for fun, p, r in zip(apply_funs, params, rngs):
             inputs = fun(p, inputs, rng=r, **kwargs)
         return inputs
@@ -318,18 +322,16 @@ def serial(*layers: Layer) -> Layer:
 
 def parallel(*layers: Layer) -> Layer:
     """Apply layers side by side, the i-th to the i-th of a sequence of inputs (see FanOut, FanInSum)."""
-    n = len(layers)
     init_funs, apply_funs = zip(*layers)
 
     def init_fun(rng, input_shape):
-        rngs = random.split(rng, n)
+        rngs = random.split(rng, len(layers))
         results = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
         # JAX returns zip(*results): unpacks to (output shapes tuple, params tuple)
         return tuple(zip(*results))
 
     def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, n) if rng is not None else (None,) * n
+        rngs = _layer_rngs(kwargs, len(layers))
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
 
     return init_fun, apply_fun

@@ -198,6 +198,13 @@ batching.batch_rules[gather_p] = _gather_batch
 scatter_p = _prim("scatter")
 
 
+def _updated(x, u, message: str) -> ShapedArray:
+    """The aval of operand x after an update u, which must have x's dtype (else TypeError(message))."""
+    if u.dtype is not x.dtype:
+        raise TypeError(message)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
 @scatter_p.def_abstract_eval
 def _scatter_abstract(x, idx, u, *, axes, kind, unique_indices):
     _check_axes("scatter", x, idx, axes)
@@ -209,11 +216,9 @@ def _scatter_abstract(x, idx, u, *, axes, kind, unique_indices):
             f"scatter updates shape {_shape_str(u.shape)} must be {_shape_str(want)} for operand "
             f"{_shape_str(x.shape)}, indices {_shape_str(idx.shape)} and axes {axes}"
         )
-    if u.dtype is not x.dtype:
-        raise TypeError(
-            f"scatter requires operand and updates to have the same dtype, got {x.dtype.name} and {u.dtype.name}"
-        )
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return _updated(
+        x, u, f"scatter requires operand and updates to have the same dtype, got {x.dtype.name} and {u.dtype.name}"
+    )
 
 
 def scatter_axes(x, idx, u, axes, kind: str = "set", mode: str = "drop", unique_indices: bool = False):
@@ -355,11 +360,11 @@ def _dynamic_update_slice_abstract(x, u, *starts):
             f"dynamic_update_slice update shape must be smaller than operand shape, got update "
             f"shape {_shape_str(u.shape)} for operand shape {_shape_str(x.shape)}."
         )
-    if u.dtype is not x.dtype:
-        raise TypeError(
-            f"lax.dynamic_update_slice requires arguments to have the same dtypes, got {x.dtype.name}, {u.dtype.name}."
-        )
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return _updated(
+        x,
+        u,
+        f"lax.dynamic_update_slice requires arguments to have the same dtypes, got {x.dtype.name}, {u.dtype.name}.",
+    )
 
 
 def _start_list(fn, start_indices, nd, allow_negative_indices, shape):

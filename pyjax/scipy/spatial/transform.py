@@ -279,13 +279,13 @@ class Rotation(NamedTuple):
         """Weighted mean rotation (principal eigenvector of sum w q q^T)."""
         n = self.quat.shape[0]
         w = jnp.ones(n, dtype=self.quat.dtype) if weights is None else jnp.asarray(weights, dtype=self.quat.dtype)
-        if w.ndim != 1:
-            raise ValueError(f"Expected `weights` to be 1 dimensional, got shape {w.shape}.")
-        if w.shape[0] != len(self):
-            raise ValueError(
-                "Expected `weights` to have number of values equal to number of rotations, got "
-                f"{w.shape[0]} values and {len(self)} rotations."
-            )
+        _check_one_per_rotation(
+            w,
+            len(self),
+            "Expected `weights` to be 1 dimensional, got shape {shape}.",
+            "Expected `weights` to have number of values equal to number of rotations, got {count} values and {n} "
+            "rotations.",
+        )
         k = jnp.dot(w[None, :] * self.quat.T, self.quat)
         _, v = jnp.linalg.eigh(k)
         return Rotation(v[:, -1])
@@ -294,6 +294,15 @@ class Rotation(NamedTuple):
     def single(self) -> bool:
         """Whether this holds a single rotation."""
         return self.quat.ndim == 1
+
+
+def _check_one_per_rotation(a, n: int, ndim_message: str, count_message: str) -> None:
+    """ValueError unless `a` is 1-D with one entry per rotation (n of them); the messages (JAX's) are
+    formatted with a's shape, ndim and count."""
+    if a.ndim != 1:
+        raise ValueError(ndim_message.format(shape=a.shape, ndim=a.ndim))
+    if a.shape[0] != n:
+        raise ValueError(count_message.format(count=a.shape[0], n=n))
 
 
 class Slerp(NamedTuple):
@@ -312,13 +321,13 @@ class Slerp(NamedTuple):
         if rotations.single or len(rotations) == 1:
             raise ValueError("`rotations` must be a sequence of at least 2 rotations.")
         times = jnp.asarray(times, dtype=rotations.quat.dtype)
-        if times.ndim != 1:
-            raise ValueError(f"Expected times to be specified in a 1 dimensional array, got {times.ndim} dimensions.")
-        if times.shape[0] != len(rotations):
-            raise ValueError(
-                "Expected number of rotations to be equal to number of timestamps given, got "
-                f"{len(rotations)} rotations and {times.shape[0]} timestamps."
-            )
+        _check_one_per_rotation(
+            times,
+            len(rotations),
+            "Expected times to be specified in a 1 dimensional array, got {ndim} dimensions.",
+            "Expected number of rotations to be equal to number of timestamps given, got {n} rotations and {count} "
+            "timestamps.",
+        )
         starts = Rotation(rotations.as_quat()[:-1])
         steps = (starts.inv() * Rotation(rotations.as_quat()[1:])).as_rotvec()
         return cls(times=times, timedelta=jnp.diff(times), rotations=starts, rotvecs=steps)
