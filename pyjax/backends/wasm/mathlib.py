@@ -1,22 +1,18 @@
 """Transcendental functions and the threefry PRNG as Wasm functions, built with `encoder`.
 
-What is left of wasm's own math: float64 sin, cos, tan (their reduction for huge arguments is
-not written as core ops yet) and exp, log, log1p, expm1 for the routines (logaddexp); every
-other function, in both precisions, is core ops (compiler/mathlib). A kernel generator asks for
+What is left of wasm's own math: float64 exp, log, log1p, expm1 for the routines (logaddexp);
+every other function, in both precisions, is core ops (compiler/mathlib). A kernel generator asks for
 what it uses and calls it:
 
-    idx = add_math_helpers(module, ["sin", "exp"], "float64")
-    f.local_get(0).call(idx["sin"])
+    idx = add_math_helpers(module, ["log1p", "exp"], "float64")
+    f.local_get(0).call(idx["exp"])
 
 How they work:
 - Everything is computed in f64 with series to a few ulp (max relative error measured ~6e-16).
-- Range reductions: exp/expm1 by k*ln2 (two-part ln2); log by the binary exponent; sin/cos/tan
-  by k*pi/2 with a four-part pi/2 for |x| < 2**20 and, beyond, by exact products with chunks
-  of 2/pi kept modulo 4 (Payne-Hanek without tables), valid up to the largest finite value.
+- Range reductions: exp/expm1 by k*ln2 (two-part ln2); log by the binary exponent.
 - Special values follow numpy/C99: exp overflow -> inf, log(0) -> -inf, log(<0) -> nan,
-  trig(inf) -> nan, signed zeros are kept.
-- Series are Taylor series with exact coefficients; pi and ln 2 come from integer arithmetic
-  (Machin's formula, the series of ln 2).
+  signed zeros are kept.
+- Series are Taylor series with exact coefficients; ln 2 comes from integer arithmetic (its series).
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ from .encoder import F64, I32, I64, Function, Module
 
 __all__ = ["MATH_FUNCTIONS", "UNARY", "add_math_helpers", "add_threefry2x32", "math_index"]
 
-UNARY = ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "sqrt")
+UNARY = ("exp", "log", "log1p", "expm1", "sqrt")
 MATH_FUNCTIONS = UNARY
 
 
@@ -49,10 +45,6 @@ _SERIES: dict[str, tuple[Callable[[int], Fraction], int]] = {
     "expm1": (lambda i: Fraction(1, _fact(i + 1)), 14),
     # log(1+f) = f - f s + 2 s^3 R(s^2), R = sum s^2i / (2i + 3), |s| <= 0.172
     "log": (lambda i: Fraction(1, 2 * i + 3), 9),
-    # (sin(r) - r) / r^3 in r^2, |r| <= pi/4
-    "sin": (lambda i: Fraction((-1) ** (i + 1), _fact(2 * i + 3)), 7),
-    # cos(r) in r^2
-    "cos": (lambda i: Fraction((-1) ** i, _fact(2 * i)), 9),
 }
 
 
@@ -62,22 +54,6 @@ def _coeffs(name: str) -> list[float]:
 
 
 # ----------------------------------------------------------------------------- constants
-
-
-@cache
-def _pi_fixed(bits: int) -> int:
-    """floor(pi * 2**bits), by Machin's formula pi = 16 atan(1/5) - 4 atan(1/239)."""
-    guard = bits + 32
-
-    def atan_inv(n: int) -> int:
-        total, term, k = 0, (1 << guard) // n, 0
-        while term:
-            total += (-1) ** k * (term // (2 * k + 1))
-            term //= n * n
-            k += 1
-        return total
-
-    return (16 * atan_inv(5) - 4 * atan_inv(239)) >> 32
 
 
 @cache
@@ -102,20 +78,9 @@ def _split(fixed: int, scale: int, widths: Iterable[int]) -> list[float]:
     return parts
 
 
-_P = 1300  # bits of pi kept: the 2/pi chunks cover every f64 exponent
+_P = 120  # bits of ln 2 kept
 _LN2_HI, _LN2_LO = _split(_ln2_fixed(_P), _P, (40, 53))  # k*_LN2_HI exact, |k| < 2**13
-_PIO2 = _split(_pi_fixed(_P), _P + 1, (33, 33, 33, 53))  # k*part exact, |k| < 2**20
-_PIO2_HI, _PIO2_LO = _split(_pi_fixed(_P), _P + 1, (53, 53))
-_TWO_OVER_PI_FIXED = (1 << (2 * _P + 1)) // _pi_fixed(_P)  # 2/pi * 2**_P
 _INF, _NAN = math.inf, math.nan
-_HI26_MASK = ~((1 << 27) - 1)  # keeps the top 26 significant bits of an f64
-
-
-def _two_over_pi_chunks(width: int, count: int) -> list[float]:
-    """2/pi = sum_i C_i * 2**(-width*i), each C_i a width-bit integer / 2**width (exact)."""
-    mask = (1 << width) - 1
-    shifts = [_P - width * (i + 1) for i in range(count)]
-    return [((_TWO_OVER_PI_FIXED >> s) & mask) / (1 << width) for s in shifts]
 
 
 # ----------------------------------------------------------------------------- emit helpers
@@ -131,12 +96,6 @@ def _horner(f: Function, z: int, coeffs: list[float]) -> None:
 def _pow2(f: Function) -> None:
     """i64 k on the stack -> f64 2**k (k must be a normal exponent, -1022..1023)."""
     f.i64_const(1023).i64_add().i64_const(52).i64_shl().f64_reinterpret_i64()
-
-
-def _high_bits(f: Function, x: int) -> None:
-    """Push the f64 local x with all but its top 26 significant bits cleared."""
-    f.local_get(x).i64_reinterpret_f64().i64_const(_HI26_MASK).i64_and()
-    f.f64_reinterpret_i64()
 
 
 def _replace_if(f: Function, value: float, cond: int) -> None:
@@ -174,8 +133,7 @@ class _Lib:
     def get(self, name: str) -> int:
         """Index of the f64 function `name`."""
         if name not in self.index:
-            results = (F64, I32) if name == "rem_pio2" else (F64,)
-            f = self.m.function(f"pyjax_{name}_f64", [F64], results)
+            f = self.m.function(f"pyjax_{name}_f64", [F64], [F64])
             self.index[name] = f.index
             getattr(self, "_" + name)(f)
             f.finish()
@@ -258,114 +216,6 @@ class _Lib:
             f.local_get(u).call(self.get("log"))
             f.local_get(x).local_get(u).f64_const(1.0).f64_sub().f64_div().f64_mul()
         _replace_if(f, _INF, _is(f, x, "eq", _INF))
-
-    # -- trigonometric
-
-    def _rem_pio2(self, f: Function) -> None:
-        """x -> (r, q) with x = (4n + q) * pi/2 + r, |r| <= ~pi/4."""
-        x, k = 0, f.local(F64)
-        f.local_get(x).f64_abs().f64_const(2.0**20).f64_lt()
-        f.if_(((), (F64, I32)))
-        f.local_get(x).f64_const(2 / math.pi).f64_mul().f64_nearest().local_set(k)
-        f.local_get(x)
-        for part in _PIO2:  # the first three products are exact
-            f.local_get(k).f64_const(part).f64_mul().f64_sub()
-        f.local_get(k).i32_trunc_sat_f64_s().i32_const(3).i32_and()
-        f.else_()
-        self._rem_pio2_large(f)
-        f.end()
-
-    def _rem_pio2_large(self, f: Function) -> None:
-        """Reduce huge |x| (and inf/nan): x * 2/pi mod 4 from exact partial products.
-
-        x is split into pieces of at most 53 - w bits, so a piece times a w-bit chunk of
-        2/pi is exact. A product's integer part only matters modulo 4 (`quad`). Its
-        fraction is split into a multiple of 2**-52, summed exactly in `frac` (kept in
-        [-1/2, 1/2]), and a tiny tail summed in `rest`, so that cancellation between the
-        terms keeps full relative precision. Valid up to the largest finite double.
-        """
-        x = 0
-        width, count = 26, 45  # x in 26 + 27 bits, with 26-bit chunks
-        pieces = [f.local(F64), f.local(F64)]
-        _high_bits(f, x)
-        f.local_set(pieces[0])
-        f.local_get(x).local_get(pieces[0]).f64_sub().local_set(pieces[1])
-        t, n, frac, rest, quad = (f.local(F64) for _ in range(5))
-        for v in (frac, rest, quad):
-            f.f64_const(0.0).local_set(v)
-        for i, chunk in enumerate(_two_over_pi_chunks(width, count)):
-            for p in pieces:
-                if chunk:
-                    f.local_get(p).f64_const(chunk).f64_mul().local_tee(t)
-                    f.f64_nearest().local_set(n)
-                    # quad += n mod 4
-                    f.local_get(quad).local_get(n).f64_add()
-                    f.local_get(n).f64_const(0.25).f64_mul().f64_floor()
-                    f.f64_const(4.0).f64_mul().f64_sub().local_set(quad)
-                    # t = t - n = head + tail, head a multiple of 2**-52
-                    f.local_get(t).local_get(n).f64_sub().local_tee(t)
-                    f.f64_const(2.0**52).f64_mul().f64_nearest()
-                    f.f64_const(2.0**-52).f64_mul().local_set(n)
-                    f.local_get(rest).local_get(t).local_get(n).f64_sub().f64_add()
-                    f.local_set(rest)
-                    # frac += head, then move its integer part into quad
-                    f.local_get(frac).local_get(n).f64_add().local_tee(frac)
-                    f.f64_nearest().local_set(n)
-                    f.local_get(frac).local_get(n).f64_sub().local_set(frac)
-                    f.local_get(quad).local_get(n).f64_add().local_set(quad)
-                if i + 1 < count:
-                    f.local_get(p).f64_const(2.0**-width).f64_mul().local_set(p)
-        f.local_get(frac).local_get(rest).f64_add().f64_const(_PIO2_HI).f64_mul()
-        f.local_get(quad).i32_trunc_sat_f64_s().i32_const(3).i32_and()
-
-    def _sin_poly(self, f: Function, r: int, z: int) -> None:
-        """Push sin(r), |r| <= pi/4, z = r*r."""
-        f.local_get(r).local_get(r).local_get(z).f64_mul()
-        _horner(f, z, _coeffs("sin"))
-        f.f64_mul().f64_add()
-
-    def _cos_poly(self, f: Function, r: int, z: int) -> None:
-        _horner(f, z, _coeffs("cos"))
-
-    def _trig(self, f: Function, which: str) -> None:
-        x, r, q, z = 0, f.local(F64), f.local(I32), f.local(F64)
-        f.local_get(x).call(self.get("rem_pio2")).local_set(q).local_set(r)
-        f.local_get(r).local_get(r).f64_mul().local_set(z)
-        if which == "cos":  # cos(x) = sin(x + pi/2): one quadrant further
-            f.local_get(q).i32_const(1).i32_add().local_set(q)
-        f.local_get(q).i32_const(1).i32_and()
-        with f.if_(F64):  # odd quadrant
-            self._cos_poly(f, r, z)
-            if which == "tan":  # tan = -cos/sin
-                f.f64_neg()
-                self._sin_poly(f, r, z)
-                f.f64_div()
-            f.else_()
-            self._sin_poly(f, r, z)
-            if which == "tan":
-                self._cos_poly(f, r, z)
-                f.f64_div()
-        if which != "tan":  # quadrants 2 and 3 are negative
-            res = f.local(F64)
-            f.local_set(res).local_get(res).f64_neg().local_get(res)
-            f.local_get(q).i32_const(2).i32_and().select()
-        if which != "cos":
-            self._tiny_is_identity(f)
-
-    def _tiny_is_identity(self, f: Function) -> None:
-        """Result on the stack -> the argument itself when |x| < 2**-27 (keeps -0)."""
-        res = f.local(F64)
-        f.local_set(res).local_get(0).local_get(res)
-        f.local_get(0).f64_abs().f64_const(2.0**-27).f64_lt().select()
-
-    def _sin(self, f: Function) -> None:
-        self._trig(f, "sin")
-
-    def _cos(self, f: Function) -> None:
-        self._trig(f, "cos")
-
-    def _tan(self, f: Function) -> None:
-        self._trig(f, "tan")
 
 
 # ----------------------------------------------------------------------------- public API

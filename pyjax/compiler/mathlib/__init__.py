@@ -36,9 +36,6 @@ EXACT_ARITHMETIC = power.EXACT_ARITHMETIC
 # dtype name -> the precision it computes in
 _COMPUTE = {"float32": F32, "float16": F32, "bfloat16": F32, "float64": expr.F64}
 _COMPUTE.update({name: F32 for name in dtypes.FLOAT8})
-# (op, dtype) decomposed in float32 only so far: left to the backend in float64
-_F32_ONLY = trigonometric.FLOAT32_ONLY | power.FLOAT32_ONLY
-_LEFT = {(op, expr.F64) for op in _F32_ONLY}
 
 
 def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None) -> Node:
@@ -52,7 +49,7 @@ def expand(root: Node, native: frozenset = frozenset(), memo: dict | None = None
             continue
         srcs = tuple(memo[s] for s in n.srcs)
         out = n if srcs == n.srcs else ir.node(n.op, n.dtype, srcs, n.arg)
-        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE and (n.op, n.dtype) not in _LEFT:
+        if n.op in DECOMPOSITIONS and n.op not in native and n.dtype.name in _COMPUTE:
             args = [V(ir.cast(s, _COMPUTE[n.dtype.name])) for s in srcs]
             out = ir.cast(DECOMPOSITIONS[n.op](*args).n, n.dtype)
         memo[n] = out

@@ -12,7 +12,7 @@ from pyjax.core import dtypes
 
 # what every topic module builds from (they import it with `from ...expr import *`)
 __all__ = [
-    "F32", "F64", "I32", "U32", "INF", "NAN", "LN2", "LOG2E", "SQRT2",
+    "F32", "F64", "I32", "I64", "U32", "INF", "NAN", "LN2", "LOG2E", "SQRT2",
     "V", "bits", "clamp", "copysign", "fabs", "floor", "from_bits", "isnan", "madd", "pick", "poly",
     "rarely", "sqrt", "to", "where", "xorsign",
 ]  # fmt: skip

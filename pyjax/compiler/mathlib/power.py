@@ -74,4 +74,3 @@ TABLE = {"pow": pow, "cbrt": cbrt}
 # pow's log2 is carried in split, error-free parts: a backend that relaxes a decomposition's
 # arithmetic (contraction, reassociation) must render pow's exactly, or 10 ** 2 is 99.99999
 EXACT_ARITHMETIC = frozenset({"pow"})
-FLOAT32_ONLY: frozenset = frozenset()  # every function here is written for float64 too

@@ -1,5 +1,7 @@
-"""sin, cos, tan and their inverses in float32: reduction by multiples of pi/2 (Cody-Waite up to
-4096, Payne-Hanek in 32-bit integer arithmetic beyond), minimax polynomials on |r| <= pi/4."""
+"""sin, cos, tan and their inverses in float32 and float64: reduction by multiples of pi/2
+(Cody-Waite up to 4096 in float32, 2**20 in float64; Payne-Hanek beyond, in 32-bit integer
+arithmetic for float32 and exact float64 products of 24-bit pieces for float64), polynomials on
+|r| <= pi/4 (float32 minimax, float64 Taylor)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,16 @@ _TWO_OVER_PI_BITS = sum(w << (32 * (7 - i)) for i, w in enumerate(TWO_OVER_PI_WO
 # floor(2/pi * 2**(8n)) mod 2**32: the words of 2/pi at byte offsets n (Payne-Hanek's window)
 _BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in range(2, 26)}
 
-# sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4: 5e-12 and 1e-13.
-_SIN_S = [-0.1666666716337204, 0.008333329111337662, -0.0001983930415008217, 2.718046516747563e-06]
-_COS_C = [0.0416666679084301, -0.0013888883404433727, 2.479945214872714e-05, -2.720504994613293e-07]
+# sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4. float32: minimax, 5e-12
+# and 1e-13; float64: the Taylor series to r^17 and r^16 (truncation 1e-19 and 3e-18).
+_SIN_S = {
+    F32: [-0.1666666716337204, 0.008333329111337662, -0.0001983930415008217, 2.718046516747563e-06],
+    F64: [(-1) ** (i + 1) / math.factorial(2 * i + 3) for i in range(7)],
+}
+_COS_C = {
+    F32: [0.0416666679084301, -0.0013888883404433727, 2.479945214872714e-05, -2.720504994613293e-07],
+    F64: [(-1) ** i / math.factorial(2 * i) for i in range(2, 9)],
+}
 # atan u = u + u^3 A(u^2), |u| <= tan(pi/8). float32: minimax, 2e-11; float64: the Taylor
 # series to u^43 (truncation 2e-18).
 _ATAN_A = {
@@ -103,33 +112,127 @@ def _reduce_big(ax: V) -> tuple[V, V]:
     return from_bits(bits(r) ^ (V(ir.bitcast(s.n, I32)) & 0x80000000)), V(ir.bitcast(q.n, I32))
 
 
+# ---- float64 argument reduction ------------------------------------------------------------
+
+
+def _pi_bits(n: int) -> int:
+    """floor(pi 2**n) (to a unit): Machin's formula pi = 16 atan(1/5) - 4 atan(1/239) in integers
+    with 32 guard bits."""
+    one = 1 << (n + 32)
+
+    def atan_inv(k: int) -> int:
+        total, term, i = 0, one // k, 0
+        while term:
+            total, term, i = total + (-1) ** i * (term // (2 * i + 1)), term // (k * k), i + 1
+        return total
+
+    return (16 * atan_inv(5) - 4 * atan_inv(239)) >> 32
+
+
+def _split(fixed: int, scale: int, widths: tuple) -> tuple:
+    """fixed / 2**scale as floats of the given significant-bit widths, all but the last exact."""
+    parts, rest = [], fixed
+    for w in widths[:-1]:
+        drop = rest.bit_length() - w
+        parts.append(math.ldexp(rest >> drop, drop - scale))
+        rest -= (rest >> drop) << drop
+    return (*parts, rest / (1 << scale))  # int / int rounds correctly
+
+
+_PI_BITS = _pi_bits(1400)
+# pi/2 = CW64[0] + CW64[1] + CW64[2] + CW64[3] (+ 1e-117): the first three have 33 significant
+# bits, so k * CW64[i] is exact for integer k < 2**20 (Cody-Waite reduction for |x| <= 2**20).
+CW64 = _split(_PI_BITS, 1401, (33, 33, 33, 53))
+# 2/pi = sum_j F24[j] 2**(-24 (j + 1)), 24-bit integers: enough for every float64 exponent
+F24 = tuple(float(((1 << 2801) // _PI_BITS >> (1400 - 24 * (j + 1))) & 0xFFFFFF) for j in range(49))
+_PH_TERMS = 8  # Payne-Hanek: 24-bit places of x 2/pi kept below the units (to ~2**-119)
+
+
+def _reduce_cw64(ax: V) -> tuple[V, V]:
+    """(r, q): ax = (4j + q) pi/2 + r, |r| <= pi/4, for 0 <= ax <= 2**20 (q int64 in 0..3)."""
+    k = floor(madd(ax, 2.0 / math.pi, 0.5))
+    r = madd(k, -CW64[3], madd(k, -CW64[2], madd(k, -CW64[1], madd(k, -CW64[0], ax))))
+    return r, bits(k + 1.5 * 2.0**52) & 3  # k + 1.5 * 2**52 holds k in its low mantissa bits
+
+
+def _window(u: V, table: list, count: int, width: int) -> list:
+    """table[u : u + count] (zeros past its end) for int32 u < 2**width: a barrel shifter, one
+    select per bit of u and entry still needed (at most width (count - 1) + 2**width selects)."""
+    cur = [V(ir.const(v, F64)) for v in table]
+    cur += [V(ir.const(0.0, F64))] * (count + (1 << width) - len(cur))
+    for b in reversed(range(width)):
+        on, step = ((u >> b) & 1).eq(1), 1 << b
+        cur = [c if c.n is d.n else where(on, d, c) for c, d in zip(cur[: count + step - 1], cur[step:])]
+    return cur
+
+
+def _reduce_big64(ax: V) -> tuple[V, V]:
+    """(r, q) as _reduce_cw64 for ax > 2**20 (Payne-Hanek in exact float64 arithmetic). ax is
+    m 2**(e - 52) with m = a0 2**48 + a1 2**24 + a2 in 24-bit pieces, and e - 28 = 24 w + p, so
+    ax 2/pi = sum_t Q_t 2**(p - 24 t) with Q_t = a0 F24[w + t] + a1 F24[w + t - 1] + a2 F24[w + t - 2]
+    (each exact, below 2**50), where places t < 0 are multiples of 4. The places' carries are
+    propagated into 24-bit digits; the digits are added from the top, modulo 4 while they have an
+    integer part, each sum exact or far larger than the rest, so the fraction keeps full relative
+    precision however close ax comes to a multiple of pi/2."""
+    b = bits(ax)
+    ef = to(b >> 52, F64) - 1051.0  # e - 28, in [-8, 996]
+    w = floor(ef / 24.0)  # exact: the quotient is an integer or 1/24 from one
+    scale = pow2(ef - 24.0 * w)  # 2**p
+    m = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
+    a = [to(m >> 48, F64), to((m >> 24) & 0xFFFFFF, F64), to(m & 0xFFFFFF, F64)]
+    f = _window(to(w + 1.0, I32), [0.0] * 3 + list(F24), _PH_TERMS + 2, 6)  # f[i] = F24[w - 2 + i]
+    q = [madd(a[0], f[t + 2], madd(a[1], f[t + 1], a[2] * f[t])) for t in range(_PH_TERMS)]
+    digits, carry = [], None
+    for t in reversed(range(1, _PH_TERMS)):
+        v = q[t] if carry is None else q[t] + carry
+        carry = floor(v * 2.0**-24)
+        digits.insert(0, madd(carry, -(2.0**24), v))
+    y = (q[0] + carry) * scale  # an integer below 2**74
+    y = madd(floor(y * 0.25), -4.0, y)
+    y = madd(digits[0], scale * 2.0**-24, y)
+    y = madd(floor(y * 0.25), -4.0, y)
+    y = madd(digits[1], scale * 2.0**-48, y)  # in [0, 4.5), multiples of 2**-48: exact
+    n = floor(y + 0.5)
+    frac = y - n
+    for t, d in enumerate(digits[2:], 3):
+        frac = frac + d * (scale * 2.0 ** (-24 * t))
+    return frac * (math.pi / 2), to(n, I64) & 3
+
+
+# ---- sin, cos, tan ----------------------------------------------------------------------------
+
+# per precision: (the Cody-Waite bound, its reduction, the one beyond)
+_REDUCTIONS = {F32: (4096.0, _reduce_cw, _reduce_big), F64: (2.0**20, _reduce_cw64, _reduce_big64)}
+
+
 def _reduce(x: V) -> tuple[V, V, V]:
     """(r, q, finite) for x: |x| = (4j + q) pi/2 + r."""
     ax = fabs(x)
-    big = ax > 4096.0
-    rc, qc = _reduce_cw(ax)
-    rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
-    return rarely(big, rb, rc), rarely(big, qb, qc), bits(ax) < 0x7F800000
+    bound, near, far = pick(x, _REDUCTIONS)
+    big = ax > bound
+    rc, qc = near(ax)
+    rb, qb = far(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
+    return rarely(big, rb, rc), rarely(big, qb, qc), bits(ax) < x.fmt.exp_mask
 
 
 def _sin_kernel(r: V, z: V) -> V:
-    return madd(r * z, poly(z, _SIN_S), r)
+    return madd(r * z, poly(z, pick(r, _SIN_S)), r)
 
 
 def _cos_kernel(z: V) -> V:
-    return 1.0 - madd(z * z, -poly(z, _COS_C), 0.5 * z)
+    return 1.0 - madd(z * z, -poly(z, pick(z, _COS_C)), 0.5 * z)
 
 
-def _quadrant_sign(q: V) -> V:
-    """The sign bit (int32) for quadrants 2 and 3."""
-    return (q & 2) * 0x40000000
+def _quadrant_sign(q: V, x: V) -> V:
+    """The sign bit of x's width (q's integer) for quadrants 2 and 3."""
+    return (q & 2) * (x.fmt.sign >> 1)
 
 
 def sin(x: V) -> V:
     r, q, finite = _reduce(x)
     z = r * r
     y = where((q & 1).eq(1), _cos_kernel(z), _sin_kernel(r, z))
-    y = from_bits(bits(y) ^ _quadrant_sign(q) ^ (bits(x) & 0x80000000))
+    y = from_bits(bits(y) ^ _quadrant_sign(q, x) ^ (bits(x) & x.fmt.sign))
     return where(finite, y, NAN)
 
 
@@ -137,7 +240,7 @@ def cos(x: V) -> V:
     r, q, finite = _reduce(x)
     z = r * r
     y = where((q & 1).eq(1), _sin_kernel(r, z), _cos_kernel(z))
-    y = from_bits(bits(y) ^ _quadrant_sign(q + 1))
+    y = from_bits(bits(y) ^ _quadrant_sign(q + 1, x))
     return where(finite, y, NAN)
 
 
@@ -218,4 +321,3 @@ def atan2(y: V, x: V) -> V:
 
 
 TABLE = {"sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos, "atan": atan, "atan2": atan2}
-FLOAT32_ONLY = frozenset(("sin", "cos", "tan"))  # float64: the backend's helpers until written here too
