@@ -267,3 +267,30 @@ def test_algorithm_enums_as_jax_on_cpu():
             else:
                 got = getattr(pl, fn)(x, **{kw: pm})
                 np.testing.assert_allclose(np.asarray(got[values]), np.asarray(want[values]), rtol=1e-5)
+
+
+def _same_all(got, want, tol=1e-4):
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def test_householder_routines_lapack_storage(backend):
+    """householder_product/ormqr read xGEQRF's reflectors; hessenberg/tridiagonal write LAPACK's storage."""
+    pl, jl = plax.linalg, jax.lax.linalg
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    h, taus = jnp.linalg.qr(a, mode="raw")
+    h, taus = np.asarray(h).T.copy(), np.asarray(taus)
+    _same_all([pl.householder_product(h, taus[:2])], [jl.householder_product(h, taus[:2])])
+    c = rng.standard_normal((2, 5)).astype(np.float32)
+    _same_all([pl.ormqr(h, taus, c, left=False, transpose=True)], [jl.ormqr(h, taus, c, left=False, transpose=True)])
+    x = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    _same_all(pl.hessenberg(x), jl.hessenberg(x))
+    s = (x + 1j * x[::-1]).astype(np.complex64)
+    s = s + np.conj(np.swapaxes(s, -1, -2))
+    _same_all(pl.tridiagonal(s), jl.tridiagonal(s))
+    _same_all(pyjax.jit(lambda m: pl.tridiagonal(m, lower=False))(s.real), jl.tridiagonal(s.real, lower=False))
+    with pytest.raises(ValueError, match="at least as many rows"):
+        pl.householder_product(h.T, taus)

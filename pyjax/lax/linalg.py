@@ -917,7 +917,13 @@ def cholesky_update(r_matrix, w_vector):
     return _T(cholesky(lax.add(_matmul(_T(r_matrix), r_matrix), _matmul(w, _T(w)))))
 
 
+from pyjax.lax.householder import hessenberg, householder_product, ormqr, tridiagonal  # noqa: E402
+
 __all__ = [
+    "hessenberg",
+    "householder_product",
+    "ormqr",
+    "tridiagonal",
     "EighImplementation",
     "SvdAlgorithm",
     "EigImplementation",
