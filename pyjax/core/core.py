@@ -249,7 +249,9 @@ class Trace:
     def pure(self, val):
         raise NotImplementedError
 
-    lift = pure
+    def lift(self, val):
+        """A tracer of a lower trace as one of this trace (by default as `pure` takes a constant)."""
+        return self.pure(val)
 
     def full_raise(self, val) -> Tracer:
         if not isinstance(val, Tracer):
@@ -263,6 +265,16 @@ class Trace:
 
     def process_primitive(self, primitive, tracers, params):
         raise NotImplementedError
+
+    def bind_pure(self, primitive, vals: list, params: dict):
+        """bind on plain values (no input carries this trace's data); the outputs lifted by `pure`."""
+        return self.outputs(primitive, self.pure, bind(primitive, *vals, **params))
+
+    @staticmethod
+    def outputs(primitive, make: Callable, *parts):
+        """make(*part_i) per output of a multiple-results primitive (parts are parallel lists of the
+        outputs' pieces: values, tangents, batch dims), else make(*parts)."""
+        return [make(*o) for o in zip(*parts)] if primitive.multiple_results else make(*parts)
 
 
 # The array surface Tracer and the runtime's Array share (x + y, x[i], x.sum(), x.T): the names

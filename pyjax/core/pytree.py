@@ -364,48 +364,24 @@ class _KeyEntry:
         return f"{type(self).__name__}({self._field}={getattr(self, self._field)!r})"
 
 
-class DictKey(_KeyEntry):
-    """Path entry for a mapping key: str -> "['a']"."""
-
-    __slots__ = ("key",)
-    _field = "key"
-    __match_args__ = ("key",)
-
-    def __str__(self):
-        return f"[{self.key!r}]"
+def _key_entry(name: str, field: str, shown: str, doc: str) -> type:
+    """A path-entry class holding one value in the slot `field`; str() is `shown` formatted with it."""
+    body = {"__slots__": (field,), "_field": field, "__match_args__": (field,), "__doc__": doc}
+    body["__str__"] = lambda self: shown.format(getattr(self, field))
+    return type(name, (_KeyEntry,), {"__module__": __name__, "__qualname__": name, **body})
 
 
-class SequenceKey(_KeyEntry):
-    """Path entry for a tuple/list position: str -> "[0]"."""
-
-    __slots__ = ("idx",)
-    _field = "idx"
-    __match_args__ = ("idx",)
-
-    def __str__(self):
-        return f"[{self.idx!r}]"
-
-
-class GetAttrKey(_KeyEntry):
-    """Path entry for an attribute (namedtuple field, dataclass field): str -> ".x"."""
-
-    __slots__ = ("name",)
-    _field = "name"
-    __match_args__ = ("name",)
-
-    def __str__(self):
-        return f".{self.name}"
-
-
-class FlattenedIndexKey(_KeyEntry):
-    """Path entry for the i-th child of a custom node registered without keys."""
-
-    __slots__ = ("key",)
-    _field = "key"
-    __match_args__ = ("key",)
-
-    def __str__(self):
-        return f"[<flat index {self.key}>]"
+DictKey = _key_entry("DictKey", "key", "[{!r}]", """Path entry for a mapping key: str -> "['a']".""")
+SequenceKey = _key_entry("SequenceKey", "idx", "[{!r}]", """Path entry for a tuple/list position: str -> "[0]".""")
+GetAttrKey = _key_entry(
+    "GetAttrKey", "name", ".{}", """Path entry for an attribute (namedtuple field, dataclass field): str -> ".x"."""
+)
+FlattenedIndexKey = _key_entry(
+    "FlattenedIndexKey",
+    "key",
+    "[<flat index {}>]",
+    "Path entry for the i-th child of a custom node registered without keys.",
+)
 
 
 KeyEntry = Any

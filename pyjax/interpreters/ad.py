@@ -16,6 +16,7 @@ hand-written rule is measurably faster.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from pyjax.core import core, hooks
@@ -26,28 +27,28 @@ vjp_rules: dict = {}  # primitive -> rule(primals, needs, **params) -> (outs, ba
 transpose_rules: dict = {}  # linear primitive -> rule(ct, *args, **params) -> a cotangent per arg
 
 
-class Zero:
+class _AvalOnly:
+    """A placeholder of which only the aval is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.aval})"
+
+
+class Zero(_AvalOnly):
     """A symbolic zero tangent/cotangent with a known aval."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval})"
+    __slots__ = ()
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_AvalOnly):
     """A transpose rule's linear input: only its aval is known."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval})"
+    __slots__ = ()
 
 
 core.pytype_aval_mappings[UndefinedPrimal] = lambda u: u.aval
@@ -107,11 +108,19 @@ def bilinear_jvp(prim):
 # --- forward mode -------------------------------------------------------------------------
 
 
-class _ConcretePrimal:
-    """Python control flow on an AD tracer reads its primal (concrete unless staged below), as in JAX;
-    float() still raises there, like JAX."""
+class _PrimalTracer(Tracer):
+    """An AD tracer carrying its primal value (its aval is the primal's). Python control flow on it
+    reads the primal (concrete unless staged below), as in JAX; float() still raises there, like JAX."""
 
-    __slots__ = ()
+    __slots__ = ("primal",)
+
+    def __init__(self, trace, primal):
+        self._trace = trace
+        self.primal = primal
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
 
     def __bool__(self):
         return bool(self.primal)
@@ -126,17 +135,12 @@ class _ConcretePrimal:
         return self.primal.item(*args)
 
 
-class JVPTracer(_ConcretePrimal, Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(_PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
-        self._trace = trace
-        self.primal = primal
+        super().__init__(trace, primal)
         self.tangent = tangent
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
 
 
 class JVPTrace(Trace):
@@ -145,23 +149,16 @@ class JVPTrace(Trace):
     def pure(self, val):
         return JVPTracer(self, val, Zero(get_aval(val)))
 
-    lift = pure
-
     def process_primitive(self, primitive, tracers, params):
         primals = [t.primal for t in tracers]
         tangents = [t.tangent for t in tracers]
         if all(type(t) is Zero for t in tangents):
-            outs = bind(primitive, *primals, **params)
-            if primitive.multiple_results:
-                return [JVPTracer(self, o, Zero(get_aval(o))) for o in outs]
-            return JVPTracer(self, outs, Zero(get_aval(outs)))
+            return self.bind_pure(primitive, primals, params)
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")
         primal_out, tangent_out = rule(primals, tangents, **params)
-        if primitive.multiple_results:
-            return [JVPTracer(self, p, t) for p, t in zip(primal_out, tangent_out)]
-        return JVPTracer(self, primal_out, tangent_out)
+        return self.outputs(primitive, functools.partial(JVPTracer, self), primal_out, tangent_out)
 
 
 def jvp_flat(f: Callable, primals: list, tangents: list) -> tuple[list, list]:
@@ -191,17 +188,12 @@ class _Node:
         self.multi = multi
 
 
-class VJPTracer(_ConcretePrimal, Tracer):
-    __slots__ = ("primal", "ref")  # ref: (node, output index) or None when independent of inputs
+class VJPTracer(_PrimalTracer):
+    __slots__ = ("ref",)  # ref: (node, output index) or None when independent of inputs
 
     def __init__(self, trace, primal, ref):
-        self._trace = trace
-        self.primal = primal
+        super().__init__(trace, primal)
         self.ref = ref
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
 
 
 class _Tape:
@@ -217,16 +209,11 @@ class VJPTrace(Trace):
     def pure(self, val):
         return VJPTracer(self, val, None)
 
-    lift = pure
-
     def process_primitive(self, primitive, tracers, params):
         primals = [t.primal for t in tracers]
         refs = [t.ref for t in tracers]
         if all(r is None for r in refs):
-            outs = bind(primitive, *primals, **params)
-            if primitive.multiple_results:
-                return [VJPTracer(self, o, None) for o in outs]
-            return VJPTracer(self, outs, None)
+            return self.bind_pure(primitive, primals, params)
         rule = vjp_rules.get(primitive)
         if rule is None:
             return self.linearize(primitive, primals, refs, params)
@@ -301,14 +288,9 @@ class LinearTrace(Trace):
     def pure(self, val):
         return LinearTracer(self, get_aval(val), None, val)
 
-    lift = pure
-
     def process_primitive(self, primitive, tracers, params):
         if all(t.ref is None for t in tracers):
-            outs = bind(primitive, *[t.const for t in tracers], **params)
-            if primitive.multiple_results:
-                return [self.pure(o) for o in outs]
-            return self.pure(outs)
+            return self.bind_pure(primitive, [t.const for t in tracers], params)
         rule = transpose_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(

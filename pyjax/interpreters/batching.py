@@ -8,10 +8,11 @@ operands, so a collective over this trace's axis is always resolved here, never 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from pyjax.core import core, hooks
-from pyjax.core.core import Trace, Tracer, bind, get_aval, new_main
+from pyjax.core.core import Trace, Tracer, get_aval, new_main
 
 batch_rules: dict = {}
 collective_rules: dict = {}  # primitive -> rule(axis: AxisData, vals, dims, **params)
@@ -86,8 +87,6 @@ class BatchTrace(Trace):
     def pure(self, val):
         return BatchTracer(self, val, None)
 
-    lift = pure
-
     def process_primitive(self, primitive, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.batch_dim for t in tracers]
@@ -96,10 +95,7 @@ class BatchTrace(Trace):
             out, out_dim = crule(self.main.global_data, vals, dims, **params)
             return BatchTracer(self, out, out_dim)
         if all(d is None for d in dims):
-            outs = bind(primitive, *vals, **params)
-            if primitive.multiple_results:
-                return [BatchTracer(self, o, None) for o in outs]
-            return BatchTracer(self, outs, None)
+            return self.bind_pure(primitive, vals, params)
         rule = batch_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
@@ -112,9 +108,7 @@ class BatchTrace(Trace):
                 out, out_dim = rule(axis.size, vals, dims, **params)
             finally:
                 _rule_axis.pop()
-        if primitive.multiple_results:
-            return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
-        return BatchTracer(self, out, out_dim)
+        return self.outputs(primitive, functools.partial(BatchTracer, self), out, out_dim)
 
 
 def moveaxis(x, src: int, dst: int):

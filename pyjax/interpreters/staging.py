@@ -94,8 +94,6 @@ class JaxprTrace(Trace):
             b.tracers.append(val)  # keep val alive so id() stays unique
         return t
 
-    lift = pure
-
     def process_primitive(self, primitive, tracers, params):
         b = self.builder
         avals_in = [t.aval for t in tracers]
