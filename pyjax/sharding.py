@@ -54,12 +54,22 @@ class DuplicateSpecError(Exception):
     """A PartitionSpec uses one mesh axis for more than one array dimension."""
 
 
+class _ByValue:
+    """Equal (and hashed) by the value `_key()`, to instances of its own class (or subclasses)."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+
 class _Unconstrained:
     def __repr__(self) -> str:
         return "UNCONSTRAINED"
 
 
-class PartitionSpec:
+class PartitionSpec(_ByValue):
     """Per array dimension, the mesh axis name(s) it is split over (None: not split)."""
 
     UNCONSTRAINED = _Unconstrained()
@@ -103,15 +113,8 @@ class PartitionSpec:
                 out.append(p)
         return out
 
-    def __eq__(self, other):
-        return isinstance(other, PartitionSpec) and (self._partitions, self.unreduced, self.reduced) == (
-            other._partitions,
-            other.unreduced,
-            other.reduced,
-        )
-
-    def __hash__(self):
-        return hash((self._partitions, self.unreduced, self.reduced))
+    def _key(self):
+        return (self._partitions, self.unreduced, self.reduced)
 
     def __repr__(self):
         parts = [repr(p) for p in self._partitions]
@@ -162,7 +165,7 @@ def _grid(flat: list, shape: tuple) -> Any:
 _mesh_stack: list = []  # meshes entered with `with mesh:` or set with set_mesh
 
 
-class Mesh:
+class Mesh(_ByValue):
     """A grid of devices with named axes; in pyjax it holds the one device of a platform."""
 
     def __init__(self, devices: Any, axis_names: str | Sequence[str], axis_types: Any = None):
@@ -207,12 +210,6 @@ class Mesh:
     def __exit__(self, *exc) -> None:
         _mesh_stack.pop()
 
-    def __eq__(self, other):
-        return isinstance(other, Mesh) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
     def _key(self):
         return (self.axis_names, self.axis_sizes, self.axis_types, tuple(id(d) for d in self._flat_devices))
 
@@ -228,7 +225,7 @@ class Mesh:
         return f"Mesh({axes}, axis_types={types})"
 
 
-class AbstractMesh:
+class AbstractMesh(_ByValue):
     """A mesh's shape without devices: axis sizes, names and types (what tracing-time code reads)."""
 
     def __init__(self, axis_sizes: Sequence[int], axis_names: str | Sequence[str], axis_types: Any = None):
@@ -246,15 +243,8 @@ class AbstractMesh:
     empty = property(lambda self: not self.axis_sizes)
     abstract_mesh = property(lambda self: self)
 
-    def __eq__(self, other):
-        return (
-            isinstance(other, AbstractMesh)
-            and self.shape_tuple == other.shape_tuple
-            and (self.axis_types == other.axis_types)
-        )
-
-    def __hash__(self):
-        return hash((self.shape_tuple, self.axis_types))
+    def _key(self):
+        return (self.shape_tuple, self.axis_types)
 
     def __repr__(self):
         axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
@@ -290,7 +280,7 @@ def make_mesh(
     return Mesh(_grid(devices, axis_shapes), axis_names, axis_types=axis_types)
 
 
-class NamedSharding(Sharding):
+class NamedSharding(_ByValue, Sharding):
     """A sharding given by a Mesh and a PartitionSpec naming, per dimension, the mesh axes it is split over."""
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):
@@ -321,15 +311,8 @@ class NamedSharding(Sharding):
         """A copy in memory kind."""
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
-    def __eq__(self, other):
-        return isinstance(other, NamedSharding) and (self.mesh, self.spec, self.memory_kind) == (
-            other.mesh,
-            other.spec,
-            other.memory_kind,
-        )
-
-    def __hash__(self):
-        return hash((self.mesh, self.spec, self.memory_kind))
+    def _key(self):
+        return (self.mesh, self.spec, self.memory_kind)
 
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"

@@ -100,6 +100,19 @@ def _bind(prim, x, names: tuple, **params):
     return prim.bind(x, **params)
 
 
+def _bind_axis(prim, x, name, size: int, **params):
+    """Bind a collective over the one named axis `name` of `size` members."""
+    return _bind(prim, x, (name,), axis_name=(name,), axis_size=size, **params)
+
+
+def _check_split(what: str, n: int, size: int, tiled: bool, untiled_note: str = "") -> None:
+    """The dimension split over the members (length n) holds a multiple of `size` (tiled) or exactly `size`."""
+    if tiled and n % size:
+        raise ValueError(f"{what} ({n}) must be divisible by the axis size ({size})")
+    if not tiled and n != size:
+        raise ValueError(f"{what} ({n}) must equal the axis size ({size}){untiled_note}")
+
+
 def _varying(x, axis: batching.AxisData):
     """x made batched along axis when a staging trace sits above it (its value may be invariant)."""
     if axis.main is None or _level(x) <= axis.main.level:
@@ -420,15 +433,8 @@ def all_gather(x: Any, axis_name, *, axis_index_groups=None, axis: int = 0, tile
             raise ValueError(f"all_gather axis {axis} is out of bounds for an operand of rank {nd}")
         if tiled and nd == 0:
             raise ValueError("all_gather with tiled=True requires an operand of rank >= 1")
-        return _bind(
-            all_gather_p,
-            v,
-            (name,),
-            axis_name=(name,),
-            axis_size=a.size,
-            all_gather_dimension=axis % limit,
-            tiled=bool(tiled),
-            axis_index_groups=None,
+        return _bind_axis(
+            all_gather_p, v, name, a.size, all_gather_dimension=axis % limit, tiled=bool(tiled), axis_index_groups=None
         )
 
     return _tree_apply(one, x)
@@ -444,9 +450,7 @@ def ppermute(x: Any, axis_name, perm: Sequence[tuple[int, int]]) -> Any:
     if any(not 0 <= i < a.size for i in srcs + dsts):
         raise ValueError(f"ppermute permutation indices must be in [0, {a.size}), got {perm}.")
     return _tree_apply(
-        lambda v: _bind(
-            ppermute_p, _varying(lax._as_array(v), a), (name,), axis_name=(name,), axis_size=a.size, perm=perm
-        ),
+        lambda v: _bind_axis(ppermute_p, _varying(lax._as_array(v), a), name, a.size, perm=perm),
         x,
     )
 
@@ -470,21 +474,12 @@ def psum_scatter(x: Any, axis_name, *, scatter_dimension: int = 0, axis_index_gr
         if not -len(shape) <= scatter_dimension < len(shape):
             raise ValueError(f"psum_scatter scatter_dimension {scatter_dimension} is out of bounds for shape {shape}")
         dim = scatter_dimension % len(shape)
-        if tiled and shape[dim] % a.size:
-            raise ValueError(
-                f"psum_scatter: the scatter dimension ({shape[dim]}) must be divisible by the axis size ({a.size})"
-            )
-        if not tiled and shape[dim] != a.size:
-            raise ValueError(
-                f"psum_scatter: the scatter dimension ({shape[dim]}) must equal the axis size ({a.size}) "
-                "when tiled=False"
-            )
-        return _bind(
+        _check_split("psum_scatter: the scatter dimension", shape[dim], a.size, tiled, " when tiled=False")
+        return _bind_axis(
             psum_scatter_p,
             _varying(v, a),
-            (name,),
-            axis_name=(name,),
-            axis_size=a.size,
+            name,
+            a.size,
             scatter_dimension=dim,
             tiled=bool(tiled),
             axis_index_groups=None,
@@ -508,16 +503,12 @@ def all_to_all(
         if not (-nd <= split_axis < nd and -nd <= concat_axis < nd):
             raise ValueError(f"all_to_all: split_axis/concat_axis out of bounds for shape {shape}")
         s, c = split_axis % nd, concat_axis % nd
-        if tiled and shape[s] % a.size:
-            raise ValueError(f"all_to_all: the split axis ({shape[s]}) must be divisible by the axis size ({a.size})")
-        if not tiled and shape[s] != a.size:
-            raise ValueError(f"all_to_all: the split axis ({shape[s]}) must equal the axis size ({a.size})")
-        return _bind(
+        _check_split("all_to_all: the split axis", shape[s], a.size, tiled)
+        return _bind_axis(
             all_to_all_p,
             _varying(v, a),
-            (name,),
-            axis_name=(name,),
-            axis_size=a.size,
+            name,
+            a.size,
             split_axis=s,
             concat_axis=c,
             tiled=bool(tiled),
