@@ -92,6 +92,8 @@ from pyjax.runtime.device import Device  # noqa: F401
 from pyjax import sharding, stages  # noqa: F401
 from pyjax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
 from pyjax._shard_map import shard_map  # noqa: F401
+from pyjax import ref  # noqa: F401
+from pyjax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyjax import ref as _ref
 from pyjax import stages
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
@@ -235,6 +236,26 @@ class _Jitted(stages.Wrapped):
         self.__wrapped__ = fun
         functools.update_wrapper(self, fun, updated=())
         _all_jitted.add(self)
+        self._closed_refs: list = []  # Refs made outside fun that it touches (jax.new_ref): inputs and outputs
+        self._ref_jit = None  # the jit that traces fun with its Refs' values as data
+        self._is_ref_helper = False
+
+    def _call_refs(self, args, kwargs):
+        """A call involving Refs (arguments or closed over): their values travel in and out of the program."""
+        if self._ref_jit is None:
+            self._ref_jit = jit(
+                _ref.ref_body(self.fun, self.__name__),
+                static_argnums=(1,) + tuple(i + 2 for i in self.static_argnums),
+                static_argnames=self.static_argnames,
+            )
+            self._ref_jit._is_ref_helper = True
+        while True:
+            try:
+                return _ref.call_with_refs(self, self.__name__, list(self._closed_refs), args, kwargs, self._ref_jit)
+            except _ref.RefEscape as e:
+                if not e.fixable or any(e.ref is r for r in self._closed_refs):
+                    raise
+                self._closed_refs.append(e.ref)
 
     def _split(self, args, kwargs):
         n = len(args)
@@ -269,6 +290,7 @@ class _Jitted(stages.Wrapped):
             full = [static_d[i] if i in static_d else next(it) for i in range(n_total)]
             out = self.fun(*full, **kw_, **dict(static_kw))
             leaves, tree = tree_flatten(out)
+            _ref.check_not_returned(self.__name__, leaves)
             if any(is_float0(x) for x in leaves):  # float0 outputs (grad of an int input) live in the treedef
                 leaves, tree = tree_flatten(
                     tree_unflatten(tree, [_Float0Out(x.shape) if is_float0(x) else x for x in leaves])
@@ -294,7 +316,15 @@ class _Jitted(stages.Wrapped):
                 if entry is not None:
                     outs = run_jaxpr(entry[0], list(args))
                     return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
-        flat, _, _, entry = self._stage(args, kwargs)
+        try:
+            flat, _, _, entry = self._stage(args, kwargs)
+        except _ref.HasRefs:
+            return self._call_refs(args, kwargs)
+        except _ref.RefEscape as e:
+            if self._is_ref_helper or not e.fixable:
+                raise
+            self._closed_refs.append(e.ref)
+            return self._call_refs(args, kwargs)
         jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
         outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
         return tree_unflatten(out_tree, outs)
@@ -305,6 +335,8 @@ class _Jitted(stages.Wrapped):
         abstract=True takes ShapeDtypeStructs as well as arrays (for trace/lower)."""
         static, static_kw, dyn_args, dyn_kw = self._split(args, kwargs)
         flat, in_tree = tree_flatten((dyn_args, dyn_kw))
+        if self._closed_refs or _ref.has_refs(flat):
+            raise _ref.HasRefs
         if abstract:
             avals = [_abstractify(x) for x in flat]
         else:
@@ -431,6 +463,8 @@ def ensure_compile_time_eval():
 
 def typeof(x):
     """The abstract value (ShapedArray) of x, like jax.typeof."""
+    if isinstance(x, _ref.Ref):
+        return x.aval
     if isinstance(x, Tracer):
         return x.aval
     if type(x) is Array:

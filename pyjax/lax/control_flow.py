@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyjax import ref as _ref
 from pyjax.core import core, dtypes
 from pyjax.core.core import Jaxpr, ShapedArray, Tracer, Var, bind, get_aval
 from pyjax.core.pytree import PyTreeDef, tree_flatten, tree_unflatten
@@ -526,6 +527,26 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
 
 
 def _bind_cond(index, branches, operands, names, what):
+    def run(refs):
+        if not refs:
+            return _bind_cond_plain(index, branches, operands, names, what)
+
+        def wrap(b):
+            def b2(ops, vals):
+                with _ref.stand_ins(refs, vals) as cells:
+                    out = b(*ops)
+                return out, cells.values()
+
+            return b2
+
+        out, vals = _bind_cond_plain(index, [wrap(b) for b in branches], (operands, _ref.read_all(refs)), names, what)
+        _ref.write_all(refs, vals)
+        return out
+
+    return _ref.threading_refs(run)
+
+
+def _bind_cond_plain(index, branches, operands, names, what):
     ops = [_lift_tree(o) for o in operands]
     # Report in JAX's order (true_fun first) for cond.
     order = [1, 0] if what == "cond" else list(range(len(branches)))
@@ -691,6 +712,28 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val) -> Any:
     """Repeat val = body_fun(val) while cond_fun(val); the predicate is read on the host each step."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+
+    def run(refs):
+        if not refs:
+            return _while_loop(cond_fun, body_fun, init_val)
+
+        def cond2(carry):
+            with _ref.stand_ins(refs, carry[1]):
+                return cond_fun(carry[0])
+
+        def body2(carry):
+            with _ref.stand_ins(refs, carry[1]) as cells:
+                out = body_fun(carry[0])
+            return out, cells.values()
+
+        out, vals = _while_loop(cond2, body2, (init_val, _ref.read_all(refs)))
+        _ref.write_all(refs, vals)
+        return out
+
+    return _ref.threading_refs(run)
+
+
+def _while_loop(cond_fun: Callable, body_fun: Callable, init_val) -> Any:
     init_flat, in_tree = tree_flatten(init_val)
     init_flat = [_lift(x) for x in init_flat]
 
@@ -947,6 +990,24 @@ def scan(
     """Loop carry, y = f(carry, x) over the leading axis of xs, stacking the ys (lax.scan)."""
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
+
+    def run(refs):
+        if not refs:
+            return _scan(f, init, xs, length, reverse, unroll)
+
+        def f2(carry, x):
+            with _ref.stand_ins(refs, carry[1]) as cells:
+                c, y = f(carry[0], x)
+            return (c, cells.values()), y
+
+        (c, vals), ys = _scan(f2, (init, _ref.read_all(refs)), xs, length, reverse, unroll)
+        _ref.write_all(refs, vals)
+        return c, ys
+
+    return _ref.threading_refs(run)
+
+
+def _scan(f: Callable, init, xs, length: int | None, reverse: bool, unroll: int | bool) -> tuple[Any, Any]:
     xs_flat, xs_tree = tree_flatten(xs)
     xs_flat = [_lift(x) for x in xs_flat]
     lengths = []
