@@ -15,6 +15,7 @@ from collections.abc import Callable
 # full makes ad's symbolic zeros concrete);
 # aval_sharding (pyjax.sharding: what jax.typeof(x).sharding answers);
 # physicalize (lax.complex: a jaxpr over complex values as one over real pairs)
+# eig, schur (numpy.linalg: the Schur QR iterations behind lax.linalg.eig/schur, written with numpy ops)
 array_ops: dict[str, Callable] = {}
 
 

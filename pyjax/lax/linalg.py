@@ -13,11 +13,12 @@ from __future__ import annotations
 import builtins
 import enum
 
-from pyjax.core import dtypes
+from pyjax.core import dtypes, hooks
 from pyjax.core.core import ShapedArray, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
+from pyjax.lax._util import _arr
 from pyjax.lax.slicing import slice_in_dim
 from pyjax.lax.sorting import sort
 
@@ -69,6 +70,20 @@ def _eye_like(shape, dtype):
     r = lax.broadcasted_iota(_i32, shape, nd - 2)
     c = lax.broadcasted_iota(_i32, shape, nd - 1)
     return lax.convert_element_type(lax.eq(r, c), dtype)
+
+
+def _diagonal(x):
+    """The diagonal of each square matrix (last two axes), as a strided slice of the flattened matrix."""
+    shape = get_aval(x).shape
+    n, lead = shape[-1], shape[:-2]
+    flat = lax.reshape(x, lead + (n * n,))
+    return lax.slice(flat, (0,) * len(shape[:-1]), lead + (n * n,), (1,) * len(lead) + (n + 1,))
+
+
+def _sum(x, axis: int, keepdims: bool = False):
+    nd = _nd(x)
+    out = lax.reduce_sum(x, (axis % nd,))
+    return lax.expand_dims(out, (axis % nd,)) if keepdims else out
 
 
 def _shape_str(s) -> str:
@@ -417,12 +432,6 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 _MAX_SWEEPS = 30
 
 
-def _jnp():
-    from pyjax import numpy as jnp
-
-    return jnp
-
-
 def _check_matrix(fn: str, x, square: bool = False):
     """x as a floating array of rank >= 2 (square if asked), else the error JAX raises."""
     x = lax._as_array(x)
@@ -437,27 +446,32 @@ def _check_matrix(fn: str, x, square: bool = False):
 
 def _householder_qr(x, full_matrices: bool):
     """(q, r) with x = q r by Householder reflections (LAPACK's sign choice: r_jj = -sign(x_jj)|col|)."""
-    jnp = _jnp()
-    m, n = x.shape[-2:]
+    shape = get_aval(x).shape
+    m, n = shape[-2:]
+    nd = len(shape)
     k = builtins.min(m, n)
-    rows = lax.iota(_i32, m)
-    cols = lax.iota(_i32, n)
-    q0 = jnp.broadcast_to(jnp.eye(m, dtype=x.dtype), x.shape[:-2] + (m, m))
+    rows = lax.broadcasted_iota(_i32, shape[:-2] + (m,), nd - 2)
+    cols = lax.broadcasted_iota(_i32, shape, nd - 1)
+    q0 = _eye_like(shape[:-2] + (m, m), get_aval(x).dtype)
 
     def step(j, carry):
         r, q = carry
-        col = jnp.sum(jnp.where(cols == j, r, 0), axis=-1)
-        alpha = jnp.sum(jnp.where(rows == j, col, 0), axis=-1, keepdims=True)
-        tail = jnp.sum(jnp.where(rows > j, col * col, 0), axis=-1, keepdims=True)
-        norm = jnp.sqrt(alpha * alpha + tail)
-        beta = jnp.where(alpha < 0, norm, -norm)
-        v = jnp.where(rows >= j, col, 0) - jnp.where(rows == j, beta, 0)
-        vv = jnp.sum(v * v, axis=-1, keepdims=True)
+        j = lax.convert_element_type(j, _i32)
+        col = _sum(lax.select(lax.eq(cols, j), r, lax.full_like(r, 0)), -1)
+        zero = lax.full_like(col, 0)
+        alpha = _sum(lax.select(lax.eq(rows, j), col, zero), -1, keepdims=True)
+        tail = _sum(lax.select(lax.gt(rows, j), col * col, zero), -1, keepdims=True)
+        norm = lax.sqrt(alpha * alpha + tail)
+        beta = lax.select(lax.lt(alpha, 0), norm, -norm)
+        v = lax.select(lax.ge(rows, j), col, zero) - lax.select(lax.eq(rows, j), lax.add(zero, beta), zero)
+        vv = _sum(v * v, -1, keepdims=True)
         # No reflection when the column is already zero below the diagonal (as LAPACK's dlarfg).
-        scale = jnp.where(tail > 0, 2 / jnp.where(vv > 0, vv, 1), 0)
+        scale = lax.select(
+            lax.gt(tail, 0), 2 / lax.select(lax.gt(vv, 0), vv, lax.full_like(vv, 1)), lax.full_like(vv, 0)
+        )
         vs = v * scale
-        r = r - vs[..., :, None] * jnp.sum(v[..., :, None] * r, axis=-2)[..., None, :]
-        q = q - jnp.sum(q * v[..., None, :], axis=-1)[..., :, None] * vs[..., None, :]
+        r = r - lax.expand_dims(vs, (nd - 1,)) * lax.expand_dims(_sum(lax.expand_dims(v, (nd - 1,)) * r, -2), (nd - 2,))
+        q = q - lax.expand_dims(_sum(q * lax.expand_dims(v, (nd - 2,)), -1), (nd - 1,)) * lax.expand_dims(vs, (nd - 2,))
         return r, q
 
     from pyjax.lax.control_flow import fori_loop
@@ -471,11 +485,12 @@ def _householder_qr(x, full_matrices: bool):
 
 def _rotation(app, aqq, apq):
     """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that zeroes apq in [[app, apq], [apq, aqq]]."""
-    jnp = _jnp()
     d = (aqq - app) / 2
-    den = jnp.abs(d) + jnp.sqrt(d * d + apq * apq)
-    t = jnp.where(den > 0, jnp.where(d < 0, -apq, apq) / jnp.where(den > 0, den, 1), 0)
-    c = 1 / jnp.sqrt(1 + t * t)
+    den = lax.abs(d) + lax.sqrt(d * d + apq * apq)
+    pos = lax.gt(den, 0)
+    zero = lax.full_like(den, 0)
+    t = lax.select(pos, lax.select(lax.lt(d, 0), -apq, apq) / lax.select(pos, den, lax.full_like(den, 1)), zero)
+    c = 1 / lax.sqrt(1 + t * t)
     return c, t * c
 
 
@@ -484,7 +499,7 @@ def _rotate_columns(x, c, s):
     h = get_aval(c).shape[-1]
     top, bot = x[..., :h], x[..., h:]
     c, s = c[..., None, :], s[..., None, :]
-    return _jnp().concatenate([c * top - s * bot, s * top + c * bot], axis=-1)
+    return lax.concatenate([c * top - s * bot, s * top + c * bot], _nd(x) - 1)
 
 
 def _next_pairing(x, axis: int):
@@ -509,7 +524,8 @@ def _sort_columns(keys, *mats):
 def _permute_columns(m, perm):
     """m[..., :, perm] as a product with a one-hot matrix (exact; no gather needed)."""
     iota = lax.broadcasted_iota(_i32, get_aval(perm).shape, _nd(perm) - 1)
-    onehot = _jnp().equal(iota[..., :, None], perm[..., None, :])
+    nd = _nd(perm)
+    onehot = lax.eq(lax.expand_dims(iota, (nd,)), lax.expand_dims(perm, (nd - 1,)))
     return _matmul(m, lax.convert_element_type(onehot, get_aval(m).dtype))
 
 
@@ -533,22 +549,24 @@ def _sweeps(body, carry, converged):
 
 def _jacobi_eigh(a):
     """(w, v) with a = v diag(w) v^T for symmetric a, w ascending."""
-    jnp = _jnp()
     n = get_aval(a).shape[-1]
     nd = _nd(a)
     a = _pad_even(a, (nd - 2, nd - 1))
     big_n = get_aval(a).shape[-1]
-    v = jnp.broadcast_to(jnp.eye(big_n, dtype=a.dtype), get_aval(a).shape)
-    offdiag = ~jnp.eye(big_n, dtype=bool)
+    v = _eye_like(get_aval(a).shape, get_aval(a).dtype)
+    offdiag = lax.ne(
+        lax.broadcasted_iota(_i32, get_aval(a).shape, nd - 2), lax.broadcasted_iota(_i32, get_aval(a).shape, nd - 1)
+    )
     eps = float(dtypes.finfo(get_aval(a).dtype).eps)
+    both = (nd - 2, nd - 1)
 
     def one_round(_, c):
         a, v = c
-        d = jnp.diagonal(a, axis1=-2, axis2=-1)
+        d = _diagonal(a)
         h = big_n // 2
-        cs, sn = _rotation(d[..., :h], d[..., h:], jnp.diagonal(a[..., :h, h:], axis1=-2, axis2=-1))
+        cs, sn = _rotation(d[..., :h], d[..., h:], _diagonal(a[..., :h, h:]))
         a = _rotate_columns(a, cs, sn)
-        a = jnp.swapaxes(_rotate_columns(jnp.swapaxes(a, -1, -2), cs, sn), -1, -2)
+        a = _T(_rotate_columns(_T(a), cs, sn))
         a = _next_pairing(_next_pairing(a, -1), -2)
         return a, _next_pairing(_rotate_columns(v, cs, sn), -1)
 
@@ -561,57 +579,63 @@ def _jacobi_eigh(a):
 
     def converged(c):
         a = c[0]
-        off = jnp.sum(jnp.where(offdiag, a * a, 0), axis=(-2, -1))
-        return jnp.all(off <= (eps * eps) * jnp.sum(a * a, axis=(-2, -1)))
+        off = lax.reduce_sum(lax.select(offdiag, a * a, lax.full_like(a, 0)), both)
+        ok = lax.le(off, (eps * eps) * lax.reduce_sum(a * a, both))
+        return lax.reduce_and(ok, tuple(range(nd - 2)))
 
-    a, v, _ = _sweeps(sweep, (a, v, jnp.zeros((), _i32)), converged)
-    w = jnp.diagonal(a, axis1=-2, axis2=-1)[..., :n]
+    a, v, _ = _sweeps(sweep, (a, v, lax.full((), 0, _i32)), converged)
+    w = _diagonal(a)[..., :n]
     w, (v,) = _sort_columns(w, v[..., :n, :n])
     return w, v
 
 
 def _jacobi_svd(x, full_matrices: bool, compute_uv: bool):
     """(u, s, vh) of x with m >= n by one-sided Jacobi; u from a QR of the orthogonalized columns."""
-    jnp = _jnp()
     m, n = get_aval(x).shape[-2:]
-    w = _pad_even(x, (_nd(x) - 1,))
+    nd = _nd(x)
+    dt = get_aval(x).dtype
+    w = _pad_even(x, (nd - 1,))
     big_n = get_aval(w).shape[-1]
-    v = jnp.broadcast_to(jnp.eye(big_n, dtype=x.dtype), get_aval(w).shape[:-2] + (big_n, big_n))
+    v = _eye_like(get_aval(w).shape[:-2] + (big_n, big_n), dt)
     tol = float(dtypes.finfo(get_aval(x).dtype).eps) * builtins.max(m, 8)
 
     def one_round(_, c):
         w, v, worst = c
         h = big_n // 2
         top, bot = w[..., :h], w[..., h:]
-        alpha, beta = jnp.sum(top * top, axis=-2), jnp.sum(bot * bot, axis=-2)
-        gamma = jnp.sum(top * bot, axis=-2)
+        alpha, beta = _sum(top * top, -2), _sum(bot * bot, -2)
+        gamma = _sum(top * bot, -2)
         ab = alpha * beta
-        rel = jnp.where(ab > 0, jnp.abs(gamma) / jnp.sqrt(jnp.where(ab > 0, ab, 1)), 0)
+        pos = lax.gt(ab, 0)
+        rel = lax.select(
+            pos, lax.abs(gamma) / lax.sqrt(lax.select(pos, ab, lax.full_like(ab, 1))), lax.full_like(ab, 0)
+        )
         cs, sn = _rotation(alpha, beta, gamma)
         w = _next_pairing(_rotate_columns(w, cs, sn), -1)
         v = _next_pairing(_rotate_columns(v, cs, sn), -1)
-        return w, v, jnp.maximum(worst, jnp.max(rel, initial=0.0))
+        return w, v, lax.max(worst, lax.reduce_max(rel, tuple(range(nd - 1))))
 
     def sweep(c):
         from pyjax.lax.control_flow import fori_loop
 
         w, v, _, it = c
-        init = (w, v, jnp.zeros((), w.dtype))
+        init = (w, v, lax.full((), 0, dt))
         w, v, worst = fori_loop(0, big_n - 1, one_round, init) if big_n > 1 else init
         return w, v, worst, it + 1
 
-    w, v, _, _ = _sweeps(sweep, (w, v, jnp.zeros((), x.dtype), jnp.zeros((), _i32)), lambda c: c[2] <= tol)
+    w, v, _, _ = _sweeps(sweep, (w, v, lax.full((), 0, dt), lax.full((), 0, _i32)), lambda c: c[2] <= tol)
     w, v = w[..., :n], v[..., :n, :n]
-    s = jnp.sqrt(jnp.sum(w * w, axis=-2))
+    s = lax.sqrt(_sum(w * w, -2))
     neg_s, (w, v) = _sort_columns(-s, w, v)
     s = -neg_s
     if not compute_uv:
         return s
     q, r = _householder_qr(w, full_matrices)
-    sign = jnp.where(jnp.diagonal(r, axis1=-2, axis2=-1) < 0, -1, 1).astype(x.dtype)
-    u = q[..., :, :n] * sign[..., None, :]
+    d = _diagonal(r[..., :n, :])
+    sign = lax.select(lax.lt(d, 0), lax.full_like(d, -1), lax.full_like(d, 1))
+    u = q[..., :, :n] * lax.expand_dims(sign, (nd - 2,))
     if full_matrices and m > n:
-        u = jnp.concatenate([u, q[..., :, n:]], axis=-1)
+        u = lax.concatenate([u, q[..., :, n:]], nd - 1)
     return u, s, _T(v)
 
 
@@ -631,8 +655,7 @@ def _svd_any(x, full_matrices: bool, compute_uv: bool):
 
 def _safe_reciprocal_offdiag(diffs):
     """1 / diffs off the diagonal, 0 on it."""
-    jnp = _jnp()
-    eye = jnp.eye(get_aval(diffs).shape[-1], dtype=get_aval(diffs).dtype)
+    eye = _eye_like(get_aval(diffs).shape, get_aval(diffs).dtype)
     return 1 / (diffs + eye) - eye
 
 
@@ -658,20 +681,19 @@ def _eigh_jvp(primals, tangents):
     vt_da_v = _matmul(_T(v), _matmul(ad.instantiate(da), v))
     f = _safe_reciprocal_offdiag(w[..., None, :] - w[..., :, None])
     dv = _matmul(v, f * vt_da_v)
-    dw = _jnp().diagonal(vt_da_v, axis1=-2, axis2=-1)
+    dw = _diagonal(vt_da_v)
     return (w, v), (dw, dv)
 
 
 def _svd_jvp(full_matrices, compute_uv, primals, tangents):
     (x,), (dx,) = primals, tangents
-    jnp = _jnp()
     dx = ad.instantiate(dx)
     if compute_uv and full_matrices:
         raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
     u, s, vh = _svd_custom(x, False, True)
     v = _T(vh)
     ds_mat = _matmul(_T(u), _matmul(dx, v))
-    ds = jnp.diagonal(ds_mat, axis1=-2, axis2=-1)
+    ds = _diagonal(ds_mat)
     if not compute_uv:
         return s, ds
     s_row = s[..., None, :]
@@ -681,7 +703,8 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
     du = _matmul(u, f * (dss + _T(dss)))
     dv = _matmul(v, f * (sds + _T(sds)))
     m, n = get_aval(x).shape[-2:]
-    s_inv = jnp.where(s_row == 0, 0, 1 / jnp.where(s_row == 0, 1, s_row))
+    zero = lax.eq(s_row, 0)
+    s_inv = lax.select(zero, lax.full_like(s_row, 0), 1 / lax.select(zero, lax.full_like(s_row, 1), s_row))
     if m > n:
         dxv = _matmul(dx, v)
         du = du + (dxv - _matmul(u, _matmul(_T(u), dxv))) * s_inv
@@ -735,7 +758,6 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     """
     from pyjax.lax.control_flow import scan
 
-    jnp = _jnp()
     dl, d, du, b = (lax._as_array(v) for v in (dl, d, du, b))
     sd, sb = get_aval(d).shape, get_aval(b).shape
     if len(sb) < 2 or sb[:-1] != sd or get_aval(dl).shape != sd or get_aval(du).shape != sd:
@@ -749,8 +771,8 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     if m == 0:
         return b
     # Scan over m: move it to the front (coefficients (m, ...), right-hand sides (m, ..., n)).
-    dl_m, d_m, du_m = (jnp.moveaxis(v, -1, 0) for v in (dl, d, du))
-    b_m = jnp.moveaxis(b, -2, 0)
+    dl_m, d_m, du_m = (lax.moveaxis_lax(v, -1, 0) for v in (dl, d, du))
+    b_m = lax.moveaxis_lax(b, -2, 0)
 
     def forward(carry, xs):
         c_prev, y_prev = carry
@@ -760,9 +782,9 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
         y = (bi - lo[..., None] * y_prev) / denom[..., None]
         return (c, y), (c, y)
 
-    zero_c = jnp.zeros_like(d_m[0])
-    zero_y = jnp.zeros_like(b_m[0])
-    lo = dl_m.at[0].set(0) if m else dl_m
+    zero_c = lax.full_like(d_m[0], 0)
+    zero_y = lax.full_like(b_m[0], 0)
+    lo = lax.concatenate([lax.full_like(dl_m[:1], 0), dl_m[1:]], 0)
     _, (c, y) = scan(forward, (zero_c, zero_y), (lo, d_m, du_m, b_m))
 
     def backward(x_next, xs):
@@ -771,7 +793,7 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
         return x, x
 
     _, x = scan(backward, zero_y, (c, y), reverse=True)
-    return jnp.moveaxis(x, 0, -2)
+    return lax.moveaxis_lax(x, 0, -2)
 
 
 # --- algorithm choices (JAX's enums; the CPU platform's support, as JAX on CPU) ---------------------
@@ -864,7 +886,10 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return out
 
 
-# --- general eigenproblems and small products (on top of jnp.linalg / scipy.linalg's Schur) ---------
+# --- general eigenproblems and small products -------------------------------------------------------
+#
+# The Schur QR iterations behind eig and schur are written with numpy ops (pyjax.scipy._schur, used by
+# jnp.linalg.eig); pyjax.numpy.linalg lends them to lax through core/hooks.py, so lax imports neither.
 
 
 def eig(
@@ -880,34 +905,24 @@ def eig(
     eigenvectors (unit-norm columns, largest component real; vl[:, k]^H x = w[k] vl[:, k]^H)."""
     if implementation not in (None, EigImplementation.LAPACK):
         raise ValueError("Only the lapack implementation is supported on CPU.")
-    jnp = _jnp()
     x = _check_matrix("eig", x, square=True)
-    w, vr = jnp.linalg.eig(x)
-    out = [w]
-    if compute_left_eigenvectors:
-        # the rows of vr^-1 are left eigenvectors (biorthogonal to vr), up to scale
-        out.append(jnp.linalg._normalize_eigenvectors(jnp.conj(_T(jnp.linalg.inv(vr)))))
-    if compute_right_eigenvectors:
-        out.append(vr)
-    return out
+    return hooks.op("eig")(x, bool(compute_left_eigenvectors), bool(compute_right_eigenvectors))
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False, select_callable=None):
     """[t, vs] (as JAX, a list; [t] without vectors): x = vs t vs^H, t quasi-triangular (real x) or triangular."""
-    from pyjax.scipy.linalg import schur as _schur
-
     if sort_eig_vals or select_callable is not None:
         raise NotImplementedError(
             "lax.linalg.schur: sorting eigenvalues (sort_eig_vals, select_callable) is not supported by pyjax"
         )
     x = _check_matrix("schur", x, square=True)
-    t, vs = _schur(x, "complex" if get_aval(x).dtype.kind == "c" else "real")
+    t, vs = hooks.op("schur")(x, "complex" if get_aval(x).dtype.kind == "c" else "real")
     return [t, vs] if compute_schur_vectors else [t]
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0, symmetrize_output: bool = False):
     """alpha * a a^T + beta * c (symmetrized from its lower triangle if asked)."""
-    out = alpha * _matmul(a_matrix, _T(a_matrix)) + beta * _jnp().asarray(c_matrix)
+    out = alpha * _matmul(a_matrix, _T(a_matrix)) + beta * _arr(c_matrix)
     return _tril(out) + _T(_tril(out, -1)) if symmetrize_output else out
 
 

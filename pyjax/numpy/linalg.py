@@ -13,7 +13,7 @@ import functools
 import operator
 from typing import Any, NamedTuple
 
-from pyjax.core import dtypes
+from pyjax.core import dtypes, hooks
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
 from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _promotion, _reductions
@@ -705,6 +705,26 @@ def _normalize_eigenvectors(v):
     big = _reductions.sum(_elementwise.where(at_max, v, 0), axis=-2, keepdims=True)
     return v * (_elementwise.conj(big) / _elementwise.abs(big))
 
+
+def _lax_eig(x, left: bool, right: bool) -> list:
+    """lax.linalg.eig's [w, vl, vr] (those asked for): the rows of vr^-1 are left eigenvectors
+    (biorthogonal to vr), up to scale."""
+    w, vr = eig(x)
+    out = [w]
+    if left:
+        out.append(_normalize_eigenvectors(_elementwise.conj(_manipulation.swapaxes(inv(vr), -1, -2))))
+    if right:
+        out.append(vr)
+    return out
+
+
+def _lax_schur(a, output: str):
+    from pyjax.scipy import _schur  # loads on first use, as scipy.linalg's Schur functions
+
+    return _schur.schur(a, output)
+
+
+hooks.register(eig=_lax_eig, schur=_lax_schur)  # what lax.linalg.eig/schur run (core/hooks.py)
 
 __all__ = [
     "EigResult",
