@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pyjax.compiler.mathlib.exponential import exp, expm1_kernel, ldexp, log1p, log_of, pow2, reduce_ln2
+from pyjax.compiler.mathlib.exponential import exp, expm1_kernel, log1p, log_of, pow2, reduce_ln2
 from pyjax.compiler.mathlib.expr import F32, F64, LN2, NAN, V, clamp, copysign, fabs, isnan, pick, sqrt, where, xorsign
 
 # |x| from which tanh rounds to +-1 (1 - tanh(x) < 2**-mant / 2)
@@ -28,18 +28,23 @@ def logistic(x: V) -> V:
 
 def _exp_halves(ax: V) -> tuple[V, V]:
     """(e^ax / 2, expm1(ax) where ax < 1) for ax >= 0 from one reduction e^ax = (1 + p) 2**k:
-    the halving is in the scale, so e^ax / 2 is finite up to where sinh and cosh overflow."""
+    e^ax / 2 = ((1 + p) 2**(k - 3)) 4, where 2**(k - 3) is normal for every k the clamp lets
+    through, so it rounds once (to inf at most) and is finite up to where sinh and cosh overflow."""
     k, r = reduce_ln2(clamp(ax, 0.0, pick(ax, _HALF_EXP_MAX)))
     p = expm1_kernel(r)
-    s = pow2(clamp(k, 0.0, 2.0))
-    return ldexp(1.0 + p, k - 1.0), s * p + (s - 1.0)
+    t = pow2(k - 3.0)
+    s = t * 8.0  # 2**k, exact for the k <= 1 it is used for
+    return ((1.0 + p) * t) * 4.0, s * p + (s - 1.0)
 
 
 def sinh(x: V) -> V:
-    # (em + em / (em + 1)) / 2 below 1 (no cancellation); above, h - 1/(4h) cancels by < 1.4x
+    # (em + em / (em + 1)) / 2 below 1 (no cancellation); above, h - 1/(4h) cancels by < 1.4x;
+    # one division serves both
     ax = fabs(x)
     h, em = _exp_halves(ax)
-    y = xorsign(where(ax < 1.0, 0.5 * (em + em / (em + 1.0)), h - 0.25 / h), x)
+    small = ax < 1.0
+    q = where(small, em, -0.25) / where(small, em + 1.0, h)
+    y = xorsign(where(small, 0.5 * (em + q), h + q), x)
     return where(isnan(x), x, y)
 
 

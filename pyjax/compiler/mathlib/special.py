@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from fractions import Fraction
 
 from pyjax.compiler import ir
 from pyjax.compiler.mathlib.exponential import exp, log, log_of
@@ -94,15 +95,26 @@ def _erfc_tail32(x: V) -> V:
     return where(x >= 10.1, 0.0, _exp_minus_square(x, r))
 
 
+def _monomial(cheb: list[float]) -> list[float]:
+    """The coefficients in s of sum c_n T_n(s) (exact rational arithmetic, each rounded once)."""
+    t = [[Fraction(1)], [Fraction(0), Fraction(1)]]  # T_0, T_1; T_n+1 = 2s T_n - T_n-1
+    while len(t) < len(cheb):
+        t.append([2 * a - b for a, b in zip([Fraction(0)] + t[-1], t[-2] + [Fraction(0)] * 2)])
+    return [float(sum(Fraction(c) * tn[i] for c, tn in zip(cheb, t) if i < len(tn))) for i in range(len(cheb))]
+
+
+# the Chebyshev series as a polynomial in s: its coefficients stay below 0.55 (sum 0.67), so the
+# two Horner chains in s^2 below cost no accuracy and half the latency of Clenshaw's recurrence
+_ERFC_S = _monomial(_ERFC_CHEB)
+
+
 def _erfc_tail64(x: V) -> V:
-    """erfc(x) for x >= 1: exp(-x^2) g(s) / x, g the Chebyshev series (Clenshaw's recurrence);
-    0 from x = 27.3 on (the clamp at 30 keeps exp's argument finite)."""
+    """erfc(x) for x >= 1: exp(-x^2) g(s) / x, g the Chebyshev series; 0 from x = 27.3 on (the
+    clamp at 30 keeps exp's argument finite)."""
     x = clamp(x, 1.0, 30.0)
-    s2 = 2.0 * (1.5 * (x - 2.0) / (x + 2.0) - 0.5)
-    b1, b2 = V(ir.const(_ERFC_CHEB[-1], F64)), V(ir.const(0.0, F64))
-    for c in reversed(_ERFC_CHEB[1:-1]):  # b_k = 2s b_k+1 - b_k+2 + c_k
-        b1, b2 = madd(s2, b1, c) - b2, b1
-    g = madd(0.5 * s2, b1, _ERFC_CHEB[0]) - b2
+    s = 1.5 * (x - 2.0) / (x + 2.0) - 0.5
+    s2 = s * s
+    g = madd(s, poly(s2, _ERFC_S[1::2]), poly(s2, _ERFC_S[0::2]))
     return _exp_minus_square(x, g / x)
 
 
@@ -110,15 +122,22 @@ def _erfc_tail(x: V) -> V:
     return _erfc_tail64(x) if x.dtype == F64 else _erfc_tail32(x)
 
 
+# how erf and erfc pick between the series and the tail: float64 computes the tail (the costlier
+# side, past |x| = 1) in a branch, as wasm's scalar float64 loop would pay for both sides of a
+# select; float32's SIMD lanes and GPU threads would mostly run both anyway, so it selects
+_TAIL_SELECT = {F32: where, F64: rarely}
+
+
 def erf(x: V) -> V:
     ax = fabs(x)
-    y = where(ax < 1.0, _erf_kernel(x), copysign(1.0 - _erfc_tail(ax), x))
+    y = pick(x, _TAIL_SELECT)(ax >= 1.0, copysign(1.0 - _erfc_tail(ax), x), _erf_kernel(x))
     return where(isnan(x), x, y)
 
 
 def erfc(x: V) -> V:
     tail = _erfc_tail(fabs(x))
-    y = where(x >= pick(x, _TAIL_FROM), tail, where(x > -1.0, 1.0 - _erf_kernel(x), 2.0 - tail))
+    tails = where(x >= pick(x, _TAIL_FROM), tail, 2.0 - tail)
+    y = pick(x, _TAIL_SELECT)((x >= pick(x, _TAIL_FROM)) | (x <= -1.0), tails, 1.0 - _erf_kernel(x))
     return where(isnan(x), x, y)
 
 
@@ -245,18 +264,19 @@ _STIRLING = [1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 /
 
 
 def _erf_inv64(y: V) -> V:
-    """Winitzki's closed form (relative error < 2e-3), then four Newton steps on erf(x) - |y|,
+    """Winitzki's closed form (relative error < 2e-3), then three Halley steps on erf(x) - |y|,
     written (1 - |y|) - erfc(x) above 1/2 (1 - |y| exact): near |y| = 1 erf(x) itself would round
     to a neighbour of |y| and leave x undetermined by up to 1e-2."""
     a = fabs(y)
     ln = log((1.0 - a) * (1.0 + a))  # |y| > 1 and NaN: NaN from here on
     t = 2.0 / (math.pi * 0.147) + 0.5 * ln
     x = sqrt(sqrt(t * t - ln / 0.147) - t)
-    for _ in range(4):
-        k, tail = _erf_kernel(x), _erfc_tail64(x)  # x >= 0
-        near = x < 1.0
-        f = where(a > 0.5, (1.0 - a) - where(near, 1.0 - k, tail), where(near, k, 1.0 - tail) - a)
-        x = x - f / (2.0 / math.sqrt(math.pi) * exp(-(x * x)))
+    for _ in range(3):  # Halley's steps on g = erf(x) - |y|: g'' = -2x g'
+        k, tail = _erf_kernel(x), _erfc_tail64(x)  # x >= 0; the tail (x >= 1) in a branch
+        f_tail = where(a > 0.5, (1.0 - a) - tail, (1.0 - tail) - a)
+        f = rarely(x >= 1.0, f_tail, where(a > 0.5, (1.0 - a) - (1.0 - k), k - a))
+        d = f / (2.0 / math.sqrt(math.pi) * exp(-(x * x)))
+        x = x - d / madd(x, d, 1.0)
     return copysign(where(a.eq(1.0), INF, x), y)  # erf_inv(-0) = -0
 
 
