@@ -41,6 +41,9 @@ __all__ = [
     "remat",
     "custom_jvp_call_p",
     "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
+    "linear_call",
+    "zero_from_primal",
 ]
 
 custom_jvp_call_p = core.MultiPrimitive("custom_jvp_call")
@@ -775,3 +778,80 @@ class _CheckpointPolicies:
 
 
 checkpoint_policies = _CheckpointPolicies()
+
+
+# --- linear_call, zero_from_primal ----------------------------------------------------------------
+
+
+def linear_call(fun: Callable, fun_transpose: Callable, residual_args, linear_args):
+    """fun(residual_args, linear_args), linear in linear_args, whose transpose (reverse mode,
+    linear_transpose) is fun_transpose(residual_args, cotangent) instead of fun's own.
+
+    Forward mode applies fun to the tangents of linear_args; the transpose is itself a linear_call
+    (of fun_transpose, transposed by fun), so transposing twice gives fun back."""
+
+    @custom_vjp
+    def apply(res, lin):
+        return fun(res, lin)
+
+    def apply_fwd(res, lin):
+        return fun(res, lin), res
+
+    def apply_bwd(res, ct):
+        return tree_map(_zeros_like, res), linear_call(fun_transpose, fun, res, ct)
+
+    apply.defvjp(apply_fwd, apply_bwd)
+
+    @custom_jvp
+    def call(res, lin):
+        return fun(res, lin)
+
+    def call_jvp(primals, tangents):
+        res, lin = primals
+        if any(not isinstance(t, SymbolicZero) for t in tree_flatten(tangents[0])[0]):
+            raise NotImplementedError("linear_call: differentiation with respect to residual_args")
+        lin_dot = tree_map(_from_symbolic_leaf, tangents[1], lin)
+        return apply(res, lin), apply(res, lin_dot)
+
+    call.defjvp(call_jvp, symbolic_zeros=True)
+    return tree_map(lambda v: v if isinstance(v, Tracer) else _arr(v), call(residual_args, linear_args))
+
+
+def _from_symbolic_leaf(t, x):
+    return _zeros_like(x) if isinstance(t, SymbolicZero) else t
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+    """Zero tangents shaped like val's leaves (float0 for integer and bool leaves); SymbolicZero
+    objects instead when symbolic_zeros."""
+    from pyjax.dtypes import float0_zeros
+
+    def one(x):
+        aval = get_aval(_arr(x))
+        if symbolic_zeros:
+            return SymbolicZero(ad.tangent_aval(aval))
+        if aval.dtype.kind in "biu":
+            return float0_zeros(tuple(aval.shape))
+        from pyjax.lax import lax
+
+        return lax._convert(lax.full(aval.shape, 0, aval.dtype), aval.dtype, aval.weak_type)
+
+    return tree_map(one, val)
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of a symbolic_zeros fwd rule's CustomVJPPrimal leaves (other leaves unchanged)."""
+    return tree_map(
+        lambda x: x.value if isinstance(x, CustomVJPPrimal) else x,
+        tree,
+        is_leaf=lambda x: isinstance(x, CustomVJPPrimal),
+    )
+
+
+def __getattr__(name: str):
+    """closure_convert and custom_gradient live with the transformations in pyjax.api (JAX exports them here too)."""
+    if name in ("closure_convert", "custom_gradient"):
+        from pyjax import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'pyjax.custom_derivatives' has no attribute {name!r}")

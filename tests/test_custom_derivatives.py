@@ -14,6 +14,8 @@ import pytest
 import pyjax
 import pyjax.numpy as pjnp
 
+from jax_compare import check
+
 
 def close(a, b, rtol=1e-5, atol=1e-6):
     ta, tb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
@@ -376,3 +378,31 @@ def test_symbolic_zeros_match_jax():
     import pyjax.custom_derivatives as pcd
 
     assert _symbolic_zero_runs(pyjax, pjnp, pcd) == _symbolic_zero_runs(jax, jnp, jcd)
+
+
+def _linear_call_program(j, jnp, x, y):
+    cd = j.custom_derivatives
+    lc = lambda r, v: cd.linear_call(lambda a, b: a * b, lambda a, ct: ct * a * 10, r, v)  # noqa: E731
+    ident = lambda v: cd.linear_call(lambda _, b: b, lambda _, ct: 7.0 * jnp.ones_like(ct), (), v)  # noqa: E731
+    once = j.linear_transpose(ident, y)
+    return (
+        lc(x, y),
+        j.grad(lambda v: lc(x, v).sum())(y),
+        j.jvp(lambda v: lc(x, v), (y,), (jnp.ones_like(y),)),
+        j.jit(j.grad(lambda v: lc(x, v).sum()))(y),
+        once(y),
+        j.linear_transpose(lambda c: once(c)[0], y)(y),
+    )
+
+
+def test_linear_call_matches_jax(backend):
+    check(_linear_call_program, np.array([2.0, 3.0], np.float32), np.array([1.0, -1.0], np.float32))
+
+
+def test_zero_from_primal_closure_convert_custom_gradient_exported():
+    for j in (jax, pyjax):
+        z = j.custom_derivatives.zero_from_primal({"a": 1.0, "b": j.numpy.arange(3)})
+        assert z["b"].dtype == j.dtypes.float0 and z["b"].shape == (3,)
+        assert float(z["a"]) == 0.0 and z["a"].dtype == np.float32 and z["a"].weak_type
+        assert j.custom_derivatives.closure_convert is j.closure_convert
+        assert j.custom_derivatives.custom_gradient is j.custom_gradient
