@@ -271,3 +271,24 @@ def test_special_complex_arguments(backend, name):
             getattr(psp, name)(*args)
         return
     _close(getattr(psp, name)(*args), want, 1e-5)
+
+
+def test_wofz(backend):
+    z = np.array([0.5 + 0.5j, -1 + 2j, 3 - 1j, 0.1j, 5, -4 - 0.2j, 20 + 1j, 0, -2 - 3j], np.complex64)
+    for a in (z, np.array([0.5, -2.0], np.float32)):
+        _close(psp.wofz(a), jsp.wofz(a), 1e-6)
+    _close(pyjax.grad(lambda x: psp.wofz(x).real)(1.0), jax.grad(lambda x: jsp.wofz(x).real)(1.0), 1e-6)
+    ones = np.ones_like(z)
+    _close(pyjax.jvp(psp.wofz, (z,), (ones,))[1], jax.jvp(jsp.wofz, (z,), (ones,))[1], 1e-5)
+
+
+def test_sph_harm_y(backend):
+    n, m = np.array([0, 1, 2, 3, 5, 4, 7]), np.array([0, -1, 2, 1, -2, 4, -7])
+    th, ph = np.linspace(0.1, 3.0, 7, dtype=np.float32), np.linspace(0.0, 6.0, 7, dtype=np.float32)
+    for args in ((n, m, th, ph), (n, m, np.float32(0.3), ph), (n, m, th, ph, None, 2)):
+        _close(psp.sph_harm_y(*args), jsp.sph_harm_y(*args), 1e-6)
+    g = pyjax.grad(lambda t: psp.sph_harm_y(n, m, t, ph).real.sum())(th)
+    _close(g, jax.grad(lambda t: jsp.sph_harm_y(n, m, t, ph).real.sum())(th), 1e-5)
+    _close(pyjax.jit(lambda n: psp.sph_harm_y(n, m, th, ph, n_max=7))(n), jsp.sph_harm_y(n, m, th, ph), 1e-6)
+    with pytest.raises(pyjax.errors.ConcretizationTypeError):
+        pyjax.jit(lambda n: psp.sph_harm_y(n, m, th, ph))(n)
