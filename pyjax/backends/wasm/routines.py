@@ -532,13 +532,16 @@ def _triangular_solve(r: Routine):
     axpy = B.axpy_f64()
     row_bytes = 8 * nrhs
 
-    def b_index(row, col):  # element (row, col) of the m x nrhs right-hand side in b's layout
-        f.local_get(boff)
-        if left:
-            f.local_get(row).i32_const(nrhs).i32_mul().local_get(col).i32_add()
-        else:
+    def element(base, row, col, ncols, swap):  # e = base + index of (row, col): row-major, or (col, row) of m columns
+        f.local_get(base)
+        if swap:
             f.local_get(col).i32_const(m).i32_mul().local_get(row).i32_add()
+        else:
+            f.local_get(row).i32_const(ncols).i32_mul().local_get(col).i32_add()
         f.i32_add().local_set(e)
+
+    def b_index(row, col):  # element (row, col) of the m x nrhs right-hand side in b's layout
+        element(boff, row, col, nrhs, not left)
 
     def X_at(row, col=None):
         f.local_get(X).local_get(row).i32_const(row_bytes).i32_mul().i32_add()
@@ -555,12 +558,7 @@ def _triangular_solve(r: Routine):
         B.loop(i, 0, m, lambda: B.loop(c, 0, nrhs, cell))
 
     def op_a(row, col):  # push op(a)[row, col] as f64
-        f.local_get(aoff)
-        if trans:
-            f.local_get(col).i32_const(m).i32_mul().local_get(row).i32_add()
-        else:
-            f.local_get(row).i32_const(m).i32_mul().local_get(col).i32_add()
-        f.i32_add().local_set(e)
+        element(aoff, row, col, m, trans)
         B.load_f64(a, e, d)
 
     def eliminate():

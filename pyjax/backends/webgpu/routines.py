@@ -76,6 +76,10 @@ class _Widen:
     def out_slot(self, backend, slot: int) -> int:
         return backend.temp(4 * self.n) if self.needed else slot
 
+    def slots(self, backend, in_slot: int, out_slot: int) -> tuple[int, int]:
+        """The 32-bit input (converted) and output buffers a routine works in."""
+        return self.to_wide(backend, in_slot), self.out_slot(backend, out_slot)
+
     def from_wide(self, backend, tmp: int, slot: int) -> None:
         if self.needed:
             backend.run_kernel(self.k_out, [tmp], [slot])
@@ -588,8 +592,7 @@ fn main({ENTRY}) {{
     def enqueue(self, be, ins: list, outs: list) -> None:
         if self.total == 0:
             return
-        x = self.widen.to_wide(be, ins[0])
-        y = self.widen.out_slot(be, outs[0])
+        x, y = self.widen.slots(be, ins[0], outs[0])
         grid = self.rows * self.nb
         if self.nb > 1:
             tt = be.temp(4 * grid)
@@ -674,8 +677,7 @@ fn main({ENTRY}) {{
     def enqueue(self, be, ins: list, outs: list) -> None:
         if self.total == 0:
             return
-        a = self.widen.to_wide(be, ins[0])
-        y = self.widen.out_slot(be, outs[0])
+        a, y = self.widen.slots(be, ins[0], outs[0])
         be.step(self.pipe, [a, y], None, self.batch)
         self.widen.from_wide(be, y, outs[0])
 
@@ -981,8 +983,7 @@ fn main({ENTRY}) {{
             return
         if self.total == 0:
             return
-        a = self.widen.to_wide(be, ins[0])
-        y = self.widen.out_slot(be, outs[0])
+        a, y = self.widen.slots(be, ins[0], outs[0])
         be.step(self.pipe, [a, y, outs[1], outs[2]], None, self.batch)
         self.widen.from_wide(be, y, outs[0])
 
