@@ -15,6 +15,7 @@ from typing import Any
 
 from pyjax.core import hooks as _hooks
 from pyjax.core.pytree import tree_flatten, tree_leaves
+from pyjax.core.value import ByValue
 from pyjax.runtime import device as _devmod
 from pyjax.runtime.device import Sharding, SingleDeviceSharding
 
@@ -54,22 +55,12 @@ class DuplicateSpecError(Exception):
     """A PartitionSpec uses one mesh axis for more than one array dimension."""
 
 
-class _ByValue:
-    """Equal (and hashed) by the value `_key()`, to instances of its own class (or subclasses)."""
-
-    def __eq__(self, other):
-        return isinstance(other, type(self)) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-
 class _Unconstrained:
     def __repr__(self) -> str:
         return "UNCONSTRAINED"
 
 
-class PartitionSpec(_ByValue):
+class PartitionSpec(ByValue):
     """Per array dimension, the mesh axis name(s) it is split over (None: not split)."""
 
     UNCONSTRAINED = _Unconstrained()
@@ -165,7 +156,7 @@ def _grid(flat: list, shape: tuple) -> Any:
 _mesh_stack: list = []  # meshes entered with `with mesh:` or set with set_mesh
 
 
-class Mesh(_ByValue):
+class Mesh(ByValue):
     """A grid of devices with named axes; in pyjax it holds the one device of a platform."""
 
     def __init__(self, devices: Any, axis_names: str | Sequence[str], axis_types: Any = None):
@@ -225,7 +216,7 @@ class Mesh(_ByValue):
         return f"Mesh({axes}, axis_types={types})"
 
 
-class AbstractMesh(_ByValue):
+class AbstractMesh(ByValue):
     """A mesh's shape without devices: axis sizes, names and types (what tracing-time code reads)."""
 
     def __init__(self, axis_sizes: Sequence[int], axis_names: str | Sequence[str], axis_types: Any = None):
@@ -280,7 +271,7 @@ def make_mesh(
     return Mesh(_grid(devices, axis_shapes), axis_names, axis_types=axis_types)
 
 
-class NamedSharding(_ByValue, Sharding):
+class NamedSharding(ByValue, Sharding):
     """A sharding given by a Mesh and a PartitionSpec naming, per dimension, the mesh axes it is split over."""
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None):

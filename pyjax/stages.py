@@ -14,6 +14,7 @@ from typing import Any
 from pyjax.core import core
 from pyjax.core.core import ShapedArray, Tracer
 from pyjax.core.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from pyjax.core.value import ByValue
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]
 
@@ -32,7 +33,7 @@ class Wrapped:
         return self.trace(*args, **kwargs).lower()
 
 
-class ArgInfo:
+class ArgInfo(ByValue):
     """One argument of a staged function: its abstract value and whether it is donated."""
 
     def __init__(self, aval: ShapedArray, donated: bool):
@@ -42,11 +43,8 @@ class ArgInfo:
     shape = property(lambda self: self._aval.shape)
     dtype = property(lambda self: self._aval.dtype)
 
-    def __eq__(self, other):
-        return isinstance(other, ArgInfo) and (self._aval, self.donated) == (other._aval, other.donated)
-
-    def __hash__(self):
-        return hash((self._aval, self.donated))
+    def _key(self):
+        return (self._aval, self.donated)
 
     def __repr__(self):
         return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"

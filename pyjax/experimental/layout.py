@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyjax.core.value import ByValue
+
 __all__ = ["Format", "Layout"]
 
 
@@ -27,7 +29,7 @@ class Layout:
         return f"Layout(major_to_minor={self.major_to_minor})"
 
 
-class Format:
+class Format(ByValue):
     """A placement: a Layout (None: the default, row-major) and a Sharding."""
 
     def __init__(self, layout: Any = None, sharding: Any = None):
@@ -42,11 +44,8 @@ class Format:
         self.layout = layout
         self.sharding = sharding
 
-    def __eq__(self, other):
-        return isinstance(other, Format) and (self.layout, self.sharding) == (other.layout, other.sharding)
-
-    def __hash__(self):
-        return hash((self.layout, self.sharding))
+    def _key(self):
+        return (self.layout, self.sharding)
 
     def __repr__(self):
         return f"Format({self.layout}, {self.sharding})"
