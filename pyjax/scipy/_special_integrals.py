@@ -266,15 +266,8 @@ def _sici_impl(x):
     return si.astype(x.dtype), ci.astype(x.dtype)
 
 
-@custom_jvp
-def _sici(x):
-    return _sici_impl(x)
-
-
-@_sici.defjvp
-def _sici_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return _sici(x), (jnp.sinc(x / _PI) * t, jnp.cos(x) / x * t)
+_sici = custom_jvp(_sici_impl)
+_sici.defjvps(lambda t, ans, x: (jnp.sinc(x / _PI) * t, jnp.cos(x) / x * t))
 
 
 def sici(x: Any) -> tuple[Any, Any]:
@@ -340,16 +333,8 @@ def _fresnel_impl(x):
     return (s * sign).astype(x.dtype), (c * sign).astype(x.dtype)
 
 
-@custom_jvp
-def _fresnel(x):
-    return _fresnel_impl(x)
-
-
-@_fresnel.defjvp
-def _fresnel_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    cs, sn = _half_pi_sq(x)
-    return _fresnel(x), (sn * t, cs * t)
+_fresnel = custom_jvp(_fresnel_impl)
+_fresnel.defjvps(lambda t, ans, x: tuple(d * t for d in reversed(_half_pi_sq(x))))  # (sin, cos)(pi x^2 / 2) t
 
 
 def fresnel(x: Any) -> tuple[Any, Any]:
