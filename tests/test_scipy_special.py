@@ -292,3 +292,16 @@ def test_sph_harm_y(backend):
     _close(pyjax.jit(lambda n: psp.sph_harm_y(n, m, th, ph, n_max=7))(n), jsp.sph_harm_y(n, m, th, ph), 1e-6)
     with pytest.raises(pyjax.errors.ConcretizationTypeError):
         pyjax.jit(lambda n: psp.sph_harm_y(n, m, th, ph))(n)
+
+
+def test_hyp2f1(backend):
+    """JAX's cases: series, polynomials, Euler's transform, Gauss's sum at x == 1, poles and x > 1 (inf)."""
+    a = np.array([1.5, -2, 0, 1, 2, -3, 0.5, 1, 1, 2, 1, 3, 0.3], np.float32)
+    b = np.array([2, 1, 1, 1, -2, 2.5, 0.5, 1, 3, 2, 1, 1, 0.7], np.float32)
+    c = np.array([3, 3, 2, 2, 1.5, -4, 1.5, 2, 3, 5, 2, 2, 1.2], np.float32)
+    x = np.array([0.3, 0.5, 0.2, 0.9, 0.7, 0.4, -0.5, 1, 0.6, 0.8, 1.5, 0.5, -0.7], np.float32)
+    _close(psp.hyp2f1(a, b, c, x), jsp.hyp2f1(a, b, c, x), 1e-6)
+    _close(psp.hyp2f1(1, 1, 2, 0.5), jsp.hyp2f1(1, 1, 2, 0.5))
+    point = (1.5, 2.0, 3.0, 0.3)
+    for i in (0, 2, 3):  # b's derivative is a's with the roles swapped
+        _close(pyjax.grad(psp.hyp2f1, argnums=i)(*point), jax.grad(jsp.hyp2f1, argnums=i)(*point), 1e-5)

@@ -154,6 +154,93 @@ def hyp1f1(a: Any, b: Any, x: Any) -> Any:
     return _strong(_hyp1f1(a, b, x))
 
 
+# --- Gauss hypergeometric function 2F1 ------------------------------------------------------------------
+
+
+def _is_nonpos_int(v, tol):
+    return (v <= 0) & (jnp.abs(v - jnp.round(v)) < tol)
+
+
+def _hyp2f1_sum(a, b, c, x, weight: str = ""):
+    """sum_k (a)_k (b)_k / (c)_k x^k / k!, optionally weighted by d/da, d/db or d/dc of the term's log.
+
+    A non-positive integer a or b makes a polynomial, summed to its last term; otherwise each element stops
+    once the next term is below eps relative to its sum (at most 250 terms, as JAX).
+    """
+    dt = get_aval(x).dtype
+    eps = float(dtypes.finfo(dt).eps)
+    tol = 50 * eps
+    ia, ib = _is_nonpos_int(a, tol), _is_nonpos_int(b, tol)
+    a, b = jnp.where(ia, jnp.round(a), a), jnp.where(ib, jnp.round(b), b)
+    last = jnp.where(ia & ib, -jnp.maximum(a, b), jnp.where(ia, -a, jnp.where(ib, -b, 249.0)))
+    poly = ia | ib
+    zero = jnp.zeros_like(x)
+
+    def cond(st):
+        return jnp.any(st[5])
+
+    def body(st):
+        serie, k, term, wsum, dser, active = st
+        serie = jnp.where(active, serie + term, serie)
+        dser = jnp.where(active, dser + term * wsum, dser)
+        if weight == "a":
+            wsum = wsum + 1 / (a + k - 1)
+        elif weight == "b":
+            wsum = wsum + 1 / (b + k - 1)
+        elif weight == "c":
+            wsum = wsum - 1 / (c + k - 1)
+        term = term * ((a + k - 1) * (b + k - 1) / (c + k - 1) / k * x)
+        active = active & (k + 1 <= last + 1) & (poly | (jnp.abs(term) > eps * jnp.abs(serie)))
+        return serie, k + 1, term, wsum, dser, active
+
+    init = (zero, jnp.ones_like(x), jnp.ones_like(x), zero, zero, jnp.ones_like(x) > 0)
+    out = while_loop(cond, body, init)
+    return out[4] if weight else out[0]
+
+
+def _hyp2f1_impl(a, b, c, x):
+    eps = float(dtypes.finfo(get_aval(x).dtype).eps) * 50
+    d, s = c - a - b, 1 - x
+    d_int = jnp.abs(d - jnp.round(d)) < eps
+    inf = jnp.full_like(x, jnp.inf)
+    # The cases in JAX's order: trivial, poles and x > 1 (inf), Euler's transform for c - a - b <= -1, the
+    # closed forms at b == c, a == c and x == 1 (Gauss's sum), and the power series.
+    euler = (d <= -1) & ~(~d_int & (s < 0))
+    xs = jnp.where(euler | (x >= 1), jnp.where(x >= 1, 0.0, x), x)
+    euler_val = s**d * _hyp2f1_sum(c - a, c - b, c, xs)
+    gauss = lax.lgamma(c) + lax.lgamma(d) - lax.lgamma(c - a) - lax.lgamma(c - b)
+    gauss_sign = _gammasgn(c) * _gammasgn(d) * _gammasgn(c - a) * _gammasgn(c - b)
+    out = jnp.where(x == 1, gauss_sign * jnp.exp(gauss), jnp.where(x > 1, inf, _hyp2f1_sum(a, b, c, xs)))
+    out = jnp.where((x < 1) & (a == c), s ** (-b), out)
+    out = jnp.where((x < 1) & (b == c), s ** (-a), out)
+    out = jnp.where((d <= 0) & (x == 1), inf, out)
+    out = jnp.where(euler, euler_val, out)
+    out = jnp.where((c == 0) | ((c < 0) & (c % 1 == 0)), inf, out)
+    out = jnp.where((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 1.0, out)
+    return out.astype(get_aval(x).dtype)
+
+
+@custom_jvp
+def _hyp2f1(a, b, c, x):
+    return _hyp2f1_impl(a, b, c, x)
+
+
+_hyp2f1.defjvps(
+    lambda g, ans, a, b, c, x: g * _hyp2f1_sum(a, b, c, x, "a"),
+    lambda g, ans, a, b, c, x: g * _hyp2f1_sum(a, b, c, x, "b"),
+    lambda g, ans, a, b, c, x: g * _hyp2f1_sum(a, b, c, x, "c"),
+    lambda g, ans, a, b, c, x: g * a * b / c * _hyp2f1(a + 1, b + 1, c + 1, x),
+)
+
+
+def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
+    """Gauss hypergeometric function 2F1(a, b; c; x) for real arguments, with JAX's cases and limits:
+    inf for x > 1 and at poles of c, Gauss's sum at x == 1, Euler's transform when c - a - b <= -1, and the
+    power series (a polynomial for non-positive integer a or b; at most 250 terms, so slow near x == 1)."""
+    a, b, c, x = _promote_inexact("hyp2f1", a, b, c, x)
+    return _strong(_hyp2f1(a, b, c, x))
+
+
 # --- Bernoulli numbers -------------------------------------------------------------------------------------
 
 _BERNOULLI_EXACT: list = [Fraction(1)]

@@ -651,7 +651,7 @@ def _keep_weak(out, *args):
 # --- functions defined by integrals or series, loaded on first use ----------------------------------------
 
 _LAZY = {n: "_special_integrals" for n in ("dawsn", "exp1", "expi", "expn", "fresnel", "owens_t", "sici", "spence")}
-_LAZY.update({n: "_special_series" for n in ("bernoulli", "bessel_jn", "hyp1f1")})
+_LAZY.update({n: "_special_series" for n in ("bernoulli", "bessel_jn", "hyp1f1", "hyp2f1")})
 _LAZY["wofz"] = "_faddeeva"
 _LAZY["sph_harm_y"] = "_spherical"
 __all__ += sorted(_LAZY)
