@@ -256,6 +256,28 @@ for _dunder, _op in _BINARY_DUNDERS.items():
 del _dunder, _op
 
 
+class KeyAval:
+    """jax.typeof of typed keys: their shape with the key dtype (prints key<fry>[2], as JAX's)."""
+
+    weak_type = False
+
+    def __init__(self, shape: tuple):
+        self.shape, self.dtype = tuple(shape), KEY_DTYPE
+
+    ndim = property(lambda self: len(self.shape))
+
+    def __eq__(self, other):
+        return isinstance(other, KeyAval) and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("key", self.shape))
+
+    def __repr__(self):
+        return f"{KEY_DTYPE.name}[{','.join(str(d) for d in self.shape)}]"
+
+    __str__ = str_short = __repr__
+
+
 def _no_aval(keys: PRNGKeyArray):
     raise TypeError(
         f"typed PRNG key arrays (dtype {KEY_DTYPE}) are not numbers, and this operation needs numbers: use "

@@ -13,6 +13,7 @@ from typing import Any
 
 from pyjax import ref as _ref
 from pyjax import stages
+from pyjax._prng import KeyAval, PRNGKeyArray
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
@@ -465,6 +466,8 @@ def typeof(x):
     """The abstract value (ShapedArray) of x, like jax.typeof."""
     if isinstance(x, _ref.Ref):
         return x.aval
+    if isinstance(x, PRNGKeyArray):  # typed keys: their shape with the key dtype, as JAX
+        return KeyAval(x.shape)
     if isinstance(x, Tracer):
         return x.aval
     if type(x) is Array:

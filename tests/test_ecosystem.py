@@ -73,6 +73,15 @@ def test_flax_linen_mlp_matches_jax():
     assert models.agree(got["flax_linen_mlp"], want["flax_linen_mlp"]), (got, want)
 
 
+@pytest.mark.slow  # 10-20 s, as linen's: make ecosystem runs it
+def test_flax_nnx_mlp_matches_jax():
+    pytest.importorskip("flax")
+    got, want = eco_run.compare_models(["flax_nnx_mlp"])
+    assert not isinstance(want["flax_nnx_mlp"], str), want
+    assert not isinstance(got["flax_nnx_mlp"], str), got
+    assert models.agree(got["flax_nnx_mlp"], want["flax_nnx_mlp"]), (got, want)
+
+
 def test_optax_optimizers_sample():
     _compare(["adam", "adafactor", "noisy_sgd", "lbfgs"])
 

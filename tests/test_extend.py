@@ -192,3 +192,49 @@ def test_trace_state_changes_under_transformations():
         inside = []
         lib.jit(lambda x: inside.append(get(convention="flax")) or x)(1.0)
         assert inside[0] != outer
+
+
+def _eqn_program(j, x):
+    return j.numpy.sin(x) * 2 + j.lax.fori_loop(0, 2, lambda i, c: c + 1.0, x)
+
+
+def test_extend_core_jaxpr_tools_as_jax():
+    for j in (jax, pyjax):
+        core = j.extend.core
+        cj = j.make_jaxpr(lambda x: _eqn_program(j, x))(1.0)
+        core.check_jaxpr(cj.jaxpr)
+        subs = list(core.subjaxprs(cj.jaxpr))
+        assert len(subs) >= 1 and all(hasattr(s, "eqns") for s in subs)
+        assert core.primitives.sin_p.name == "sin" and core.primitives.add_p.name == "add"
+        assert core.primal_dtype_to_tangent_dtype(np.int32) == j.dtypes.float0
+        assert core.primal_dtype_to_tangent_dtype(np.float32) == np.float32
+        assert isinstance(core.no_effects, (set, frozenset)) and not core.no_effects
+        assert issubclass(type("E", (core.Effect,), {}), core.Effect)
+        assert core.find_top_trace([1.0]) is None or not j.extend.core.unsafe_am_i_under_a_jit_DO_NOT_USE()
+        assert j.jit(lambda x: x + core.unsafe_am_i_under_a_jit_DO_NOT_USE())(1.0) == 2.0
+        assert (
+            j.vmap(lambda x: x + core.unsafe_am_i_under_a_vmap_DO_NOT_USE())(jjnp.ones(2) if j is jax else jnp.ones(2))[
+                0
+            ]
+            == 2.0
+        )
+
+
+def test_check_jaxpr_rejects_an_ill_typed_jaxpr():
+    cj = pyjax.make_jaxpr(lambda x: pyjax.numpy.sin(x))(1.0)
+    eqn = cj.jaxpr.eqns[0]
+    eqn.outvars[0].aval = eqn.outvars[0].aval.update(shape=(3,))
+    with pytest.raises(pyjax.extend.core.JaxprTypeError):
+        pyjax.extend.core.check_jaxpr(cj.jaxpr)
+
+
+def test_hijax_names_load_and_refuse_use():
+    from pyjax.experimental import hijax
+
+    class Prim(hijax.HiPrimitive):
+        pass
+
+    hijax.control_flow_allowed_effects.add_type(pyjax.extend.core.Effect)
+    with pytest.raises(NotImplementedError, match="hijax"):
+        Prim("p").bind(1.0)
+    assert str(pyjax.typeof(pyjax.random.key(0))) == str(jax.typeof(jax.random.key(0))) == "key<fry>[]"

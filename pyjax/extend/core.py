@@ -27,6 +27,21 @@ from pyjax.core.errors import ConcretizationTypeError  # noqa: F401
 from pyjax.runtime import control as _control
 
 __all__ = [
+    "AbstractToken",
+    "DebugInfo",
+    "DropVar",
+    "Effect",
+    "Effects",
+    "JaxprTypeError",
+    "Token",
+    "check_jaxpr",
+    "find_top_trace",
+    "gensym",
+    "jaxprs_in_params",
+    "new_jaxpr_eqn",
+    "no_effects",
+    "primal_dtype_to_tangent_dtype",
+    "subjaxprs",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "Jaxpr",
@@ -151,3 +166,167 @@ def unmapped_aval(size: int, axis: int | None, aval: _core.ShapedArray, explicit
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=None) -> JaxprEqn:
     return JaxprEqn(primitive, list(invars), dict(params), list(outvars))
+
+
+# --- effects, tokens, variables: the names flax.nnx and other libraries define classes against --------
+
+
+class Effect:
+    """The base of side-effect kinds a primitive may declare (pyjax's jaxprs carry no effect sets)."""
+
+
+Effects = set  # a set of Effect instances
+no_effects: frozenset = frozenset()
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-typed (check_jaxpr)."""
+
+
+class AbstractToken:
+    """The type of a Token."""
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        return "Tok"
+
+    def __repr__(self) -> str:
+        return "AbstractToken()"
+
+
+class Token:
+    """An ordering token value (JAX threads these through effectful computations)."""
+
+    def __init__(self, buf: Any = None):
+        self._buf = buf
+
+    aval = property(lambda self: AbstractToken())
+
+
+class DropVar(Var):
+    """An equation output that nothing reads (printed `_`)."""
+
+    def __repr__(self):
+        return "_"
+
+
+class DebugInfo:
+    """Where a traced function came from: what traced it, its source, argument names, result paths."""
+
+    def __init__(self, traced_for: str, func_src_info: str | None, arg_names: tuple, result_paths: tuple | None):
+        self.traced_for = traced_for
+        self.func_src_info = func_src_info
+        self.arg_names = tuple(arg_names)
+        self.result_paths = result_paths
+
+    def __repr__(self):
+        return (
+            f"DebugInfo(traced_for={self.traced_for!r}, func_src_info={self.func_src_info!r}, "
+            f"arg_names={self.arg_names!r}, result_paths={self.result_paths!r})"
+        )
+
+
+def gensym(suffix: str = "") -> Any:
+    """A maker of fresh variables: gensym()(aval) -> Var."""
+    return lambda aval: Var(aval)
+
+
+def find_top_trace(xs) -> Any:
+    """The innermost trace among xs' tracers and the current staging trace (None when evaluating eagerly)."""
+    return _core.find_top_trace(list(xs))
+
+
+def primal_dtype_to_tangent_dtype(primal_dtype: Any) -> Any:
+    """float0 for integer and bool primals, the dtype itself for inexact ones."""
+    from pyjax import dtypes as _public_dtypes
+
+    d = _dtypes.dtype(primal_dtype)
+    return _public_dtypes.float0 if d.kind in "biu" else d
+
+
+def jaxprs_in_params(params: dict):
+    """The jaxprs among an equation's parameters (ClosedJaxprs give their jaxpr), also inside tuples and lists."""
+    for v in params.values():
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, ClosedJaxpr):
+                yield x.jaxpr
+            elif isinstance(x, Jaxpr):
+                yield x
+
+
+def subjaxprs(jaxpr: Jaxpr | ClosedJaxpr):
+    """The jaxprs that jaxpr's equations carry (one level deep)."""
+    jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    for eqn in jaxpr.eqns:
+        yield from jaxprs_in_params(eqn.params)
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
+
+
+def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
+    """Type-check jaxpr: every variable is bound before use, and each equation's outputs have the types
+    its primitive's abstract evaluation gives (JaxprTypeError otherwise); sub-jaxprs are checked too."""
+    jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    bound = {id(v) for v in jaxpr.in_binders}
+
+    def read(x, where):
+        if isinstance(x, Literal):
+            return x.aval
+        if id(x) not in bound:
+            raise JaxprTypeError(f"Variable '{x}' not defined\n\nin {where}")
+        return x.aval
+
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i}: {eqn.primitive.name}"
+        avals = [read(x, where) for x in eqn.invars]
+        rule = getattr(eqn.primitive, "abstract_eval", None)
+        if rule is not None:
+            try:
+                out = rule(*avals, **eqn.params)
+            except (TypeError, ValueError) as e:
+                raise JaxprTypeError(f"{where}: {e}") from None
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if len(outs) != len(eqn.outvars) or not all(_same_type(a, v.aval) for a, v in zip(outs, eqn.outvars)):
+                raise JaxprTypeError(
+                    f"{where}: the primitive gives {[str(a) for a in outs]} but the equation binds "
+                    f"{[str(v.aval) for v in eqn.outvars]}"
+                )
+        for sub in jaxprs_in_params(eqn.params):
+            check_jaxpr(sub)
+        bound.update(id(v) for v in eqn.outvars)
+    for x in jaxpr.outs:
+        read(x, "the jaxpr's outputs")
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:  # noqa: N802  (JAX's name)
+    """Whether a jit (or another staging transformation) is tracing right now."""
+    return _core.state.dynamic_trace is not None
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE() -> bool:  # noqa: N802  (JAX's name)
+    """Whether a vmap is active."""
+    from pyjax.interpreters import batching
+
+    return any(m.trace_type is batching.BatchTrace for m in _core.state.trace_stack)
+
+
+def unsafe_get_axis_names_DO_NOT_USE() -> list:  # noqa: N802  (JAX's name)
+    """The named axes in scope (vmap/pmap/shard_map axis names)."""
+    from pyjax.interpreters import batching
+
+    return [a.name for a in batching.axis_env]
+
+
+def nonempty_axis_env_DO_NOT_USE() -> bool:  # noqa: N802  (JAX's name)
+    """Whether any named axis is in scope."""
+    return bool(unsafe_get_axis_names_DO_NOT_USE())
+
+
+def __getattr__(name: str):
+    """`primitives`: the module of lax's primitive objects (loaded on first use)."""
+    if name == "primitives":
+        import importlib
+
+        return importlib.import_module("pyjax.extend.primitives")
+    raise AttributeError(f"module 'pyjax.extend.core' has no attribute {name!r}")

@@ -1536,7 +1536,7 @@ def _dot_general_abstract(x, y, *, dimension_numbers, precision=None, preferred_
     return ShapedArray(shape, d, x.weak_type and y.weak_type)
 
 
-def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=None, *, out_sharding=None):
     (xc, yc), (xb, yb) = dimension_numbers
     dn = (
         (tuple(int(i) for i in xc), tuple(int(i) for i in yc)),
