@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyjax.core import dtypes
+from pyjax.core.core import get_aval
 from pyjax.lax import lax
-from pyjax.lax._lazy_numpy import _jnp
+from pyjax.lax._util import _arr
+from pyjax.lax.shapes import broadcast_shapes, broadcast_to
 
 __all__ = ["mulhi", "reduce_precision"]
 
@@ -18,29 +20,31 @@ __all__ = ["mulhi", "reduce_precision"]
 
 def mulhi(x: Any, y: Any, /) -> Any:
     """The high half of the double-width integer product x * y (per element, same integer dtype)."""
-    jnp = _jnp()
-    x, y = jnp.asarray(x), jnp.asarray(y)
+    x, y = _arr(x), _arr(y)
     if x.dtype != y.dtype or x.dtype.kind not in "iu":
         raise TypeError(
             f"mulhi requires two integer arguments of the same dtype, got {x.dtype.name} and {y.dtype.name}"
         )
+    shape = broadcast_shapes(get_aval(x).shape, get_aval(y).shape)
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
     bits = x.dtype.itemsize * 8
     half = bits // 2
     u = dtypes.canonicalize(f"uint{bits}")
     a, b = lax.convert_element_type(x, u), lax.convert_element_type(y, u)
-    mask = jnp.asarray((1 << half) - 1, u)
-    sh = jnp.asarray(half, u)
-    a_lo, a_hi = a & mask, (a >> sh)
-    b_lo, b_hi = b & mask, (b >> sh)
-    lo_lo = a_lo * b_lo
-    mid1 = a_hi * b_lo + (lo_lo >> sh)
-    mid2 = a_lo * b_hi + (mid1 & mask)
-    hi = a_hi * b_hi + (mid1 >> sh) + (mid2 >> sh)
+    mask = lax.full((), (1 << half) - 1, u)
+    sh = lax.full((), half, u)
+    add, mul, low, high = lax.add, lax.mul, lax.bitwise_and, lax.shift_right_logical
+    a_lo, a_hi = low(a, mask), high(a, sh)
+    b_lo, b_hi = low(b, mask), high(b, sh)
+    lo_lo = mul(a_lo, b_lo)
+    mid1 = add(mul(a_hi, b_lo), high(lo_lo, sh))
+    mid2 = add(mul(a_lo, b_hi), low(mid1, mask))
+    hi = add(add(mul(a_hi, b_hi), high(mid1, sh)), high(mid2, sh))
     if x.dtype.kind == "u":
         return hi
     # signed: subtract the contributions of the two's-complement sign bits
-    zero = jnp.asarray(0, u)
-    hi = hi - jnp.where(x < 0, b, zero) - jnp.where(y < 0, a, zero)
+    zero = lax.full(shape, 0, u)
+    hi = lax.sub(lax.sub(hi, lax.select(lax.lt(x, 0), b, zero)), lax.select(lax.lt(y, 0), a, zero))
     return lax.convert_element_type(hi, x.dtype)
 
 
@@ -55,8 +59,7 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
 
     Mantissas round to nearest even; exponents out of the narrower range give inf or signed zero.
     """
-    jnp = _jnp()
-    x = jnp.asarray(operand)
+    x = _arr(operand)
     if x.dtype.kind != "f":
         raise TypeError(
             f"reduce_precision does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of floating."
@@ -71,24 +74,25 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     nbits = u.itemsize * 8
 
     def c(v):
-        return jnp.asarray(v, u)
+        return lax.full((), v, u)
 
+    band, bor = lax.bitwise_and, lax.bitwise_or
     bits = lax.bitcast_convert_type(x, u)
     if mantissa_bits < src_man:
         drop = src_man - mantissa_bits
         last = 1 << drop
-        bias = ((bits & c(last)) >> c(drop)) + c((last >> 1) - 1)
-        bits = (bits + bias) & c(((1 << nbits) - 1) ^ (last - 1))
+        bias = lax.add(lax.shift_right_logical(band(bits, c(last)), c(drop)), c((last >> 1) - 1))
+        bits = band(lax.add(bits, bias), c(((1 << nbits) - 1) ^ (last - 1)))
     if exponent_bits < src_exp:
         exp_mask = ((1 << src_exp) - 1) << src_man
         src_bias = (1 << (src_exp - 1)) - 1
         new_bias = (1 << (exponent_bits - 1)) - 1
-        exponent = bits & c(exp_mask)
-        sign = bits & c(1 << (nbits - 1))
-        over = exponent > c((src_bias + new_bias) << src_man)
-        under = exponent <= c((src_bias - new_bias) << src_man)
-        bits = jnp.where(over, sign | c(exp_mask), jnp.where(under, sign, bits))
+        exponent = band(bits, c(exp_mask))
+        sign = band(bits, c(1 << (nbits - 1)))
+        over = lax.gt(exponent, c((src_bias + new_bias) << src_man))
+        under = lax.le(exponent, c((src_bias - new_bias) << src_man))
+        bits = lax.select(over, bor(sign, c(exp_mask)), lax.select(under, sign, bits))
     out = lax.bitcast_convert_type(bits, x.dtype)
     if mantissa_bits < src_man:
-        out = jnp.where(jnp.isnan(x), x, out)
+        out = lax.select(lax.ne(x, x), x, out)  # NaNs keep their payload
     return out

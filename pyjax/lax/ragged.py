@@ -11,7 +11,6 @@ from typing import Any
 from pyjax.core import dtypes
 from pyjax.core.core import get_aval
 from pyjax.lax import lax
-from pyjax.lax._lazy_numpy import _jnp
 from pyjax.lax._util import _arr
 from pyjax.lax.types import DotDimensionNumbers, PrecisionLike
 
@@ -78,7 +77,7 @@ def _group_mask(group_sizes, dims_shape: tuple, n: int):
     """Boolean (dims..., n, g): position i along a ragged axis of length n lies in group j."""
     gs = lax.convert_element_type(group_sizes, dtypes.int32)
     g = get_aval(gs).shape[-1]
-    ends = _jnp().cumsum(gs, axis=-1)
+    ends = lax.cumsum(gs, axis=get_aval(gs).ndim - 1)
     starts = lax.sub(ends, gs)
     nd = len(dims_shape)
     shape = dims_shape + (n, g)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyjax.core.pytree import tree_flatten, tree_unflatten
 from pyjax.lax import lax
-from pyjax.lax._lazy_numpy import _jnp
+from pyjax.lax._util import _arr
 
 __all__ = ["reduce", "approx_max_k", "approx_min_k"]
 
@@ -28,12 +28,11 @@ def reduce(
     (accumulators, values) -> accumulators and must be associative and elementwise (it is
     applied to whole arrays, pairwise in a balanced tree).
     """
-    jnp = _jnp()
     flat_ops, tree = tree_flatten(operands)
     flat_init, init_tree = tree_flatten(init_values)
     if tree != init_tree:
         raise ValueError(f"reduce: operands {tree} and init_values {init_tree} must have the same structure")
-    ops = [jnp.asarray(o) for o in flat_ops]
+    ops = [_arr(o) for o in flat_ops]
     shape = ops[0].shape
     if builtins.any(o.shape != shape for o in ops):
         raise ValueError("reduce: all operands must have the same shape")
@@ -42,7 +41,7 @@ def reduce(
     keep = [d for d in range(nd) if d not in dims]
     n = math.prod(shape[d] for d in dims)
     xs = [lax.reshape(lax.transpose(o, tuple(dims + keep)), (n,) + tuple(shape[d] for d in keep)) for o in ops]
-    inits = [jnp.asarray(i, dtype=o.dtype) for i, o in zip(flat_init, ops)]
+    inits = [lax.convert_element_type(_arr(i), o.dtype) for i, o in zip(flat_init, ops)]
 
     def combine(a: list, b: list) -> list:
         out = computation(tree_unflatten(tree, a), tree_unflatten(tree, b))
@@ -84,14 +83,13 @@ def _approx_k(name: str, largest: bool, doc: str) -> Callable:
 def _top_k_along(operand, k, axis, largest: bool):
     from pyjax.lax.sorting import top_k
 
-    jnp = _jnp()
-    x = jnp.asarray(operand)
+    x = _arr(operand)
     axis = axis % x.ndim
-    moved = jnp.moveaxis(x, axis, -1)
-    vals, idx = top_k(moved if largest else -moved, int(k))
+    moved = lax.moveaxis_lax(x, axis, -1)
+    vals, idx = top_k(moved if largest else lax.neg(moved), int(k))
     if not largest:
-        vals = -vals
-    return [jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)]
+        vals = lax.neg(vals)
+    return [lax.moveaxis_lax(vals, -1, axis), lax.moveaxis_lax(idx, -1, axis)]
 
 
 approx_max_k = _approx_k(

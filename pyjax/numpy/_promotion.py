@@ -13,6 +13,7 @@ from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
+from pyjax.lax.shapes import broadcast_shapes
 from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
@@ -181,19 +182,6 @@ def _weak_result(*args):
             av = _aval(a)
             items.append((av.dtype, av.weak_type))
     return dtypes.promote(items)
-
-
-def broadcast_shapes(*shapes):
-    shapes = [tuple(s) for s in shapes]
-    nd = builtins.max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(nd):
-        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0}
-        sizes.discard(1)
-        if len(sizes) > 1:
-            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 def broadcast_to(x, shape):
