@@ -36,24 +36,43 @@ def _pad_dilate(ctx, x: Lazy, config, fill) -> Lazy:
     return ctx.materialize(padded)
 
 
-def _conv(
-    ctx,
-    lhs: Lazy,
-    rhs: Lazy,
+def dilated(n: int, d: int) -> int:
+    """The length of n elements placed d apart (n dilated by d)."""
+    return 0 if n == 0 else 1 + d * (n - 1)
+
+
+def conv_out_shape(
+    lhs_shape,
+    rhs_shape,
     *,
     window_strides,
     padding,
     lhs_dilation,
     rhs_dilation,
     dimension_numbers,
-    feature_group_count,
     batch_group_count,
-    precision=None,
-    preferred_element_type=None,
-):
+    **_,
+) -> tuple:
+    """conv_general_dilated's output shape (its abstract eval and its lowering both use this)."""
     ls, rs, os_ = dimension_numbers
+    lhs_c = [lhs_shape[i] for i in ls]
+    rhs_c = [rhs_shape[i] for i in rs]
+    spatial = []
+    for n, k, s, (lo, hi), ld, rd in zip(lhs_c[2:], rhs_c[2:], window_strides, padding, lhs_dilation, rhs_dilation):
+        spatial.append(max(0, (dilated(n, ld) + lo + hi - dilated(k, rd)) // s + 1))
+    canon = [lhs_c[0] // batch_group_count, rhs_c[0]] + spatial
+    out = [0] * len(canon)
+    for k, pos in enumerate(os_):
+        out[pos] = canon[k]
+    return tuple(out)
+
+
+def _conv(ctx, lhs: Lazy, rhs: Lazy, **params):
+    out_shape = conv_out_shape(lhs.shape, rhs.shape, **params)
+    ls, rs, os_ = params["dimension_numbers"]
+    strides, padding, rhs_dilation = params["window_strides"], params["padding"], params["rhs_dilation"]
     nsp = len(ls) - 2
-    out_dtype = preferred_element_type or lhs.dtype
+    out_dtype = params.get("preferred_element_type") or lhs.dtype
     x = permute(ctx, lhs, ls) if tuple(ls) != tuple(range(nsp + 2)) else lhs
     w = permute(ctx, rhs, rs) if tuple(rs) != tuple(range(nsp + 2)) else rhs
     if w.red is not None:
@@ -61,19 +80,8 @@ def _conv(
     N, C = x.shape[:2]
     O, I = w.shape[:2]
     ks = w.shape[2:]
-    G, B = feature_group_count, batch_group_count
-    cfg = [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(padding, lhs_dilation)]
-    # output shape (canonical N', O, Q...)
-    qs = []
-    for n, k, s, (lo, hi), ld, rd in zip(x.shape[2:], ks, window_strides, padding, lhs_dilation, rhs_dilation):
-        padded = (0 if n == 0 else (n - 1) * ld + 1) + lo + hi
-        span = (k - 1) * rd + 1
-        qs.append(max(0, (padded - span) // s + 1))
-    canon_out = (N // B, O) + tuple(qs)
-    out_shape = [0] * (nsp + 2)
-    for k_, pos in enumerate(os_):
-        out_shape[pos] = canon_out[k_]
-    out_shape = tuple(out_shape)
+    G, B = params["feature_group_count"], params["batch_group_count"]
+    cfg = [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(padding, params["lhs_dilation"])]
     if math.prod(out_shape) == 0:
         return constant(0, out_dtype, out_shape)
     if C == 0 or math.prod(ks) == 0:
@@ -81,7 +89,7 @@ def _conv(
     x = _pad_dilate(ctx, x, cfg, 0)
     # windows: (N, C, Q1, K1, ..., Qd, Kd); later axes first so earlier axis numbers stay put
     for j in reversed(range(nsp)):
-        x = window(ctx, x, 2 + j, ks[j], window_strides[j], rhs_dilation[j])
+        x = window(ctx, x, 2 + j, ks[j], strides[j], rhs_dilation[j])
     # axis labels of x and w
     xl = ["n", "c"]
     if B > 1:

@@ -20,6 +20,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from pyjax.compiler.lowering_conv import conv_out_shape
+from pyjax.compiler.lowering_conv import dilated as _dilate
 from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
@@ -119,10 +121,6 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
     raise TypeError(f"convolution dimension_numbers must be tuple/list or None, got {type(dimension_numbers)}.")
 
 
-def _dilate(n: int, d: int) -> int:
-    return 0 if n == 0 else 1 + d * (n - 1)
-
-
 def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
     """Explicit (lo, hi) pads for 'SAME', 'SAME_LOWER' or 'VALID' padding."""
     if not isinstance(padding, str):
@@ -156,7 +154,7 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int
             f"got padding={list(pads)} for lhs_shape[2:]={tuple(lhs_shape[2:])}"
         )
     iota, ones = tuple(range(len(lhs_shape))), (1,) * len(pads)
-    return _conv_out_shape(
+    return conv_out_shape(
         lhs_shape,
         rhs_shape,
         window_strides=strides,
@@ -206,24 +204,6 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, di
 # --- the primitive ------------------------------------------------------------------------------
 
 conv_general_dilated_p = _prim("conv_general_dilated")
-
-
-def _conv_out_shape(
-    lhs_shape, rhs_shape, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers, batch_group_count
-):
-    ls, rs, os_ = dimension_numbers
-    lhs_c = [lhs_shape[i] for i in ls]
-    rhs_c = [rhs_shape[i] for i in rs]
-    spatial = []
-    for n, k, s, (lo, hi), ld, rd in zip(lhs_c[2:], rhs_c[2:], window_strides, padding, lhs_dilation, rhs_dilation):
-        padded = _dilate(n, ld) + lo + hi
-        q = (padded - _dilate(k, rd)) // s + 1
-        spatial.append(builtins.max(0, q))
-    canon = [lhs_c[0] // batch_group_count, rhs_c[0]] + spatial
-    out = [0] * len(canon)
-    for k, pos in enumerate(os_):
-        out[pos] = canon[k]
-    return tuple(out)
 
 
 @conv_general_dilated_p.def_abstract_eval
@@ -305,7 +285,7 @@ def _conv_abstract(
         raise TypeError(
             f"conv_general_dilated requires arguments to have the same dtypes, got {lhs.dtype.name}, {rhs.dtype.name}."
         )
-    shape = _conv_out_shape(
+    shape = conv_out_shape(
         lhs.shape,
         rhs.shape,
         window_strides=window_strides,
@@ -544,20 +524,26 @@ def _conv_canonical(lhs, rhs, nsp, **params):
     return bind(conv_general_dilated_p, lhs, rhs, **params)
 
 
-def _lhs_grad(
-    ct,
-    rhs,
-    lhs_shape,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    feature_group_count,
-    batch_group_count,
-    preferred_element_type,
-):
+_WINDOW = ("window_strides", "padding", "lhs_dilation", "rhs_dilation")
+
+
+def _params(window: tuple, groups: tuple, preferred_element_type, dimension_numbers=None) -> dict:
+    """conv_general_dilated_p's params from window = (strides, padding, lhs_dilation, rhs_dilation)
+    and groups = (feature_group_count, batch_group_count)."""
+    return dict(
+        zip(_WINDOW, window),
+        dimension_numbers=dimension_numbers,
+        feature_group_count=groups[0],
+        batch_group_count=groups[1],
+        precision=None,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _lhs_grad(ct, rhs, lhs_shape, window: tuple, groups: tuple, preferred_element_type):
     """Cotangent of the canonical lhs (N, C, S...) given ct (N', O, Q...) and rhs (O, I, K...)."""
+    window_strides, padding, lhs_dilation, rhs_dilation = window
+    feature_group_count, batch_group_count = groups
     nsp = len(lhs_shape) - 2
     ra, ca = _aval(rhs), _aval(ct)
     O, I = ra.shape[:2]
@@ -576,19 +562,8 @@ def _lhs_grad(
         lo2 = (k - 1) * rd - lo
         length = (n - 1) * ld + (k - 1) * rd + 1 if n else 0
         pads.append((lo2, length - lo2 - _dilate(q, s)))
-    out = _conv_canonical(
-        ct,
-        rr,
-        nsp,
-        window_strides=lhs_dilation,
-        padding=tuple(pads),
-        lhs_dilation=window_strides,
-        rhs_dilation=rhs_dilation,
-        feature_group_count=g,
-        batch_group_count=1,
-        precision=None,
-        preferred_element_type=preferred_element_type,
-    )
+    transposed = (lhs_dilation, tuple(pads), window_strides, rhs_dilation)
+    out = _conv_canonical(ct, rr, nsp, **_params(transposed, (g, 1), preferred_element_type))
     if batch_group_count > 1:
         B = batch_group_count
         oa = _aval(out)
@@ -599,20 +574,9 @@ def _lhs_grad(
     return out
 
 
-def _rhs_grad(
-    ct,
-    lhs,
-    rhs_shape,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    feature_group_count,
-    batch_group_count,
-    preferred_element_type,
-):
+def _rhs_grad(ct, lhs, rhs_shape, window: tuple, groups: tuple, preferred_element_type):
     """Cotangent of the canonical rhs (O, I, K...) given ct (N', O, Q...) and lhs (N, C, S...)."""
+    window_strides, padding, lhs_dilation, rhs_dilation = window
     nsp = len(rhs_shape) - 2
     la, ca = _aval(lhs), _aval(ct)
     pads = []
@@ -623,20 +587,9 @@ def _rhs_grad(
     sp = tuple(range(2, nsp + 2))
     # lhs as (batch=C, feature=N), ct as kernel (out=O, in=N'): the output is (C or I, O, K...)
     swap = ConvDimensionNumbers((1, 0) + sp, (1, 0) + sp, tuple(range(nsp + 2)))
-    out = bind(
-        conv_general_dilated_p,
-        lhs,
-        ct,
-        window_strides=rhs_dilation,
-        padding=tuple(pads),
-        lhs_dilation=lhs_dilation,
-        rhs_dilation=window_strides,
-        dimension_numbers=swap,
-        feature_group_count=batch_group_count,
-        batch_group_count=feature_group_count,
-        precision=None,
-        preferred_element_type=preferred_element_type,
-    )
+    # feature and batch group counts trade places in the transposed conv
+    transposed = (rhs_dilation, tuple(pads), lhs_dilation, window_strides)
+    out = bind(conv_general_dilated_p, lhs, ct, **_params(transposed, groups[::-1], preferred_element_type, swap))
     return lax.transpose(out, (1, 0) + sp)
 
 
@@ -645,16 +598,9 @@ def _conv_transpose(ct, lhs, rhs, **params):
     dn = params["dimension_numbers"]
     la, ra = _aval(lhs), _aval(rhs)
     kw = {
-        k: params[k]
-        for k in (
-            "window_strides",
-            "padding",
-            "lhs_dilation",
-            "rhs_dilation",
-            "feature_group_count",
-            "batch_group_count",
-            "preferred_element_type",
-        )
+        "window": tuple(params[k] for k in _WINDOW),
+        "groups": (params["feature_group_count"], params["batch_group_count"]),
+        "preferred_element_type": params["preferred_element_type"],
     }
 
     ctc = _canon(ct, dn.out_spec)
