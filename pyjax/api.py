@@ -865,14 +865,25 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                 f"len(args)={len(args)}"
             )
-        args_j = [tree_map(_to_jax, a) for a in args]
+        args_j = [tree_map(lambda x: x if is_float0(x) else _to_jax(x), a) for a in args]
         flat, in_tree = tree_flatten(args_j)
         axes = _broadcast_prefix(
             in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), tuple(args_j), "in_axes"
         )
         sizes = set()
         norm_axes = []
-        for x, ax in zip(flat, axes):
+        f0_in = {}  # float0 inputs (tangents of integers) skip batching: each example sees float0 zeros
+        for i, (x, ax) in enumerate(zip(flat, axes)):
+            if is_float0(x):
+                shape = tuple(x.shape)
+                if ax is not None:
+                    if not -len(shape) <= ax < len(shape):
+                        raise ValueError(f"vmap: axis {ax} is out of bounds for a float0 argument of shape {shape}")
+                    sizes.add(shape[ax % len(shape)])
+                    shape = shape[: ax % len(shape)] + shape[ax % len(shape) + 1 :]
+                f0_in[i] = float0_zeros(shape)
+                norm_axes.append(None)
+                continue
             if ax is None:
                 norm_axes.append(None)
                 continue
@@ -910,18 +921,29 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
 
         def flat_fun(*xs):
             xs = [r if k else x for x, r, k in zip(xs, raw, keep)] if any(keep) else list(xs)
+            xs = [f0_in.get(i, x) for i, x in enumerate(xs)] if f0_in else xs
             a = tree_unflatten(in_tree, xs)
             out = fun(*a, **kwargs)
             leaves, t = tree_flatten(out)
-            out_tree_box.append((t, out))
-            return [_to_jax(v) if not isinstance(v, Tracer) else v for v in leaves]
+            out_tree_box.append((t, out, [tuple(v.shape) if is_float0(v) else None for v in leaves]))
+            return [_to_jax(v) if not isinstance(v, Tracer) else v for v in leaves if not is_float0(v)]
 
         outs, odims = batching.vmap_flat(flat_fun, size, norm_axes, flat, axis_name)
-        out_tree, _ = out_tree_box[0]
+        out_tree, _, f0_out = out_tree_box[0]
+        if any(s is not None for s in f0_out):  # float0 outputs come back as float0 zeros, batched
+            it = iter(zip(outs, odims))
+            pairs = [next(it) if s is None else (s, "float0") for s in f0_out]
+            outs, odims = [p[0] for p in pairs], [p[1] for p in pairs]
         skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         oaxes = _broadcast_prefix(out_axes, skeleton, "out_axes")
         res = []
         for o, d, oa in zip(outs, odims, oaxes):
+            if d == "float0":
+                if oa is not None and not -len(o) - 1 <= oa <= len(o):
+                    raise ValueError(f"axis {oa} is out of bounds for array of dimension {len(o) + 1}")
+                ax = None if oa is None else oa % (len(o) + 1)
+                res.append(float0_zeros(o if ax is None else o[:ax] + (size,) + o[ax:]))
+                continue
             if oa is None:
                 if d is not None:
                     raise ValueError("vmap has mapped output but out_axes is None")

@@ -120,3 +120,19 @@ def test_jacobians_integer_dtypes(backend):
     # jacfwd of an integer output is an integer zero Jacobian; jacrev with allow_int gives integer zeros
     check(lambda j, n, v: j.jacfwd(lambda u: n.argmax(u))(v), x)
     check(lambda j, n, v, w: j.jacrev(lambda u, k: u * k, argnums=(0, 1), allow_int=True)(v, w), x[:2], i[:2])
+
+
+def test_float0_through_vmap(backend):
+    """float0 tangents in and out of vmap (per-example jvp/grad of integer values), batched as JAX does."""
+    x, i = np.arange(3.0, dtype=np.float32), np.arange(3, dtype=np.int32)
+    check(
+        lambda j, n, x, i: mark(j, j.vmap(j.grad(lambda x, i: n.sin(x) * i, argnums=(0, 1), allow_int=True))(x, i)),
+        x,
+        i,
+    )
+    check(lambda j, n, i: mark(j, j.vmap(lambda t: j.jvp(lambda v: v * 2, (n.int32(1),), (t,))[1])(f0(3))), i)
+    check(
+        lambda j, n, x: mark(j, j.vmap(lambda v: j.jvp(lambda a: (a, n.argmax(a)), (v,), (v,))[1], out_axes=-1)(x)),
+        np.ones((2, 3), np.float32),
+    )
+    same_error(lambda j: j.vmap(lambda v: j.jvp(lambda a: (a, a.argmax()), (v,), (v,))[1], out_axes=1)(np.ones((2, 3))))
