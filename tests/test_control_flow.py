@@ -380,6 +380,28 @@ def test_compiled_loop_wasm_driver(monkeypatch):
         check(lambda jx, np_, w, xs, i: jx.jit(lambda w, xs, i: _nested(jx, np_, w, xs, i))(w, xs, i), W, XS, idx)
 
 
+def test_compiled_loop_webgpu_replay(monkeypatch):
+    """On webgpu a jitted program of kernels, copies and fixed-trip loops (a reversed scan with a
+    fori_loop inside) is one recorded Replay per call: the Python walk never runs."""
+    from pyjax.backends.base import Backend
+
+    def walk(*args):
+        raise AssertionError("walked in Python")
+
+    monkeypatch.setattr(Backend, "_run_steps", walk)
+
+    def f(jx, np_, w, xs):
+        def body(c, x):
+            c = jx.lax.fori_loop(0, 3, lambda i, v: np_.tanh(v @ w.T) + x * i, c)
+            return c * 0.5, c.sum()
+
+        g = jx.jit(lambda w, xs: jx.lax.scan(body, xs[0], xs, reverse=True))
+        return g(w, xs), g(w * 0.5, xs + 1.0)  # the second call replays on other buffers
+
+    with pyjax.default_device(pyjax.devices("webgpu")[0]):
+        check(f, W, XS)
+
+
 def test_loop_with_callback_runs_on_host(backend):
     """A body with a host step (a callback) is not planned: the host loop still calls back every trip."""
 

@@ -50,6 +50,14 @@ class Step(NamedTuple):
     grid: tuple[int, int, int] | tuple[str, int] | int = (1, 1, 1)
 
 
+class Replay(NamedTuple):
+    """A recording (``WgpuHost.record``) inside a ``dispatch`` batch, its buffer positions bound
+    to these handles: a jitted program's steps validated, packed and bound once, replayed per call."""
+
+    recording: int
+    buffers: Sequence[int]
+
+
 def number_lines(source: str) -> str:
     """Prefix each line of WGSL with its 1-based line number (for error messages)."""
     lines = source.splitlines()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -36,6 +37,7 @@ from pyjax.hosts.webgpu_contract import (
     DeviceLostError,
     GPUOutOfMemoryError,
     HostError,
+    Replay,
     Step,
     WGSLCompileError,
     grid_2d,
@@ -48,6 +50,7 @@ __all__ = [
     "DeviceLostError",
     "GPUOutOfMemoryError",
     "HostError",
+    "Replay",
     "Step",
     "WGSLCompileError",
     "WgpuHost",
@@ -94,6 +97,8 @@ _BIND_GROUP_CACHE = 4096  # entries; cleared wholesale when full (cheap to rebui
 # Compiled pipelines kept alive (least recently used out): a driver's compiled shader costs ~1 MB
 # (lavapipe); an evicted pipeline keeps its handle and is rebuilt from its WGSL on its next use.
 _LIVE_PIPELINES = int(os.environ.get("PYJAX_PIPELINE_CACHE", 256))
+# A read back polls without blocking for this long before it blocks (0: block at once).
+_SPIN_S = float(os.environ.get("PYJAX_WEBGPU_SPIN_US", "0")) * 1e-6
 
 
 def _size_class(nbytes: int) -> int:
@@ -144,6 +149,45 @@ class _Pipeline:
         self.generation = -1
 
 
+class _Recording:
+    """Steps over buffer positions, validated and packed once (WgpuHost.record)."""
+
+    __slots__ = (
+        "binds",
+        "blob",
+        "distinct",
+        "gps",
+        "gps_keep",
+        "grids",
+        "groups",
+        "has_u",
+        "indirect",
+        "last",
+        "nbuffers",
+        "pipe_set",
+        "pipes",
+        "steps",
+        "uoffs",
+    )
+
+    def __init__(self, nbuffers: int):
+        self.nbuffers = nbuffers
+        self.steps: list = []  # (pipeline, positions, uniforms, grid) as given
+        self.pipes: list = []  # pipeline handle per step
+        self.pipe_set: list = []
+        self.binds: list = []  # index into distinct per step
+        self.distinct: list = []  # (layout key, positions, uniform size) of each bind group
+        self.grids: list = []
+        self.indirect: list = []  # steps whose grid is ("indirect", position)
+        self.uoffs: list = []
+        self.has_u: list = []
+        self.blob = b""
+        self.gps = None  # compiled pipelines' pointers per step (see _replay_pipelines)
+        self.gps_keep = None
+        self.groups: dict = {}  # bound buffers -> (bind groups, their pointers per step)
+        self.last = None  # (key, value) of the last replay's entry in groups
+
+
 class WgpuHost:
     """A WebGPU device over wgpu-py with handle-based buffers, cached pipelines and batched dispatch.
 
@@ -188,6 +232,7 @@ class WgpuHost:
         self._buffers: dict[int, _Buffer] = {}
         self._pipelines: list[_Pipeline] = []
         self._pipeline_ids: dict[tuple[str, str], int] = {}
+        self._recordings: list = []
         self._next_buffer = 1
         self.generation = -1  # bumped for every (re)created device
         self._closed = False
@@ -246,6 +291,7 @@ class WgpuHost:
         self._ublob = None  # (uniform buffer, bytes) of the last raw write
         self._bgls: dict = {}
         self._bind_groups: dict = {}
+        self._bg_epoch = getattr(self, "_bg_epoch", 0) + 1  # bumped whenever cached bind groups may be stale
         self._live: OrderedDict[int, _Pipeline] = OrderedDict()  # handles with a compiled pipeline, oldest first
 
     def _ensure_device(self) -> None:
@@ -360,6 +406,7 @@ class WgpuHost:
     def _drop_gpu_buffer(self, gpu) -> None:
         # Cached bind groups may reference it; rebuilding them is cheap.
         self._bind_groups.clear()
+        self._bg_epoch += 1
         gpu.destroy()
 
     def trim_pool(self) -> None:
@@ -489,10 +536,17 @@ class WgpuHost:
         self._map_done.clear()
         lib.wgpuBufferMapAsync(st._internal, lib.WGPUMapMode_Read, 0, size, self._map_info[0])
         dev = self._device._internal
+        poll = lib.wgpuDevicePoll
+        if (
+            _SPIN_S > 0
+        ):  # non-blocking polls first: a blocking wait sleeps, and waking costs more than a short result takes
+            until = time.perf_counter() + _SPIN_S
+            while not self._map_done and time.perf_counter() < until:
+                poll(dev, False, ffi.NULL)
         for _ in range(1000):  # the blocking poll waits for the copy; the callback runs in it
-            lib.wgpuDevicePoll(dev, True, ffi.NULL)
             if self._map_done:
                 break
+            poll(dev, True, ffi.NULL)
         if not self._map_done or self._map_done[0] != lib.WGPUMapAsyncStatus_Success:
             raise HostError(f"could not map a staging buffer for reading (status {self._map_done})")
         out = bytes(ffi.buffer(lib.wgpuBufferGetConstMappedRange(st._internal, 0, size), size))
@@ -627,6 +681,7 @@ class WgpuHost:
             self._ubuf = self._alloc(cap, self._usage_uniform, "dispatch")
             self._ubuf_size = cap
             self._ubuf_gen += 1
+            self._bg_epoch += 1
             self._bind_groups.clear()  # they reference the old uniform buffer
         return self._ubuf
 
@@ -640,9 +695,9 @@ class WgpuHost:
             entries.append({"binding": len(bufs), "resource": {"buffer": self._ubuf, "offset": uoff, "size": usize}})
         return entries
 
-    def _bind_group(self, pipe: _Pipeline, bufs: list[_Buffer], usize: int):
+    def _bind_group(self, layout_key, bufs: list[_Buffer], usize: int):
         key = (
-            pipe.layout_key,
+            layout_key,
             tuple(id(b.gpu) for b in bufs),
             tuple(b.nbytes for b in bufs),
             usize,
@@ -652,7 +707,7 @@ class WgpuHost:
         if bg is not None:
             return bg
         entries = self._entries(bufs, 0, usize)
-        group = self._layout(pipe.layout_key)[0]
+        group = self._layout(layout_key)[0]
         if len(self._bind_groups) >= _BIND_GROUP_CACHE:
             self._bind_groups.clear()
         bg = self._bind_groups[key] = self._device.create_bind_group(layout=group, entries=entries)
@@ -677,30 +732,222 @@ class WgpuHost:
             )
         return x, y, z
 
-    def dispatch(self, steps: Sequence[Step | tuple], read: tuple | None = None) -> bytes | None:
+    def record(self, steps: Sequence[Step | tuple], nbuffers: int) -> int:
+        """Validate and pack steps once for replaying: their buffers (and an indirect grid's
+        buffer) are positions 0..nbuffers-1 of the handle list a ``Replay`` gives. Returns the
+        recording's handle. A replay costs no per-step Python work: pipelines, uniforms, grids
+        and bind groups (cached per set of bound buffers) are all ready."""
+        rec = _Recording(nbuffers)
+        distinct: dict = {}
+        blob = bytearray()
+        for i, s in enumerate(steps):
+            p, refs, uniforms, grid = s
+            pipe = self._pipelines[p]
+            if pipe.layout_key is None:
+                raise ValueError(f"pipeline {p} does not follow the binding convention: it cannot be recorded")
+            if len(refs) != len(pipe.writable) or (uniforms is not None) != pipe.has_uniform:
+                raise ValueError(
+                    f"step {i}: pipeline {p} takes {len(pipe.writable)} buffers, uniforms {pipe.has_uniform}"
+                )
+            if any(not 0 <= r < nbuffers for r in refs):
+                raise ValueError(f"step {i}: buffer positions {refs} outside 0..{nbuffers - 1}")
+            usize = uoff = 0
+            if uniforms is not None:
+                data = bytes(memoryview(uniforms).cast("B"))
+                usize = max(16, -(-len(data) // 16) * 16)
+                uoff = -(-len(blob) // self._ualign) * self._ualign
+                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            if type(grid) is int or grid[0] != "indirect":
+                g = self._grid(grid)
+            else:
+                g = grid
+                rec.indirect.append(i)
+            rec.steps.append((p, tuple(refs), uniforms, grid))
+            rec.pipes.append(p)
+            rec.binds.append(distinct.setdefault((pipe.layout_key, tuple(refs), usize), len(distinct)))
+            rec.grids.append(g)
+            rec.uoffs.append(uoff)
+            rec.has_u.append(bool(usize))
+        rec.distinct = list(distinct)
+        rec.blob = bytes(blob)
+        rec.pipe_set = sorted(set(rec.pipes))
+        self._recordings.append(rec)
+        return len(self._recordings) - 1
+
+    def release_recording(self, r: int) -> None:
+        """Forget a recording (its cached bind groups go with it)."""
+        if 0 <= r < len(self._recordings):
+            self._recordings[r] = None
+
+    def _expand(self, rp: Replay) -> list:
+        """A replay as plain steps (for the wrapped path)."""
+        rec = self._recordings[rp.recording]
+        hs = rp.buffers
+        out = []
+        for p, refs, uniforms, grid in rec.steps:
+            if type(grid) is not int and grid[0] == "indirect":
+                grid = ("indirect", hs[grid[1]])
+            out.append(Step(p, [hs[r] for r in refs], uniforms, grid))
+        return out
+
+    def dispatch(self, steps: Sequence[Step | Replay | tuple], read: tuple | None = None) -> bytes | None:
         """Record all steps in one command encoder (one compute pass) and submit once.
 
         read: (handle, nbytes, offset): also copy those bytes out in the same submit and return
         them, as ``read`` would after the dispatch (one submit less for a jitted call's result).
 
-        Each step is Step(pipeline, buffers, uniforms, grid) or the same 4-tuple. The uniform
-        bytes of all steps go into one uniform buffer with one write, each at an offset aligned
-        to min-uniform-buffer-offset-alignment and bound through a dynamic offset. WebGPU
-        orders the steps: a step sees the writes of the steps before it.
+        Each step is Step(pipeline, buffers, uniforms, grid), the same 4-tuple, or a Replay of a
+        recording. The uniform bytes of all steps go into one uniform buffer with one write,
+        each at an offset aligned to min-uniform-buffer-offset-alignment and bound through a
+        dynamic offset. WebGPU orders the steps: a step sees the writes of the steps before it.
         """
         self._ensure_device()
-        steps = [s if isinstance(s, Step) else Step(*s) for s in steps]
         if not steps:
             return None if read is None else self.read(*read)
-        staged = None
         if read is not None:
             buf, start, size, n = self._read_range(*read)
-            if not n or self._raw is None:
+            if not n:
                 self.dispatch(steps)
                 return self.read(*read)
+        if self._raw is None:
+            return self._dispatch_wrapped(steps, read)
+        gps, grids, uoffs, has_u, items = [], [], [], [], []
+        blob = bytearray()
+        count = 0
+        live = self._live
+        for s in steps:
+            if type(s) is Replay:
+                rec = self._recordings[s.recording]
+                if len(s.buffers) != rec.nbuffers:
+                    raise ValueError(
+                        f"replay of recording {s.recording} gives {len(s.buffers)} buffers, needs {rec.nbuffers}"
+                    )
+                bufs = [self._buf(h) for h in s.buffers]
+                gp = self._replay_pipelines(rec)
+                base = -(-len(blob) // self._ualign) * self._ualign if rec.blob else len(blob)
+                if rec.blob:
+                    blob += bytes(base - len(blob)) + rec.blob
+                gps.extend(gp)
+                uoffs.extend(rec.uoffs if not base else [base + o for o in rec.uoffs])
+                has_u.extend(rec.has_u)
+                if rec.indirect:
+                    g = list(rec.grids)
+                    for i in rec.indirect:
+                        g[i] = ("indirect", bufs[g[i][1]].gpu)
+                    grids.extend(g)
+                else:
+                    grids.extend(rec.grids)
+                items.append((rec, bufs, None))
+                count += len(rec.pipes)
+                continue
+            p, handles, uniforms, grid = s
+            pipe = self._pipelines[p]
+            if pipe.layout_key is None:  # layout 'auto': wgpu-py's objects record it
+                return self._dispatch_wrapped(steps, read)
+            if pipe.generation != self.generation:
+                self._build(pipe)
+                live[p] = pipe
+            else:
+                live.move_to_end(p)
+            bufs = [self._buf(h) for h in handles]
+            self._check_step(p, pipe, handles, bufs, uniforms)
+            uoff = usize = 0
+            if uniforms is not None:
+                data = bytes(memoryview(uniforms).cast("B"))
+                usize = max(16, -(-len(data) // 16) * 16)
+                uoff = -(-len(blob) // self._ualign) * self._ualign
+                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            gps.append(pipe.gpu._internal)
+            grids.append(self._grid(grid))
+            uoffs.append(uoff)
+            has_u.append(bool(usize))
+            items.append((pipe, bufs, usize))
+            count += 1
+        staged = None
+        try:
+            if read is not None:
+                staged = self._stage_buffer(size)
+            self._submit_raw(blob, gps, items, grids, uoffs, has_u, staged and (buf, start, size, staged[0]))
+        except self._gpu_errors as e:
+            raise self._translate(e, "dispatch") from e
+        self.stats["submits"] += 1
+        self.stats["dispatches"] += count
+        self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
+        if staged is None:
+            return None
+        return self._take_read(staged, size, read[2] - start, n)
+
+    def _take_read(self, staged, size: int, skip: int, n: int) -> bytes:
+        st, cls = staged
+        try:
+            out = self._map_read_raw(st, size)[skip : skip + n]
+        except self._gpu_errors as e:
+            raise self._translate(e, "read") from e
+        self._staging_pool.setdefault(cls, []).append(st)
+        return out
+
+    def _check_step(self, p: int, pipe: _Pipeline, handles, bufs: list, uniforms) -> None:
+        if len(bufs) != len(pipe.writable):
+            raise ValueError(f"pipeline {p} binds {len(pipe.writable)} storage buffers, step gives {len(bufs)}")
+        if (uniforms is not None) != pipe.has_uniform:
+            raise ValueError(f"pipeline {p} {'needs' if pipe.has_uniform else 'has no'} uniforms")
+        if len(set(handles)) != len(bufs):
+            for h, b, w in zip(handles, bufs, pipe.writable):
+                if w and sum(o is b for o in bufs) > 1:
+                    # WebGPU rejects a writable binding aliased with another binding.
+                    raise ValueError(f"buffer {h} is bound read_write and also bound again in the same step")
+
+    def _replay_pipelines(self, rec: _Recording) -> list:
+        """The recording's compiled pipelines per step (rebuilt where evicted or the device is new)."""
+        live = self._live
+        stale = False
+        for p in rec.pipe_set:
+            pipe = self._pipelines[p]
+            if pipe.generation != self.generation:
+                self._build(pipe)
+                live[p] = pipe
+                stale = True
+            else:
+                live.move_to_end(p)
+        if stale or rec.gps is None:
+            rec.gps = [self._pipelines[p].gpu._internal for p in rec.pipes]
+            rec.gps_keep = [self._pipelines[p].gpu for p in rec.pipe_set]
+        return rec.gps
+
+    def _replay_groups(self, rec: _Recording, bufs: list) -> tuple:
+        """(bind groups, the pointer of every step's) of a replay on these buffers. Cached per set
+        of buffers; on a new set only the bind groups of positions bound to other buffers than
+        the last replay's are looked up again (a program's own buffers stay, its outputs vary)."""
+        ids = tuple([(id(b.gpu), b.nbytes) for b in bufs])
+        key = (ids, self._bg_epoch)
+        hit = rec.groups.get(key)
+        if hit is not None:
+            return hit
+        last = rec.last
+        if last is None or last[0][1] != self._bg_epoch:
+            objs = [None] * len(rec.distinct)
+            changed = None
+        else:
+            objs = list(last[1][0])
+            changed = {i for i, (x, y) in enumerate(zip(ids, last[0][0])) if x != y}
+        for d, (layout_key, refs, usize) in enumerate(rec.distinct):
+            if changed is None or any(r in changed for r in refs):
+                objs[d] = self._bind_group(layout_key, [bufs[r] for r in refs], usize)
+        ptrs = [objs[k]._internal for k in rec.binds]
+        if len(rec.groups) >= 64:
+            rec.groups.clear()
+        hit = rec.groups[key] = (objs, ptrs)
+        rec.last = (key, hit)
+        return hit
+
+    def _dispatch_wrapped(self, steps, read):
+        """dispatch's recording and submit through wgpu-py's objects (any pipeline layout)."""
+        flat = []
+        for s in steps:
+            flat.extend(self._expand(s) if type(s) is Replay else [s if isinstance(s, Step) else Step(*s)])
         pipes, bufsets, grids, uoffs, usizes = [], [], [], [], []
         blob = bytearray()
-        for s in steps:
+        for s in flat:
             pipe = self._pipelines[s.pipeline]
             if pipe.generation != self.generation:
                 self._build(pipe)
@@ -709,17 +956,7 @@ class WgpuHost:
                 self._live.move_to_end(s.pipeline)
             bufs = [self._buf(h) for h in s.buffers]
             if pipe.layout_key is not None:
-                if len(bufs) != len(pipe.writable):
-                    raise ValueError(
-                        f"pipeline {s.pipeline} binds {len(pipe.writable)} storage buffers, step gives {len(bufs)}"
-                    )
-                if (s.uniforms is not None) != pipe.has_uniform:
-                    raise ValueError(f"pipeline {s.pipeline} {'needs' if pipe.has_uniform else 'has no'} uniforms")
-                if len(set(s.buffers)) != len(bufs):
-                    for h, b, w in zip(s.buffers, bufs, pipe.writable):
-                        if w and sum(o is b for o in bufs) > 1:
-                            # WebGPU rejects a writable binding aliased with another binding.
-                            raise ValueError(f"buffer {h} is bound read_write and also bound again in the same step")
+                self._check_step(s.pipeline, pipe, s.buffers, bufs, s.uniforms)
             uoff = usize = 0
             if s.uniforms is not None:
                 data = bytes(memoryview(s.uniforms).cast("B"))
@@ -731,32 +968,9 @@ class WgpuHost:
             grids.append(self._grid(s.grid))
             uoffs.append(uoff)
             usizes.append(usize)
-        try:
-            if self._raw is not None and all(p.layout_key is not None for p in pipes):
-                if read is not None:
-                    staged = self._stage_buffer(size)
-                self._submit_raw(blob, pipes, bufsets, grids, uoffs, usizes, staged and (buf, start, size, staged[0]))
-                pipes = None
-        except self._gpu_errors as e:
-            raise self._translate(e, "dispatch") from e
-        if pipes is not None:
-            staged = self._dispatch_wrapped(blob, pipes, bufsets, grids, uoffs, usizes, read and (buf, start, size))
-        self.stats["submits"] += 1
-        self.stats["dispatches"] += len(steps)
-        self._evict_pipelines()  # after the submit: this batch's pipelines were all in use
-        if staged is None:
-            return None
-        st, cls = staged
-        try:
-            out = self._map_read_raw(st, size)[read[2] - start : read[2] - start + n]
-        except self._gpu_errors as e:
-            raise self._translate(e, "read") from e
-        self._staging_pool.setdefault(cls, []).append(st)
-        return out
-
-    def _dispatch_wrapped(self, blob, pipes, bufsets, grids, uoffs, usizes, read):
-        """dispatch's recording and submit through wgpu-py's objects (any pipeline layout)."""
         staged = None
+        if read is not None:
+            buf, start, size, n = self._read_range(*read)
         try:
             if blob:
                 self._queue.write_buffer(self._uniform_buffer(len(blob)), 0, blob)
@@ -766,7 +980,7 @@ class WgpuHost:
             for pipe, bufs, grid, uoff, usize in zip(pipes, bufsets, grids, uoffs, usizes):
                 cpass.set_pipeline(pipe.gpu)
                 if pipe.layout_key is not None:
-                    bg = self._bind_group(pipe, bufs, usize)
+                    bg = self._bind_group(pipe.layout_key, bufs, usize)
                     cpass.set_bind_group(0, bg, [uoff] if usize else [])
                 else:
                     cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
@@ -776,11 +990,18 @@ class WgpuHost:
                     cpass.dispatch_workgroups(*grid)
             cpass.end()
             if read is not None:
-                staged = self._stage(read[0], read[1], read[2], enc)
+                staged = self._stage(buf, start, size, enc)
             self._queue.submit([enc.finish()])
         except self._gpu_errors as e:
             raise self._translate(e, "dispatch") from e
-        return staged
+        self.stats["submits"] += 1
+        self.stats["dispatches"] += len(flat)
+        self._evict_pipelines()
+        if staged is None:
+            return None
+        st, cls = staged
+        st.map_sync(self._wgpu.MapMode.READ, 0, size)
+        return self._unstage(st, cls, size, read[2] - start, n)
 
     def _stage_buffer(self, size: int):
         """(a pooled staging buffer of at least size bytes, its size class)."""
@@ -788,7 +1009,7 @@ class WgpuHost:
         free = self._staging_pool.get(cls)
         return (free.pop() if free else self._alloc(cls, self._usage_staging, "read")), cls
 
-    def _submit_raw(self, blob, pipes, bufsets, grids, uoffs, usizes, copy) -> None:
+    def _submit_raw(self, blob, gps, items, grids, uoffs, has_u, copy) -> None:
         """Write the uniforms, record the steps (and the copy (buf, start, size, staging) if
         any) and submit, through wgpu-native's C functions: wgpu-py's objects and descriptors
         cost ~45% of a tiny awaited call's host time on the H200. finish() and submit go through
@@ -800,11 +1021,22 @@ class WgpuHost:
             if (ub, blob) != self._ublob:  # the same uniforms as the last submit: still there
                 libf.wgpuQueueWriteBuffer(self._queue._internal, ub._internal, 0, ffi.from_buffer(blob), len(blob))
                 self._ublob = (ub, bytes(blob))
+        bgs, keep = [], []  # after the uniform buffer is sized (bind groups bind it); kept alive until recorded
+        for a, bufs, usize in items:
+            if usize is None:  # a replay
+                objs, ptrs = self._replay_groups(a, bufs)
+                keep.append(objs)
+                bgs.extend(ptrs)
+            else:
+                bg = self._bind_group(a.layout_key, bufs, usize)
+                keep.append(bg)
+                bgs.append(bg._internal)
         enc = lib.wgpuDeviceCreateCommandEncoder(self._device._internal, ffi.NULL)
         try:
             cp = lib.wgpuCommandEncoderBeginComputePass(enc, ffi.NULL)
             try:
-                self._record_raw(cp, pipes, bufsets, grids, uoffs, usizes)
+                if gps:
+                    self._record_raw(cp, gps, bgs, grids, uoffs, has_u)
                 lib.wgpuComputePassEncoderEnd(cp)
             finally:
                 lib.wgpuComputePassEncoderRelease(cp)
@@ -819,7 +1051,7 @@ class WgpuHost:
         finally:
             lib.wgpuCommandBufferRelease(cb)
 
-    def _record_raw(self, cp, pipes, bufsets, grids, uoffs, usizes) -> None:
+    def _record_raw(self, cp, gps, bgs, grids, uoffs, has_u) -> None:
         """The steps' pipeline/bind group/dispatch commands through wgpu-native's C functions.
 
         wgpu-py's wrappers capture errors around every call (~5 us each on the H200's host, three
@@ -832,21 +1064,20 @@ class WgpuHost:
         run = lib.wgpuComputePassEncoderDispatchWorkgroups
         run_indirect = lib.wgpuComputePassEncoderDispatchWorkgroupsIndirect
         offs = ffi.new("uint32_t[]", uoffs)
+        null = ffi.NULL
         last = None
-        for i, (pipe, bufs, grid, usize) in enumerate(zip(pipes, bufsets, grids, usizes)):
-            gp = pipe.gpu._internal
+        for i, (gp, bg, grid, u) in enumerate(zip(gps, bgs, grids, has_u)):
             if gp != last:
                 set_pipeline(cp, gp)
                 last = gp
-            bg = self._bind_group(pipe, bufs, usize)._internal
-            if usize:
+            if u:
                 set_group(cp, 0, bg, 1, offs + i)
             else:
-                set_group(cp, 0, bg, 0, ffi.NULL)
+                set_group(cp, 0, bg, 0, null)
             if grid[0] == "indirect":
                 run_indirect(cp, grid[1]._internal, 0)
             else:
-                run(cp, *grid)
+                run(cp, grid[0], grid[1], grid[2])
 
     def max_workgroups(self) -> int:
         """max-compute-workgroups-per-dimension of the device (65535 by default)."""

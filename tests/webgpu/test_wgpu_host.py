@@ -15,6 +15,7 @@ from pyjax.hosts.wgpu_host import (
     WEBGPU_DEFAULT_LIMITS,
     DeviceLostError,
     GPUOutOfMemoryError,
+    Replay,
     Step,
     WGSLCompileError,
     _size_class,
@@ -226,6 +227,35 @@ def test_mixed_pipelines_in_one_batch(host):
     assert host.pipeline_bindings(pa) == ((False, True), True)
     assert host.pipeline_bindings(pi) == ((False, True), False)
     for h in (f, g, u, v):
+        host.release_buffer(h)
+
+
+def test_recording_replayed_on_other_buffers(host):
+    """A recording over buffer positions, replayed on two buffer sets (the second twice, its bind
+    groups cached), between plain steps of the same batch: each sees the writes before it."""
+    pa, pi = host.pipeline(AXPB), host.pipeline(INC)
+    n = 16
+    # positions: 0 input, 1 middle, 2 output (f32); 3, 4 u32 in/out
+    rec = host.record(
+        [(pa, [0, 1], axpb(n, 2.0, 1.0), 1), (pa, [1, 2], axpb(n, 0.5, -1.0), 1), (pi, [3, 4], None, 1)], 5
+    )
+    with pytest.raises(ValueError, match="positions"):
+        host.record([(pi, [0, 5], None, 1)], 5)
+    sets = [[host.create_buffer(4 * n) for _ in range(5)] for _ in range(2)]
+    x = np.arange(n, dtype=np.float32)
+    for k, bs in enumerate(sets):
+        host.write(bs[0], x + k)
+        host.write(bs[3], np.arange(n, dtype=np.uint32) * (k + 1))
+    a, b = sets
+    host.dispatch([Replay(rec, a), Replay(rec, b), Step(pi, [b[4], b[3]], None, 1), Replay(rec, b)])
+    np.testing.assert_array_equal(np.frombuffer(host.read(a[2]), np.float32), x - 0.5)  # (2x + 1) / 2 - 1
+    np.testing.assert_array_equal(np.frombuffer(host.read(b[2]), np.float32), x + 0.5)
+    np.testing.assert_array_equal(np.frombuffer(host.read(a[4]), np.uint32), np.arange(n) + 1)
+    np.testing.assert_array_equal(np.frombuffer(host.read(b[4]), np.uint32), np.arange(n) * 2 + 3)
+    with pytest.raises(ValueError, match="needs 5"):
+        host.dispatch([Replay(rec, a[:4])])
+    host.release_recording(rec)
+    for h in a + b:
         host.release_buffer(h)
 
 

@@ -20,11 +20,13 @@ import time
 from pyjax import backends
 from pyjax.backends import limits
 from pyjax.backends.base import Backend
+from pyjax.backends.webgpu import replay as _replay
 from pyjax.backends.webgpu import routines as _routines
 from pyjax.backends.webgpu.renderer import DEBUG, Caps, GPUKernel, render_kernel
 from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
 from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core.lru import LRUCache, cache_size
+from pyjax.hosts.webgpu_contract import Replay
 
 _MAX_QUEUE = int(os.environ.get("PYJAX_WEBGPU_MAX_QUEUE", "256"))
 # Flush once this many workgroups are queued and _MIN_FLUSH_GAP seconds passed since the last
@@ -112,8 +114,10 @@ class WebGPUBackend(Backend):
         self._nbytes: dict[int, int] = {}
         self._queue: list = []
         self._queued_wgs = 0  # workgroups of the queued steps (int grids)
+        self._replayed = 0  # dispatches queued inside Replays beyond one each
         self._flushed_at = 0.0  # perf_counter() of the last flush
         self._read_in_dispatch = bool(getattr(host, "reads_in_dispatch", False))  # dispatch(steps, read=...)
+        self._records = hasattr(host, "record")  # plans replay host recordings (see replay.py)
         self._busy: set = set()
         self._dead: list = []
         self._recycle: dict = {}  # padded size -> freed handles still used by queued work
@@ -188,9 +192,11 @@ class WebGPUBackend(Backend):
 
     def _copy_step(self, src, src_off, dst, dst_off, nbytes) -> None:
         words = -(-(dst_off + nbytes) // 4) - dst_off // 4
-        self.step(
-            self.pipeline(_COPY_WGSL), [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256)
-        )
+        self.step(self.copy_pipeline(), [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
+
+    def copy_pipeline(self) -> int:
+        """The pipeline of copies: uniforms (src offset, dst offset, bytes, 0), one workgroup per 1 KiB."""
+        return self.pipeline(_COPY_WGSL)
 
     def live_buffers(self) -> int:
         return len(self._nbytes) - len(self.dead)  # collected, freed at the next allocation
@@ -263,7 +269,7 @@ class WebGPUBackend(Backend):
         return h
 
     def _maybe_flush(self) -> None:
-        if len(self._queue) >= _MAX_QUEUE or (
+        if len(self._queue) + self._replayed >= _MAX_QUEUE or (
             self._queued_wgs >= _MAX_QUEUED_WORKGROUPS and time.perf_counter() - self._flushed_at >= _MIN_FLUSH_GAP
         ):
             self.flush()
@@ -276,6 +282,7 @@ class WebGPUBackend(Backend):
             return None
         steps, self._queue = self._queue, []
         self._queued_wgs = 0
+        self._replayed = 0
         self._flushed_at = time.perf_counter()
         try:
             return self.host.dispatch(steps, read=read) if read is not None else self.host.dispatch(steps)
@@ -320,6 +327,30 @@ class WebGPUBackend(Backend):
         else:
             exe.enqueue(self, list(in_slots), list(out_slots))
         self._maybe_flush()
+
+    def run_plan(self, plan, slots: list) -> None:
+        """Queue a Plan: its recorded runs of kernels as one Replay each (replay.py), the rest
+        walked as the base Backend does."""
+        nodes = plan.cache
+        if nodes is None:
+            nodes = plan.cache = _replay.build(self, plan) if self._records else False
+        if nodes is False:
+            return super().run_plan(plan, slots)
+        counters = None
+        for node in nodes:
+            if type(node) is _replay.Recorded:
+                hs = [slots[p] for p in node.params]
+                if node.scratch:
+                    hs += [self.scratch(n, j) for n, j in node.scratch]
+                self._queue.append(Replay(node.recording, hs))
+                self._busy.update(hs)
+                self._queued_wgs += node.workgroups
+                self._replayed += node.steps - 1
+                self._maybe_flush()
+            else:
+                if counters is None:
+                    counters = [0] * plan.levels
+                self._run_steps([node], slots, counters)
 
     def run_kernel(self, gk: GPUKernel, in_slots: list, out_slots: list) -> None:
         """Queue the launches of a compiled kernel."""
