@@ -97,8 +97,11 @@ _BIND_GROUP_CACHE = 4096  # entries; cleared wholesale when full (cheap to rebui
 # Compiled pipelines kept alive (least recently used out): a driver's compiled shader costs ~1 MB
 # (lavapipe); an evicted pipeline keeps its handle and is rebuilt from its WGSL on its next use.
 _LIVE_PIPELINES = int(os.environ.get("PYJAX_PIPELINE_CACHE", 256))
-# A read back polls without blocking for this long before it blocks (0: block at once).
-_SPIN_S = float(os.environ.get("PYJAX_WEBGPU_SPIN_US", "0")) * 1e-6
+# A read back polls without blocking for this long before it blocks (0: block at once). H200, tiny
+# jitted call awaited (bench/webgpu.py, medians of 7x300): blocking at once 122-128 us, 150 us of
+# spinning first 86-90 us.
+_SPIN_ENV = os.environ.get("PYJAX_WEBGPU_SPIN_US")
+_SPIN_S = float(_SPIN_ENV or 200) * 1e-6
 
 
 def _size_class(nbytes: int) -> int:
@@ -268,6 +271,9 @@ class WgpuHost:
         self._device = adapter.request_device_sync(required_features=features, required_limits=required)
         self._queue = self._device.queue
         self.adapter_info: dict = dict(adapter.info)
+        # spinning on a CPU adapter (lavapipe) takes the cycles its own threads need: not by default
+        cpu = self.adapter_info.get("adapter_type") == "CPU"
+        self._spin_s = 0.0 if cpu and _SPIN_ENV is None else _SPIN_S
         self.limits: dict[str, int] = dict(self._device.limits)
         self.features: frozenset[str] = frozenset(self._device.features)
         self.has_f16: bool = "shader-f16" in self.features
@@ -537,10 +543,8 @@ class WgpuHost:
         lib.wgpuBufferMapAsync(st._internal, lib.WGPUMapMode_Read, 0, size, self._map_info[0])
         dev = self._device._internal
         poll = lib.wgpuDevicePoll
-        if (
-            _SPIN_S > 0
-        ):  # non-blocking polls first: a blocking wait sleeps, and waking costs more than a short result takes
-            until = time.perf_counter() + _SPIN_S
+        if self._spin_s > 0:  # non-blocking polls first: a blocking wait sleeps, waking takes longer than a tiny result
+            until = time.perf_counter() + self._spin_s
             while not self._map_done and time.perf_counter() < until:
                 poll(dev, False, ffi.NULL)
         for _ in range(1000):  # the blocking poll waits for the copy; the callback runs in it

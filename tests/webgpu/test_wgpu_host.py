@@ -259,6 +259,22 @@ def test_recording_replayed_on_other_buffers(host):
         host.release_buffer(h)
 
 
+def test_read_back_spinning_then_blocking(host, monkeypatch):
+    """A read back polls without blocking first (GPUs), then blocks: the same bytes either way."""
+    p = host.pipeline(INC)
+    a, o = host.create_buffer(4 * 64), host.create_buffer(4 * 64)
+    host.write(a, np.arange(64, dtype=np.uint32))
+    for spin in (0.0, 1e-6, 0.05):
+        monkeypatch.setattr(host, "_spin_s", spin)
+        got = host.dispatch([Step(p, [a, o], None, 1)], read=(o, 4 * 64, 0))
+        np.testing.assert_array_equal(np.frombuffer(got, np.uint32), np.arange(64) + 1)
+        host.write(a, np.frombuffer(got, np.uint32))
+        np.testing.assert_array_equal(np.frombuffer(host.read(a), np.uint32), np.arange(64) + 1)
+        host.write(a, np.arange(64, dtype=np.uint32))
+    host.release_buffer(a)
+    host.release_buffer(o)
+
+
 def test_step_validation(host):
     p = host.pipeline(AXPB)
     a = host.create_buffer(64)
