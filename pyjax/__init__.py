@@ -99,12 +99,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    """pyjax.image and pyjax.profiler load on first use, as JAX's do (keeps `import pyjax` fast)."""
+    """pyjax.image, pyjax.profiler and pyjax.export load on first use, as JAX's do (keeps `import pyjax` fast)."""
     if name == "float0":  # numpy's dtype, made on first use
         from pyjax import dtypes as _dtypes
 
         return _dtypes.float0
-    if name in ("image", "profiler"):
+    if name in ("image", "profiler", "export"):
         import importlib
 
         return importlib.import_module(f"pyjax.{name}")
