@@ -49,7 +49,11 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     """x broadcast to `shape` (numpy rules: trailing axes aligned, size-1 axes stretched)."""
-    x, shape = _arr(x), tuple(int(d) for d in shape)
+    return broadcast_array(_arr(x), tuple(int(d) for d in shape))
+
+
+def broadcast_array(x: Any, shape: tuple) -> Any:
+    """broadcast_to for an array x and a tuple of ints (what jnp.broadcast_to has checked already)."""
     xs = get_aval(x).shape
     if xs == shape:
         return x

@@ -13,7 +13,7 @@ from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
-from pyjax.lax.shapes import broadcast_shapes
+from pyjax.lax.shapes import broadcast_array, broadcast_shapes
 from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
@@ -187,17 +187,7 @@ def _weak_result(*args):
 def broadcast_to(x, shape):
     if isinstance(x, _keys.PRNGKeyArray):
         return _keys.broadcast_to(x, shape)
-    x = x if _is_array(x) else asarray(x)
-    shape = _shape_tuple(shape)
-    xs = _aval(x).shape
-    if xs == shape:
-        return x
-    nd = len(shape)
-    if len(xs) > nd or builtins.any(a not in (1, b) for a, b in zip(xs, shape[nd - len(xs) :])):
-        raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
-    dims = tuple(range(nd - len(xs), nd))
-    # size-1 axes that stay 1 are fine; drop nothing
-    return lax.broadcast_in_dim(x, shape, dims)
+    return broadcast_array(x if _is_array(x) else asarray(x), _shape_tuple(shape))
 
 
 def broadcast_arrays(*args):
