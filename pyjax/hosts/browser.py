@@ -428,7 +428,7 @@ class BrowserWebGPUHost:
         """steps: (pipeline, buffers, uniforms bytes or None, grid) each; one encoder, one submit."""
         from pyodide.ffi import to_js
 
-        from pyjax.hosts.webgpu_contract import grid_2d
+        from pyjax.hosts.webgpu_contract import append_uniforms, grid_2d
 
         ints: list[int] = []
         blob = bytearray()
@@ -437,12 +437,7 @@ class BrowserWebGPUHost:
             ints.append(pipeline)
             ints.append(len(buffers))
             ints.extend(buffers)
-            uoff = usize = 0
-            if uniforms is not None:
-                data = bytes(memoryview(uniforms).cast("B"))
-                usize = max(16, -(-len(data) // 16) * 16)
-                uoff = -(-len(blob) // self._ualign) * self._ualign
-                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            uoff, usize = append_uniforms(blob, uniforms, self._ualign)
             if isinstance(grid, int):
                 x, y, z = grid_2d(grid, self._max_wg)
             elif grid[0] == "indirect":  # counts an earlier step wrote into buffer grid[1]

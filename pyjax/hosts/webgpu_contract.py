@@ -34,6 +34,18 @@ class GPUOutOfMemoryError(HostError, MemoryError):
     """A GPU allocation failed or exceeds the device's buffer limits."""
 
 
+def append_uniforms(blob: bytearray, uniforms, align: int) -> tuple[int, int]:
+    """Append a step's uniform bytes to a batch's uniform blob at the next `align`-byte offset,
+    padded to a multiple of 16 bytes: (offset, padded size), or (0, 0) for no uniforms."""
+    if uniforms is None:
+        return 0, 0
+    data = bytes(memoryview(uniforms).cast("B"))
+    size = max(16, -(-len(data) // 16) * 16)
+    offset = -(-len(blob) // align) * align
+    blob += bytes(offset - len(blob)) + data + bytes(size - len(data))
+    return offset, size
+
+
 class Step(NamedTuple):
     """One compute dispatch inside a ``WgpuHost.dispatch`` batch.
 

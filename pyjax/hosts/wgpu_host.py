@@ -40,6 +40,7 @@ from pyjax.hosts.webgpu_contract import (
     Replay,
     Step,
     WGSLCompileError,
+    append_uniforms,
     grid_2d,
     number_lines,
     parse_bindings,
@@ -755,12 +756,7 @@ class WgpuHost:
                 )
             if any(not 0 <= r < nbuffers for r in refs):
                 raise ValueError(f"step {i}: buffer positions {refs} outside 0..{nbuffers - 1}")
-            usize = uoff = 0
-            if uniforms is not None:
-                data = bytes(memoryview(uniforms).cast("B"))
-                usize = max(16, -(-len(data) // 16) * 16)
-                uoff = -(-len(blob) // self._ualign) * self._ualign
-                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            uoff, usize = append_uniforms(blob, uniforms, self._ualign)
             if type(grid) is int or grid[0] != "indirect":
                 g = self._grid(grid)
             else:
@@ -855,12 +851,7 @@ class WgpuHost:
                 live.move_to_end(p)
             bufs = [self._buf(h) for h in handles]
             self._check_step(p, pipe, handles, bufs, uniforms)
-            uoff = usize = 0
-            if uniforms is not None:
-                data = bytes(memoryview(uniforms).cast("B"))
-                usize = max(16, -(-len(data) // 16) * 16)
-                uoff = -(-len(blob) // self._ualign) * self._ualign
-                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            uoff, usize = append_uniforms(blob, uniforms, self._ualign)
             gps.append(pipe.gpu._internal)
             grids.append(self._grid(grid))
             uoffs.append(uoff)
@@ -961,12 +952,7 @@ class WgpuHost:
             bufs = [self._buf(h) for h in s.buffers]
             if pipe.layout_key is not None:
                 self._check_step(s.pipeline, pipe, s.buffers, bufs, s.uniforms)
-            uoff = usize = 0
-            if s.uniforms is not None:
-                data = bytes(memoryview(s.uniforms).cast("B"))
-                usize = max(16, -(-len(data) // 16) * 16)
-                uoff = -(-len(blob) // self._ualign) * self._ualign
-                blob += bytes(uoff - len(blob)) + data + bytes(usize - len(data))
+            uoff, usize = append_uniforms(blob, s.uniforms, self._ualign)
             pipes.append(pipe)
             bufsets.append(bufs)
             grids.append(self._grid(s.grid))
