@@ -93,9 +93,31 @@ from pyjax import sharding, stages  # noqa: F401
 from pyjax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
 from pyjax._shard_map import shard_map  # noqa: F401
 from pyjax import ref  # noqa: F401
-from pyjax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from pyjax.ref import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from pyjax import distributed  # noqa: F401
+from pyjax.sharding import MemorySpace as _MemorySpace
+from pyjax.api import (  # noqa: F401
+    allow_f16_reductions,
+    array_garbage_collection_guard,
+    debug_key_reuse,
+    default_prng_impl,
+    enable_custom_prng,
+    fwd_and_bwd,
+    legacy_prng_key,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    no_execution,
+    no_tracing,
+    softmax_custom_jvp,
+    thread_guard,
+    threefry_partitionable,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+)
 
 __version__ = "0.1.0"
+memory = __import__("types").SimpleNamespace(Space=_MemorySpace)  # jax.memory.Space
 
 
 def __getattr__(name: str):

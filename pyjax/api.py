@@ -327,6 +327,10 @@ class _Jitted(stages.Wrapped):
             self._closed_refs.append(e.ref)
             return self._call_refs(args, kwargs)
         jaxpr, consts, out_tree = entry[0], entry[1], entry[2]
+        if config.jax_no_execution and core.state.dynamic_trace is None:
+            raise RuntimeError(
+                f"JAX tried to execute function jit({self.__name__}), but the no_execution config option is set"
+            )
         outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
         return tree_unflatten(out_tree, outs)
 
@@ -351,6 +355,8 @@ class _Jitted(stages.Wrapped):
         except TypeError:
             entry = None
         if entry is None or entry[3]:
+            if config.jax_no_tracing:
+                raise RuntimeError(f"re-tracing function {self.__name__} for `jit`, but 'no_tracing' is set")
             jaxpr, consts, out_tree = self._trace(static, static_kw, dyn_args, dyn_kw, in_tree, avals)
             has_tracer_consts = any(isinstance(c, Tracer) for c in consts)
             if not has_tracer_consts:
@@ -1584,6 +1590,61 @@ def make_array_from_callback(shape, sharding, data_callback: Callable, dtype=Non
     return out
 
 
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """The array whose shards are `arrays` (one device: one array holding the whole shape)."""
+    shape = tuple(shape)
+    arrays = list(arrays)
+    if len(arrays) != 1:
+        raise ValueError(f"pyjax runs on one device: expected 1 single-device array, got {len(arrays)}")
+    out = _arr(arrays[0])
+    if tuple(out.shape) != shape:
+        raise ValueError(
+            f"Expected shard shape {shape} doesn't match the single device array shape {tuple(out.shape)}."
+        )
+    if dtype is not None:
+        out = lax.convert_element_type(out, dtype)
+    return device_put(out, sharding)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """The global array of this (only) process's local data, placed with sharding."""
+    out = _arr(local_data)
+    if global_shape is not None and tuple(global_shape) != tuple(out.shape):
+        raise ValueError(
+            f"pyjax runs in one process: global_shape {tuple(global_shape)} must equal the local data's "
+            f"shape {tuple(out.shape)}"
+        )
+    return device_put(out, sharding)
+
+
+def fwd_and_bwd(fun: Callable, argnums=0, has_aux: bool = False, jitted: bool = True):
+    """(fwd, bwd): fwd(*primals) -> (fun(*primals), residuals[, aux]); bwd(residuals, cotangent) -> the
+    cotangents of the argnums inputs (one, or a tuple for a sequence). The residuals are the primals:
+    bwd replays the forward pass inside its own (jitted, compiled once) program."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+
+    def fwd(*primals):
+        out = fun(*primals)
+        if has_aux:
+            return out[0], primals, out[1]
+        return out, primals
+
+    def bwd(residuals, cotangent):
+        def wrt(*diff):
+            full = list(residuals)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            out = fun(*full)
+            return out[0] if has_aux else out
+
+        _, pullback = vjp(wrt, *[residuals[i] for i in nums])
+        cts = pullback(cotangent)
+        return cts[0] if single else tuple(cts)
+
+    return (jit(fwd), jit(bwd)) if jitted else (fwd, bwd)
+
+
 def print_environment_info(return_string: bool = False):
     """Versions and devices (like jax.print_environment_info)."""
     import platform
@@ -1642,3 +1703,27 @@ numpy_rank_promotion = _config_context(
 transfer_guard = _config_context(
     "jax_transfer_guard", "Set the transfer guard inside the block (recorded only).", "allow"
 )
+transfer_guard_host_to_device = _config_context(
+    "jax_transfer_guard_host_to_device", "Set the host-to-device transfer guard (recorded only).", "allow"
+)
+transfer_guard_device_to_host = _config_context(
+    "jax_transfer_guard_device_to_host", "Set the device-to-host transfer guard (recorded only).", "allow"
+)
+transfer_guard_device_to_device = _config_context(
+    "jax_transfer_guard_device_to_device", "Set the device-to-device transfer guard (recorded only).", "allow"
+)
+no_tracing = _config_context("jax_no_tracing", "Inside the block, a jit that has to trace raises RuntimeError.")
+no_execution = _config_context(
+    "jax_no_execution", "Inside the block, running a jitted program raises RuntimeError (eager ops still run)."
+)
+thread_guard = _config_context("jax_thread_guard", "Recorded only (pyjax's traces are per thread).")
+softmax_custom_jvp = _config_context("jax_softmax_custom_jvp", "Recorded only (pyjax's softmax has one jvp).")
+default_prng_impl = _config_context(
+    "jax_default_prng_impl", "Set the default PRNG implementation (pyjax has threefry2x32).", "threefry2x32"
+)
+enable_custom_prng = _config_context("jax_enable_custom_prng", "Recorded only.")
+legacy_prng_key = _config_context("jax_legacy_prng_key", "Recorded only.", "allow")
+threefry_partitionable = _config_context("jax_threefry_partitionable", "Recorded only.")
+debug_key_reuse = _config_context("jax_debug_key_reuse", "Recorded only.")
+allow_f16_reductions = _config_context("jax_allow_f16_reductions", "Recorded only.")
+array_garbage_collection_guard = _config_context("jax_array_garbage_collection_guard", "Recorded only.", "allow")

@@ -15,7 +15,7 @@ from typing import Any
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.pytree import register_pytree_node, tree_flatten, tree_unflatten
-from pyjax.lax import lax
+from pyjax.lax import lax, slicing
 from pyjax.lax._util import _arr
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get", "new_ref", "set", "swap"]
@@ -128,14 +128,92 @@ class Ref:
         return "Ref" + text[text.index("(") :] if text.startswith("Array(") else f"Ref({text})"
 
 
+class Slice:
+    """A slice of `size` elements from `start` (which may be traced) with a static stride (jax.ds)."""
+
+    def __init__(self, start: Any, size: int, stride: int = 1):
+        self.start, self.size, self.stride = start, size, stride
+
+    def __repr__(self) -> str:
+        return f"Slice(start={self.start}, size={self.size}, stride={self.stride})"
+
+    def __eq__(self, other):
+        return isinstance(other, Slice) and (self.start, self.size, self.stride) == (
+            other.start,
+            other.size,
+            other.stride,
+        )
+
+    def __hash__(self):
+        return hash((self.start, self.size, self.stride))
+
+
+def ds(start: Any, size: int | None = None, stride: int | None = None) -> Any:
+    """A Slice for indexing Refs: ds(start, size[, stride]); ds(n) is the Python slice(n)."""
+    if size is None:
+        return slice(start)
+    return Slice(start, size, 1 if stride is None else stride)
+
+
+def _has_slice(idx) -> bool:
+    return isinstance(idx, Slice) or (isinstance(idx, tuple) and any(isinstance(i, Slice) for i in idx))
+
+
+def _slice_get(cur: Any, idx) -> Any:
+    """cur[idx] where idx holds Slices: a dynamic_slice (then strided) on those axes."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    starts, sizes, strided, rest = [], [], [], []
+    for axis, i in enumerate(idx):
+        if isinstance(i, Slice):
+            starts.append(i.start)
+            sizes.append((i.size - 1) * i.stride + 1 if i.size else 0)
+            strided.append((axis, i.stride))
+            rest.append(slice(None))
+        else:
+            starts.append(0)
+            sizes.append(get_aval(cur).shape[axis])
+            rest.append(i)
+    shape = get_aval(cur).shape
+    starts += [0] * (len(shape) - len(idx))
+    sizes += list(shape[len(idx) :])
+    out = slicing.dynamic_slice(cur, starts, sizes)
+    steps = [slice(None)] * len(shape)
+    for axis, st in strided:
+        steps[axis] = slice(None, None, st)
+    return out[tuple(steps)][tuple(rest)]
+
+
+def _slice_put(cur: Any, idx, value: Any, add: bool) -> Any:
+    """cur with the block idx (Slices of stride 1, ints, full slices) replaced by (or added to) value."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    shape = get_aval(cur).shape
+    starts, block = [], []
+    for axis, n in enumerate(shape):
+        i = idx[axis] if axis < len(idx) else slice(None)
+        if isinstance(i, Slice) and i.stride == 1:
+            starts.append(i.start)
+            block.append(i.size)
+        elif isinstance(i, slice) and i == slice(None):
+            starts.append(0)
+            block.append(n)
+        elif isinstance(i, int) or (hasattr(i, "shape") and not get_aval(i).shape):
+            starts.append(i)
+            block.append(1)
+        else:
+            raise NotImplementedError(f"pyjax: writing a Ref at {idx!r} (strided or fancy with ds) is not supported")
+    value = lax.reshape(value, tuple(block))
+    if add:
+        value = slicing.dynamic_slice(cur, starts, block) + value
+    return slicing.dynamic_update_slice(cur, value, starts)
+
+
 def _is_whole(idx) -> bool:
     return idx is Ellipsis or idx == () or (isinstance(idx, tuple) and len(idx) == 1 and idx[0] is Ellipsis)
 
 
 def _checked(ref: Ref, idx, value: Any, op: str) -> Any:
     """value as an array of the indexed part's shape and the Ref's dtype (JAX's ValueError otherwise)."""
-    cur = ref._read()
-    want = get_aval(cur if _is_whole(idx) else cur[idx])
+    want = get_aval(get(ref, idx))
     value = value if isinstance(value, Tracer) else _arr(value)
     have = get_aval(value)
     if have.dtype != want.dtype and not have.weak_type:
@@ -153,6 +231,8 @@ def _checked(ref: Ref, idx, value: Any, op: str) -> Any:
 def get(ref: Ref, idx=()) -> Any:
     """ref[idx]: the current value (or the indexed part of it)."""
     cur = ref._read()
+    if _has_slice(idx):
+        return _slice_get(cur, idx)
     return cur if _is_whole(idx) else cur[idx]
 
 
@@ -160,7 +240,10 @@ def swap(ref: Ref, idx, value: Any) -> Any:
     """Write value at ref[idx]; returns what was there."""
     old = get(ref, idx)
     value = _checked(ref, idx, value, "swap")
-    ref._write(value if _is_whole(idx) else ref._read().at[idx].set(value))
+    if _has_slice(idx):
+        ref._write(_slice_put(ref._read(), idx, value, False))
+    else:
+        ref._write(value if _is_whole(idx) else ref._read().at[idx].set(value))
     return old
 
 
@@ -173,7 +256,10 @@ def addupdate(ref: Ref, idx, value: Any) -> None:
     """ref[idx] += value (same shape as ref[idx])."""
     value = _checked(ref, idx, value, "addupdate")
     cur = ref._read()
-    ref._write(cur + value if _is_whole(idx) else cur.at[idx].add(value))
+    if _has_slice(idx):
+        ref._write(_slice_put(cur, idx, value, True))
+    else:
+        ref._write(cur + value if _is_whole(idx) else cur.at[idx].add(value))
 
 
 def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:

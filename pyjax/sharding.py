@@ -40,6 +40,19 @@ __all__ = [
 ]
 
 
+class MemorySpace(enum.Enum):
+    """Where an array lives (jax.memory.Space): pyjax keeps every array in its device's memory."""
+
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self) -> str:
+        return f"MemorySpace.{self.name}"
+
+    __str__ = __repr__
+
+
 class AxisType(enum.Enum):
     """How a mesh axis is sharded: by the compiler (Auto), in the types (Explicit), or by hand (Manual)."""
 

@@ -154,3 +154,56 @@ def test_ensure_compile_time_eval():
         return x + c
 
     np.testing.assert_allclose(np.asarray(f(pjnp.ones(3))), [1, 3, 5])
+
+
+def _fwd_bwd_program(j, jnp, x, w):
+    fwd, bwd = j.fwd_and_bwd(lambda a, b: (jnp.tanh(a @ b)).sum(), argnums=(0, 1))
+    y, res = fwd(x, w)
+    f2, b2 = j.fwd_and_bwd(lambda a: (a * 2, a + 1), argnums=0, has_aux=True, jitted=False)
+    y2, res2, aux = f2(x)
+    return y, bwd(res, jnp.float32(1.0)), y2, aux, b2(res2, jnp.ones_like(x))
+
+
+def test_fwd_and_bwd_matches_jax(backend):
+    check(_fwd_bwd_program, np.arange(4, dtype=np.float32).reshape(2, 2) / 4, np.ones((2, 2), np.float32))
+
+
+def test_make_array_from_shards_matches_jax():
+    for j in (jax, pyjax):
+        s = j.sharding.NamedSharding(j.make_mesh((1,), ("x",)), j.P("x"))
+        a = j.make_array_from_single_device_arrays((4,), s, [j.numpy.arange(4.0)])
+        b = j.make_array_from_process_local_data(s, np.arange(4.0))
+        assert a.sharding == s and b.sharding == s and str(b.dtype) == "float32"
+        np.testing.assert_array_equal(np.asarray(a), np.arange(4.0))
+        with pytest.raises(ValueError):
+            j.make_array_from_single_device_arrays((8,), s, [j.numpy.arange(4.0)])
+
+
+def test_no_tracing_no_execution_and_config_contexts_as_jax():
+    for j in (jax, pyjax):
+        f = j.jit(lambda x: x * 2)
+        f(1.0)
+        with j.no_tracing(True):
+            assert float(f(1.0)) == 2.0  # cached: no trace
+            with pytest.raises(RuntimeError, match="no_tracing"):
+                j.jit(lambda x: x + 1)(1.0)
+        with j.no_execution(True):
+            with pytest.raises(RuntimeError, match="no_execution"):
+                f(2.0)
+        for ctx in (j.thread_guard, j.softmax_custom_jvp, j.transfer_guard_host_to_device):
+            with ctx(True if ctx is not j.transfer_guard_host_to_device else "allow"):
+                pass
+        assert j.config.jax_default_prng_impl == "threefry2x32"
+        with pytest.raises(ValueError):
+            j.config.update("jax_default_prng_impl", "foo")
+        assert [s.name for s in j.memory.Space] == ["Device", "Host", "Any"]
+        assert not j.distributed.is_initialized()
+
+
+def test_distributed_single_process():
+    with pytest.raises(NotImplementedError):
+        pyjax.distributed.initialize(num_processes=2, process_id=0)
+    pyjax.distributed.initialize()
+    assert pyjax.distributed.is_initialized()
+    pyjax.distributed.shutdown()
+    assert not pyjax.distributed.is_initialized()

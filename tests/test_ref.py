@@ -114,3 +114,15 @@ def test_grad_writes_into_outer_ref_rejected():
         c = j.new_ref(j.numpy.zeros(()))
         with pytest.raises(Exception, match="set/swap operation with a differentiated value"):
             j.grad(lambda x: (c.__setitem__(..., x * 2), c[...] * x)[1])(3.0)
+
+
+def _ds_program(j, jnp, x):
+    r = j.new_ref(x)
+    f = j.jit(lambda ref, i: (ref.__setitem__(j.ds(i, 2), ref[j.ds(i, 2)] * 10.0), ref[j.ds(0, 2, 2)])[1])
+    got = f(r, 1)
+    j.ref.addupdate(r, j.ds(2, 2), jnp.ones(2))
+    return got, r[...], r[j.ds(1)]
+
+
+def test_ds_slices_refs_as_jax(backend):
+    check(_ds_program, np.array([0.5, 1.0, 2.0, 3.0], np.float32))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+PRNG_IMPLS = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
+
 
 class Config:
     """Flags read on the hot path are plain attributes; update() validates names."""
@@ -23,6 +25,20 @@ class Config:
         self.jax_numpy_dtype_promotion = "standard"
         self.jax_numpy_rank_promotion = "allow"
         self.jax_transfer_guard = "allow"
+        self.jax_transfer_guard_host_to_device = "allow"
+        self.jax_transfer_guard_device_to_host = "allow"
+        self.jax_transfer_guard_device_to_device = "allow"
+        self.jax_no_tracing = False  # a jit that has to trace raises
+        self.jax_no_execution = False  # running a jitted program raises
+        self.jax_thread_guard = False
+        self.jax_softmax_custom_jvp = False
+        self.jax_default_prng_impl = "threefry2x32"
+        self.jax_enable_custom_prng = False
+        self.jax_legacy_prng_key = "allow"
+        self.jax_threefry_partitionable = True
+        self.jax_debug_key_reuse = False
+        self.jax_allow_f16_reductions = False
+        self.jax_array_garbage_collection_guard = None
         self._listeners = []
 
     def config_with_absl(self) -> None:
@@ -35,6 +51,10 @@ class Config:
         """Set a flag by name; unknown names raise like JAX."""
         if name.startswith("_") or not hasattr(self, name):
             raise AttributeError(f"Unrecognized config option: {name}")
+        if name == "jax_default_prng_impl" and value not in PRNG_IMPLS:
+            raise ValueError(f"new enum value must be in {list(PRNG_IMPLS)}, got {value} of type {type(value)}.")
+        if name == "jax_default_prng_impl" and value != "threefry2x32":
+            raise NotImplementedError(f"pyjax implements the threefry2x32 PRNG only, not {value!r}")
         setattr(self, name, value)
         for fn in self._listeners:
             fn(name, value)
