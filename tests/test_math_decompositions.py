@@ -196,6 +196,18 @@ def test_binary_special_values_match_jax(backend):
         assert np.array_equal(np.signbit(got[ok]), np.signbit(want[ok])), ours
 
 
+def test_cumulative_logsumexp_step_matches_jax(backend):
+    """The cumulative logsumexp routines' step (mathlib.logaddexp, rendered by wasm in float64 and
+    by webgpu in float32) over pairs of special and ordinary values, against JAX."""
+    import jax
+
+    s = np.array([0.0, -0.0, 1.0, -1.0, 3.5, 30.0, -100.0, 88.5, np.inf, -np.inf, np.nan], np.float32)
+    x = np.stack([v.ravel() for v in np.meshgrid(s, s)], axis=1)
+    got = np.asarray(pyjax.lax.cumlogsumexp(jnp.asarray(x), axis=1))
+    want = np.asarray(jax.lax.cumlogsumexp(x, axis=1))
+    np.testing.assert_allclose(got, want, rtol=F32_TOL, atol=TINY)  # XLA flushes log1p(e^-100) to 0
+
+
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float64], ids=["f32", "f64"])
 def test_expansion_leaves_core_ops_only(dtype):
     x = ir.node("gather", dtype, (ir.const(0, dtypes.int32),), 0)

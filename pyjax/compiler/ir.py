@@ -7,6 +7,7 @@ value range of each node (see `bounds`).
 
 Node ops:
   const(arg=value)            idx(arg=axis)          acc (the reduction result, epilogue only)
+  arg(arg=i)                  -- parameter i of a scalar function (ir.arg; routines' helpers)
   load(arg=(input, tracker))  -- input buffer read through a ShapeTracker at the current index
   gather(arg=input; srcs=(offset,))  -- input buffer read at a computed flat offset
   unary/binary/ternary ALU ops (UNARY_OPS, BINARY_OPS, 'where'), cast, bitcast
@@ -125,6 +126,11 @@ def gather(i: int, offset: Node, dtype: dtypes.DType) -> Node:
 
 def acc(dtype: dtypes.DType) -> Node:
     return node("acc", dtype)
+
+
+def arg(i: int, dtype: dtypes.DType) -> Node:
+    """Parameter i of a scalar function (a backend's helper written as IR, e.g. a routine's step)."""
+    return node("arg", dtype, (), i)
 
 
 def cast(x: Node, dtype: dtypes.DType) -> Node:

@@ -7,8 +7,6 @@ import pytest
 
 import pyjax
 import pyjax.numpy as jnp
-from pyjax.backends.wasm.encoder import F64, Module
-from pyjax.backends.wasm.mathlib import add_math_helpers
 from pyjax.scipy import special
 
 np = pytest.importorskip("numpy")
@@ -306,20 +304,3 @@ def test_erfc_coefficients_reproducible():
 
     fresh = _fit_erfc_tail(len(_ERFC_CHEB))
     assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-25) for a, b in zip(fresh, _ERFC_CHEB))
-
-
-def test_add_math_helpers_dedups_and_validates():
-    m = Module()
-    a = add_math_helpers(m, ["log1p", "exp"], "float64")
-    b = add_math_helpers(m, ["exp"], np.float64)
-    assert a["exp"] == b["exp"]
-    assert m.func_types[a["exp"]] == ((F64,), (F64,))
-    n = len(m.functions)
-    add_math_helpers(m, ["log1p"], "float64")
-    assert len(m.functions) == n
-    with pytest.raises(ValueError, match="unknown math helper"):
-        add_math_helpers(m, ["gamma"], "float64")
-    with pytest.raises(ValueError, match="float64 only"):
-        add_math_helpers(m, ["exp"], "float32")
-    with pytest.raises(ValueError, match="float64 only"):
-        add_math_helpers(m, ["exp"], "int32")

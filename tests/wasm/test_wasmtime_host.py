@@ -1,4 +1,4 @@
-"""Native wasmtime host: fast call path, traps, memory, caching, and threefry against JAX."""
+"""Native wasmtime host: fast call path, traps, memory, caching."""
 
 import pathlib
 import subprocess
@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, Module
-from pyjax.backends.wasm.mathlib import add_threefry2x32
 
 pytest.importorskip("wasmtime")
 from pyjax.hosts.wasmtime_host import WasmtimeHost, WasmTrap
@@ -47,7 +46,7 @@ def test_import_does_not_need_wasmtime_or_numpy():
 
     root = pathlib.Path(__file__).resolve().parents[2]
     files = ["pyjax/hosts/wasmtime_host.py"]
-    files += [f"pyjax/backends/wasm/{n}.py" for n in ("encoder", "mathlib", "allocator")]
+    files += [f"pyjax/backends/wasm/{n}.py" for n in ("encoder", "allocator")]
     for name in files:
         tree = ast.parse((root / name).read_text())
         for node in tree.body:
@@ -60,7 +59,7 @@ def test_import_does_not_need_wasmtime_or_numpy():
     code = (
         "import sys; sys.modules['wasmtime'] = None\n"
         "import pyjax.hosts.wasmtime_host, pyjax.backends.wasm.encoder, "
-        "pyjax.backends.wasm.mathlib, pyjax.backends.wasm.allocator\n"
+        "pyjax.backends.wasm.allocator\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
 
@@ -267,90 +266,6 @@ def test_fast_path_bypasses_func_call(host, monkeypatch):
     assert fast(7) == 7
     with pytest.raises(AssertionError, match="Func.__call__ used"):
         slow(7)
-
-
-# ----------------------------------------------------------------------------- threefry
-
-
-def threefry2x32_py(key, x):
-    """Reference Threefry-2x32 (20 rounds) in pure Python, for when JAX is not importable."""
-    mask = 0xFFFFFFFF
-    rot = ((13, 15, 26, 6), (17, 29, 16, 24))
-    ks = (key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDA)
-    x0, x1 = (x[0] + ks[0]) & mask, (x[1] + ks[1]) & mask
-    for g in range(5):
-        for r in rot[g % 2]:
-            x0 = (x0 + x1) & mask
-            x1 = (((x1 << r) | (x1 >> (32 - r))) & mask) ^ x0
-        x0 = (x0 + ks[(g + 1) % 3]) & mask
-        x1 = (x1 + ks[(g + 2) % 3] + g + 1) & mask
-    return x0, x1
-
-
-# Known-answer vectors of Threefry-2x32-20 (Random123), also used by JAX's tests.
-KAT = [
-    ((0x00000000, 0x00000000), (0x00000000, 0x00000000), (0x6B200159, 0x99BA4EFE)),
-    ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
-    ((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3), (0xC4923A9C, 0x483DF7A0)),
-]
-
-
-@pytest.fixture()
-def threefry(host):
-    m = Module()
-    f = m.function("tf", [I32] * 4, [I32, I32], export=True)
-    idx = add_threefry2x32(m)
-    assert add_threefry2x32(m) == idx
-    for i in range(4):
-        f.local_get(i)
-    f.call(idx)
-    fn = host.load(m.to_bytes())["tf"]
-    return lambda key, x: tuple(v & 0xFFFFFFFF for v in fn(key[0], key[1], x[0], x[1]))
-
-
-def test_threefry_known_answers(threefry):
-    for key, x, want in KAT:
-        assert threefry2x32_py(key, x) == want
-        assert threefry(key, x) == want
-
-
-def _jax_threefry():
-    try:
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    for mod, name in [
-        ("jax.extend.random", "threefry_2x32"),
-        ("jax._src.random.threefry2x32", "threefry_2x32"),
-        ("jax._src.prng", "threefry_2x32"),
-    ]:
-        try:
-            fn = getattr(__import__(mod, fromlist=[name]), name)
-        except (ImportError, AttributeError):
-            continue
-        return lambda key, count: fn(jnp.asarray(key, jnp.uint32), jnp.asarray(count, jnp.uint32))
-    return None
-
-
-def test_threefry_matches_jax(threefry):
-    np = pytest.importorskip("numpy")
-    rng = np.random.default_rng(0)
-    keys = [(0, 0), (0, 42), (0xDEADBEEF, 0x12345678)] + [
-        tuple(int(v) for v in rng.integers(0, 2**32, 2)) for _ in range(5)
-    ]
-    jax_tf = _jax_threefry()
-    for key in keys:
-        count = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
-        # JAX hashes the first half of the counts with the second half, pairwise
-        half = len(count) // 2
-        pairs = [threefry((key[0], key[1]), (int(a), int(b))) for a, b in zip(count[:half], count[half:])]
-        ours = [p[0] for p in pairs] + [p[1] for p in pairs]
-        if jax_tf is not None:
-            expected = [int(v) for v in np.asarray(jax_tf(key, count))]
-        else:
-            ref = [threefry2x32_py(key, (int(a), int(b))) for a, b in zip(count[:half], count[half:])]
-            expected = [p[0] for p in ref] + [p[1] for p in ref]
-        assert ours == expected, key
 
 
 def test_f64_and_f32_params_fast_path(host):

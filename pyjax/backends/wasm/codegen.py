@@ -34,7 +34,6 @@ import struct
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
 from pyjax.backends.wasm.halffloat import narrow_helper
-from pyjax.backends.wasm.mathlib import math_index
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.compiler.mathlib import expand_kernel
@@ -85,10 +84,6 @@ def _signed(d) -> bool:
 
 def _bits(d) -> int:
     return 1 if d.kind == "b" else d.itemsize * 8
-
-
-def _math_prec(d) -> str:
-    return "float64" if d.name == "float64" else "float32"
 
 
 def _int_min(d) -> int:
@@ -999,7 +994,7 @@ class KernelCodegen:
     def _emit_op(self, op: str, sd, srcs: list, pushed: bool = False) -> None:
         """Emit op on srcs (locals; on the stack already if pushed), sources of dtype sd, through
         its row of SCALAR."""
-        rows = SCALAR.get(op, SCALAR[None] if op in ir.TRANSCENDENTAL else {})
+        rows = SCALAR.get(op, {})
         row = rows.get(_class(sd))
         if row is None:
             raise NotImplementedError(f"wasm backend: {op} on {sd.name}")
@@ -1064,8 +1059,6 @@ class KernelCodegen:
 
     def _callee(self, name: str, op: str, d) -> int:
         """Index of the helper function a row calls."""
-        if name == "math":  # the float functions left to helpers (mathlib.py)
-            return math_index(self.m, op, _math_prec(d))
         return {"fmod": lambda d: self._fmod(), "ipow": self._ipow, "nextafter": self._nextafter}[name](d)
 
     def _half(self, d, role: str) -> None:
@@ -1770,7 +1763,6 @@ SCALAR = _rows(
         "isfinite": {"f": "a {t}.abs inf {t}.lt", "iub": "i32:1"},
         "popcnt": {"iub": _bit_count},
         "clz": {"iub": _bit_count},
-        None: {"f": "a call:math"},  # the other float functions: helpers (mathlib.py)
         # binary
         "lt": _compare("lt"),
         "le": _compare("le"),
@@ -1795,8 +1787,7 @@ SCALAR = _rows(
             "i": "b {bits} {t}.lt_u set:small:i32 a b {top} get:small select {t}.shr_s",
             "ub": "b {bits} {t}.lt_u set:small:i32 a b {t}.shr_u 0 get:small select",
         },
-        "pow": {"f": "a b call:math", "iub": "a b call:ipow"},
-        "atan2": {"f": "a b call:math"},
+        "pow": {"iub": "a b call:ipow"},  # float pow, atan2 and the other float functions: core ops (compiler/mathlib)
         "nextafter": {"f": "a b call:nextafter"},
         # ternary
         "where": {"b": "b c a select"},
@@ -1925,6 +1916,21 @@ def scalar_ops(m: Module, f: Function) -> KernelCodegen:
     ops = KernelCodegen.__new__(KernelCodegen)
     ops.m, ops.f = m, f
     return ops
+
+
+def scalar_function(m: Module, name: str, root: Node) -> int:
+    """Index of m's function `name` computing root (core ops) from its ir.arg parameters, in order,
+    by the kernels' scalar emitters: a routine's helper written once as IR (made once per module)."""
+    key = "scalar_function:" + name
+    if key not in m.memo:
+        args = sorted((x for x in ir.walk(root) if x.op == "arg"), key=lambda x: x.arg)
+        f = m.function(name, [valtype(a.dtype) for a in args], [valtype(root.dtype)])
+        m.memo[key] = f.index
+        cg = scalar_ops(m, f)
+        cg.vec, cg.V, cg.env = False, -1, {(a, "s"): a.arg for a in args}
+        f.local_get(cg.get(root))
+        f.finish()
+    return m.memo[key]
 
 
 def compile_kernel_bytes(

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 
-from pyjax.backends.wasm.codegen import DTYPE_INFO, HALF, scalar_ops, valtype
+from pyjax.backends.wasm.codegen import DTYPE_INFO, HALF, scalar_function, scalar_ops, valtype
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Module
 from pyjax.backends.wasm.halffloat import narrow_helper
+from pyjax.compiler import ir
 from pyjax.compiler.ir import Routine
+from pyjax.compiler.mathlib import logaddexp
 from pyjax.core import dtypes
 
 __all__ = ["compile_routine"]
@@ -426,22 +428,8 @@ def _cumulative(r: Routine):
 
 
 def _logaddexp(B: _Builder) -> int:
-    if "logaddexp" in B.m.memo:
-        return B.m.memo["logaddexp"]
-    from pyjax.backends.wasm.mathlib import math_index
-
-    f = B.m.function("logaddexp_f64", [F64, F64], [F64])
-    B.m.memo["logaddexp"] = f.index
-    a, b = 0, 1
-    f.local_get(a).local_get(b).f64_eq()
-    with f.if_(F64):
-        f.local_get(a).f64_const(math.log(2.0)).f64_add()
-        f.else_()
-        f.local_get(a).local_get(b).f64_max()
-        f.local_get(a).local_get(b).f64_sub().f64_abs().f64_neg().call(math_index(B.m, "exp", "float64"))
-        f.call(math_index(B.m, "log1p", "float64")).f64_add()
-    f.finish()
-    return f.index
+    a, b = ir.arg(0, dtypes.float64), ir.arg(1, dtypes.float64)
+    return scalar_function(B.m, "logaddexp_f64", logaddexp(a, b))
 
 
 # --------------------------------------------------------------------------------------- linalg

@@ -34,6 +34,7 @@ from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
 from pyjax.backends.webgpu.wgsl_math import helpers_for as helper_code
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel
+from pyjax.compiler.mathlib import logaddexp
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes
 
@@ -445,17 +446,6 @@ class _Radix:
 
 # ---- cumulative ------------------------------------------------------------------------------
 
-_LSE = """
-fn pj_lse(a: f32, b: f32) -> f32 {
-  if (pj_isnan(a) || pj_isnan(b)) { return pj_nan(); }
-  if (a == -pj_inf()) { return b; }
-  if (b == -pj_inf()) { return a; }
-  let m = max(a, b);
-  if (m == pj_inf()) { return m; }
-  return m + pj_log1p(pj_exp(min(a, b) - m));
-}
-"""
-
 
 class CumulativeExe:
     E = 4  # elements per thread
@@ -472,7 +462,8 @@ class CumulativeExe:
         self.widen = _Widen(backend, self.total, self.d)
         w = self.widen.w
         t = wgsl.ctype(w)
-        helpers = {"inf", "nan", "isnan", "fmax", "fmin", "log1p", "exp"}
+        helpers = {"inf", "nan", "isnan", "fmax", "fmin"}
+        lse = ""
         op = self.op
         if op == "sum":
             comb = "a + b"
@@ -488,14 +479,16 @@ class CumulativeExe:
                 ident = wgsl.lit(-(2**31) if op == "max" else 2**31 - 1, w)
             else:
                 ident = "0u" if op == "max" else "0xffffffffu"
-        elif op == "logsumexp":
+        elif op == "logsumexp":  # compiler/mathlib's logaddexp, rendered as kernels are
+            lse, used = wgsl.scalar_function("pj_lse", logaddexp(ir.arg(0, w), ir.arg(1, w)))
+            helpers |= used
             comb = "pj_lse(a, b)"
             ident = "(-pj_inf())"
         else:
             raise NotImplementedError(f"webgpu backend: cumulative {op}")
         self.nb = -(-self.n // self.BLOCK)
         fn = f"fn comb(a: {t}, b: {t}) -> {t} {{ return {comb}; }}\nfn ident() -> {t} {{ return {ident}; }}\n"
-        pre = helper_code(helpers) + (_LSE if op == "logsumexp" else "") + fn
+        pre = helper_code(helpers) + lse + fn
         n, nb, E, B = self.n, self.nb, self.E, self.BLOCK
 
         def pos(i: str) -> str:  # element i of a row -> index in the row's memory

@@ -821,6 +821,18 @@ def _from_bool(n) -> bool:
     return n.op == "cast" and n.srcs[0].dtype is dtypes.bool_
 
 
+def scalar_function(name: str, root: ir.Node) -> tuple[str, set]:
+    """(WGSL fn `name` computing root (core ops) from its ir.arg parameters p0, p1, ... in order,
+    the helpers it calls): a routine's helper written once as IR and rendered as kernels are."""
+    args = sorted((x for x in ir.walk(root) if x.op == "arg"), key=lambda x: x.arg)
+    em, scope = Emitter({}), Scope()
+    for a in args:
+        scope.memo[a], scope.pos[a] = f"p{a.arg}", -1
+    out = em.expr(root, scope)
+    params = ", ".join(f"p{a.arg}: {ctype(a.dtype)}" for a in args)
+    return f"fn {name}({params}) -> {ctype(root.dtype)} {{\n{scope.code()}  return {out};\n}}\n", em.helpers
+
+
 def runtime_zero(binding: str) -> str:
     """`let pj_z` (-0.0) and `pj_one` (1.0): constants at run time that the shader compiler
     cannot prove (every buffer of the backend is at least 16 bytes, so its length is never 0)."""

@@ -1,13 +1,6 @@
-"""WGSL helper functions for generated kernels: accurate f32 math, NaN semantics, the core ops
-WGSL lacks (half floats, saturating conversions, fmod, nextafter, integer pow), JAX integer
-division and threefry2x32.
-
-Why our own math: WGSL only promises loose error bounds for its builtins (exp, log, sin, ...);
-Chrome's SwiftShader measured 1.9e-4 relative error on a tanh/exp/sin chain. Every function
-here is built from +, -, *, /, sqrt, integer and bit operations only (WGSL rounds + - * exactly
-and / within 2.5 ulp), with range reduction and minimax polynomials. Measured on lavapipe
-(tests/webgpu/test_wgsl_math.py): at most 3.2e-7 relative error for every function over its
-whole f32 domain, against 2e-6 asked for.
+"""WGSL helper functions for generated kernels: NaN semantics, the core ops WGSL lacks (half
+floats, saturating conversions, fmod, nextafter, integer pow), JAX integer division and
+threefry2x32.
 
 Rules the code follows, because WGSL compilers optimize floats loosely:
 - NaN/inf are tested with bit patterns (``pj_isnan``), never with ``x != x`` (compilers may
@@ -17,12 +10,12 @@ Rules the code follows, because WGSL compilers optimize floats loosely:
   ``(a + b) - a``: Mesa folds them (measured: ``x - ((x + 1) - 1)`` gives 0 on lavapipe).
   Extra precision comes from splitting numbers by masking mantissa bits, so products of the
   halves are exact whatever the compiler does.
-- Polynomial coefficients are minimax fits (Lawson's algorithm, relative error, float64)
-  rounded to f32; the fitted ranges are noted next to each polynomial.
 
-Kernels get every float function (exponentials, logarithms, trigonometric, hyperbolic and error
-functions, pow, cbrt, ...) written once as core ops by pyjax/compiler/mathlib/ (the same
-algorithms as the helpers here were); exp, log and log1p remain for the logsumexp routine.
+Kernels and routines get every float function (exponentials, logarithms, trigonometric,
+hyperbolic and error functions, pow, cbrt, ...) written once as core ops by
+pyjax/compiler/mathlib/ (WGSL's builtins promise loose error bounds: Chrome's SwiftShader
+measured 1.9e-4 relative error on a tanh/exp/sin chain); the logsumexp routine's step too
+(wgsl.scalar_function).
 
 Public API: ``helpers_for(names) -> str`` returns the WGSL for the named helpers plus their
 dependencies, in dependency order; ``fn_name(name)`` gives the WGSL function name ("pj_" +
@@ -31,38 +24,15 @@ name); ``HELPER_NAMES`` lists what exists. Signatures are in ``SIGNATURES``.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 
-# the polynomials shared with the core-op decompositions (written once there, float32 sets)
-from pyjax.compiler.mathlib import exponential
-from pyjax.compiler.mathlib.expr import F32
 from pyjax.core import minifloat
-
-_EXP_P, _LOG_Q = exponential._EXP_P[F32], exponential._LOG_Q[F32]
 
 __all__ = ["HELPER_NAMES", "SIGNATURES", "fn_name", "helpers_for"]
 
 _CODE: dict[str, str] = {}
 _DEPS: dict[str, tuple[str, ...]] = {}
 SIGNATURES: dict[str, str] = {}
-
-
-def _f(v: float) -> str:
-    """A WGSL literal for an f32-exact value (asserted), so parsing cannot round it."""
-    r = struct.unpack("<f", struct.pack("<f", v))[0]
-    if r != v:
-        raise ValueError(f"{v!r} is not exactly representable as f32")
-    s = repr(v)
-    return s if ("." in s or "e" in s) else s + ".0"
-
-
-def _poly(var: str, coefs: list[float]) -> str:
-    """Horner form c0 + var * (c1 + var * (...))."""
-    out = _f(coefs[-1])
-    for c in reversed(coefs[:-1]):
-        out = f"({_f(c)} + {var} * {out})"
-    return out
 
 
 def _def(name: str, deps: tuple[str, ...], signature: str, code: str) -> None:
@@ -97,13 +67,6 @@ def helpers_for(names: Iterable[str]) -> str:
         visit(n)
     return "\n".join(_CODE[n] for n in order)
 
-
-# ---- constants (f32-exact) --------------------------------------------------------------
-
-_LN2_HI = 0.693145751953125  # ln 2 to 16 bits: k * _LN2_HI is exact for |k| < 256
-_LN2_LO = 1.428606765330187e-06
-_LOG2E = 1.4426950216293335
-_SQRT2 = 1.4142135381698608
 
 # ---- bits, NaN and infinity -------------------------------------------------------------
 
@@ -187,7 +150,7 @@ _def(
     "pj_fmax(a: f32, b: f32) -> f32  (NaN if either is NaN)",
     """
 fn pj_fmax(a: f32, b: f32) -> f32 {
-  return select(b, a, a > b || pj_isnan(a));  // b when b is NaN; selects beat max() (pj_clampf)
+  return select(b, a, a > b || pj_isnan(a));  // b when b is NaN; selects beat max() on SwiftShader
 }
 """,
 )
@@ -219,137 +182,6 @@ fn pj_{_name}(a: f32, b: f32) -> bool {{
 }}
 """,
     )
-
-# 2^k for integer-valued f32 k in [-126, 127], in one add and one integer multiply: k + 127 +
-# 1.5 * 2^23 holds k + 127 in its low bits, and times 2^23 (mod 2^32) moves them into the exponent
-# field and the constant's own bits out of the word. A multiply, not `<< 23u`: SwiftShader runs
-# constant shifts lane by lane (measured per 2^20 values: a shift 1.6 ms, an integer multiply 0.3).
-_def(
-    "pow2f",
-    (),
-    "pj_pow2f(k: f32) -> f32  (k integer-valued, in [-126, 127])",
-    """
-fn pj_pow2f(k: f32) -> f32 { return bitcast<f32>(bitcast<i32>(k + 12583039.0) * 8388608); }
-""",
-)
-# x limited to [lo, hi], NaN kept. Selects, not clamp() / min() / max(): SwiftShader spent 1.75
-# ms per 2^20 values on a clamp and 0.9 on a min, against 0.7 for two selects.
-_def(
-    "clampf",
-    (),
-    "pj_clampf(x: f32, lo: f32, hi: f32) -> f32  (NaN stays NaN)",
-    """
-fn pj_clampf(x: f32, lo: f32, hi: f32) -> f32 { return select(select(x, hi, x > hi), lo, x < lo); }
-""",
-)
-
-# ---- exponentials -------------------------------------------------------------------------
-
-# expm1 on |r| <= ln2/2 (also the core of exp).
-_def(
-    "expm1_kernel",
-    (),
-    "pj_expm1_kernel(r: f32) -> f32  (|r| <= 0.35)",
-    f"""
-fn pj_expm1_kernel(r: f32) -> f32 {{ return r + (r * r) * {_poly("r", _EXP_P)}; }}
-""",
-)
-_def(
-    "exp",
-    ("expm1_kernel", "pow2f", "clampf", "isnan"),
-    "pj_exp(x: f32) -> f32",
-    f"""
-fn pj_exp(x: f32) -> f32 {{
-  let xc = pj_clampf(x, -104.0, 89.0);
-  // floor(v + 0.5), not round(): a tie may go either way (|r| <= ln2/2 both ways), and round is
-  // several times dearer on SwiftShader.
-  let kf = floor(xc * {_f(_LOG2E)} + 0.5);
-  let r = (xc - kf * {_f(_LN2_HI)}) - kf * {_f(_LN2_LO)};
-  // 2^k as 2^k1 * 2^(k - k1), both normal for k in [-150, 129]: the first multiply is exact and
-  // the second rounds once, into the subnormals or to inf: what pj_ldexp does, without its
-  // clamp, and fewer operations than scaling by selects (none of which SwiftShader likes).
-  let k1 = floor(kf * 0.5);
-  let y = ((1.0 + pj_expm1_kernel(r)) * pj_pow2f(k1)) * pj_pow2f(kf - k1);
-  return select(y, x, pj_isnan(x));
-}}
-""",
-)
-
-# ---- logarithms ---------------------------------------------------------------------------
-
-# ln(1+f) for f in [sqrt(1/2)-1, sqrt(2)-1]; f itself must be exact.
-_def(
-    "log1p_kernel",
-    (),
-    "pj_log1p_kernel(f: f32) -> f32  (|f| <= 0.415)",
-    f"""
-fn pj_log1p_kernel(f: f32) -> f32 {{
-  let s = f / (2.0 + f);
-  let z = s * s;
-  return 2.0 * s + (s * z) * {_poly("z", _LOG_Q)};
-}}
-""",
-)
-# x = 2^e * m with m in [sqrt(1/2), sqrt(2)), from the bits (subnormals included, even where
-# the hardware flushes them). Returns (e, m - 1) for finite x > 0.
-_def(
-    "frexp_sqrt2",
-    (),
-    "pj_frexp_sqrt2(x: f32) -> vec2<f32>  ((e, m - 1), x finite > 0)",
-    f"""
-fn pj_frexp_sqrt2(x: f32) -> vec2<f32> {{
-  // Branch-free, and no shifts or countLeadingZeros (SwiftShader runs those lane by lane): a
-  // subnormal's bits, converted as an integer, are the normal number x * 2^149; the biased
-  // exponent field, converted as an integer (a multiple of 2^23 below 2^31, so exactly), is
-  // the exponent times 2^23.
-  let b0 = bitcast<u32>(x) & 0x7fffffffu;
-  let sub = b0 < 0x00800000u;
-  let b = select(b0, bitcast<u32>(f32(i32(b0))), sub);
-  let e = f32(i32(b & 0x7f800000u)) * {_f(2.0**-23)} - select(127.0, 276.0, sub);
-  let m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
-  let big = m > {_f(_SQRT2)};
-  return vec2<f32>(e + select(0.0, 1.0, big), select(m, m * 0.5, big) - 1.0);
-}}
-""",
-)
-# NaN for x < 0 or NaN, -inf for +-0, x for +inf; else `v`.
-_def(
-    "log_special",
-    ("nan", "inf"),
-    "pj_log_special(x: f32, v: f32) -> f32",
-    """
-fn pj_log_special(x: f32, v: f32) -> f32 {
-  let b = bitcast<u32>(x);
-  let a = b & 0x7fffffffu;
-  let r = select(v, x, b == 0x7f800000u);
-  return select(select(r, pj_nan(), b > 0x80000000u || a > 0x7f800000u), -pj_inf(), a == 0u);
-}
-""",
-)
-_def(
-    "log",
-    ("frexp_sqrt2", "log1p_kernel", "log_special"),
-    "pj_log(x: f32) -> f32",
-    f"""
-fn pj_log(x: f32) -> f32 {{
-  let ef = pj_frexp_sqrt2(x);
-  let y = ef.x * {_f(_LN2_HI)} + (pj_log1p_kernel(ef.y) + ef.x * {_f(_LN2_LO)});
-  return pj_log_special(x, y);
-}}
-""",
-)
-# |x| < 0.2928: 1 + x would round, so use x directly; elsewhere the rounding of 1 + x costs
-# at most 2.3e-7 relative.
-_def(
-    "log1p",
-    ("log1p_kernel", "log"),
-    "pj_log1p(x: f32) -> f32",
-    """
-fn pj_log1p(x: f32) -> f32 {
-  return select(pj_log(1.0 + x), pj_log1p_kernel(x), abs(x) < 0.2928);
-}
-""",
-)
 
 # ---- core ops WGSL lacks: half floats, saturating conversions, fmod, nextafter, integer pow ----
 

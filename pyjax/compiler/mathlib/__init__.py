@@ -26,7 +26,7 @@ from pyjax.compiler.mathlib import exponential, expr, hyperbolic, power, special
 from pyjax.compiler.mathlib.expr import F32, V
 from pyjax.core import dtypes
 
-__all__ = ["DECOMPOSITIONS", "EXACT_ARITHMETIC", "expand", "expand_kernel"]
+__all__ = ["DECOMPOSITIONS", "EXACT_ARITHMETIC", "expand", "expand_kernel", "logaddexp"]
 
 # op -> builder (arguments and result as V, float32 or float64), one table per topic module
 DECOMPOSITIONS = {**exponential.TABLE, **hyperbolic.TABLE, **special.TABLE, **trigonometric.TABLE, **power.TABLE}
@@ -65,3 +65,13 @@ def expand_kernel(k: Kernel, native: frozenset = frozenset(), memo: dict | None 
     if epilogue is k.epilogue and body is k.body:
         return k
     return Kernel(k.shape, k.in_dtypes, epilogue, k.reduce_op, k.reduce_axes, body, k.name)
+
+
+def logaddexp(a: Node, b: Node, native: frozenset = frozenset()) -> Node:
+    """log(exp(a) + exp(b)) as core ops, the step of the routines that combine with it (cumulative
+    logsumexp): a + ln2 where a == b (equal infinities too), else max(a, b) + log1p(exp(-|a - b|));
+    NaN passes (max propagates it)."""
+    d = a.dtype
+    tail = ir.alu("log1p", ir.alu("exp", ir.alu("neg", ir.alu("abs", ir.alu("sub", a, b)))))
+    same = ir.alu("add", a, ir.const(expr.LN2, d))
+    return expand(ir.where(ir.alu("eq", a, b), same, ir.alu("add", ir.alu("max", a, b), tail)), native)
