@@ -528,10 +528,50 @@ def test_reduce_window_init_and_computations(backend):
 
 def test_reduce_window_errors(backend):
     x = pjnp.ones((4, 4))
-    with pytest.raises(NotImplementedError, match="reduce_window"):
-        pyjax.lax.reduce_window(x, 0.0, lambda a, b: a * 2 + b, (2, 2))
     with pytest.raises(TypeError):
         pyjax.lax.reduce_window(x, 0.0, pyjax.lax.add, (2,))
+    with pytest.raises(ValueError, match="same tree structure"):
+        pyjax.lax.reduce_window((x, x), (0.0,), lambda a, b: a, (2, 2))
+
+
+def _argmax_pair(lax):
+    def comp(a, b):
+        pick = a[0] >= b[0]
+        return lax.select(pick, a[0], b[0]), lax.select(pick, a[1], b[1])
+
+    return comp
+
+
+def test_reduce_window_variadic_and_any_computation(backend):
+    """Several operands with a tuple computation (a windowed argmax), and a computation that is no
+    monoid (padding and dilation holes are skipped, the init seeds each window once), as JAX."""
+    x = np.array([[3, 1, 4, 1], [5, 9, 2, 6], [5, 3, 5, 8]], np.float32)
+    idx = np.arange(12, dtype=np.int32).reshape(3, 4)
+    inits = (np.float32(-np.inf), np.int32(-1))
+    for win, strides, pad, bdil, wdil in (
+        ((2, 2), (1, 1), "SAME", None, None),
+        ((2, 2), (1, 2), ((1, 0), (0, 1)), (1, 2), (2, 1)),
+    ):
+        check(
+            lambda lib, np_, a, i: lib.lax.reduce_window(
+                (a, i), inits, _argmax_pair(lib.lax), win, strides, pad, base_dilation=bdil, window_dilation=wdil
+            ),
+            x,
+            idx,
+        )
+    check(
+        lambda lib, np_, a: lib.lax.reduce_window(
+            a, np_.float32(0.5), lambda u, v: u + v + u * v, (2, 2), (1, 1), "SAME"
+        ),
+        x / 10,
+    )
+    check(
+        lambda lib, np_, a, i: lib.jit(
+            lambda a: lib.lax.reduce_window((a, i), inits, _argmax_pair(lib.lax), (2, 2), (1, 1), "SAME")
+        )(a),
+        x,
+        idx,
+    )
 
 
 def test_avg_pool_grad_3d_with_dilation(backend):

@@ -279,3 +279,17 @@ def test_program_plan_outputs_and_reused_buffers(backend):
         return g(x, w), g(x * 2, w)
 
     check(run, M, w)
+
+
+def test_numpy_scalars_given_to_lax_under_jit(backend):
+    """np.float32(...) operands of lax ops inside jit become literals of their dtype (they raised
+    'array literal without an input slot')."""
+    x = np.arange(4.0, dtype=np.float32)
+
+    def f(lib, np_, a):
+        padded = lib.lax.pad(a, np.float32(-1), [(1, 0, 0)])
+        return lib.jit(lambda a: (lib.lax.add(a, np.float32(2)), padded, lib.lax.pad(a, np.float32(-1), [(0, 1, 1)])))(
+            a
+        )
+
+    check(f, x)

@@ -111,10 +111,12 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     """Python-scalar constants become Literals; the rest stay constvars."""
     n = len(consts)
     constvars = jaxpr.in_binders[:n]
-    scalar = [isinstance(c, (int, float, bool)) or _is_host_scalar(c) for c in consts]
+    scalar = [isinstance(c, (int, float, bool)) or _is_host_scalar(c) or _is_numpy_scalar(c) for c in consts]
     new_constvars = [v for v, s in zip(constvars, scalar) if not s]
     new_consts = [c for c, s in zip(consts, scalar) if not s]
-    lits = {v: Literal(c, v.aval) for v, c, s in zip(constvars, consts, scalar) if s}
+    lits = {
+        v: Literal(c.item() if _is_numpy_scalar(c) else c, v.aval) for v, c, s in zip(constvars, consts, scalar) if s
+    }
     if not lits:
         return jaxpr, consts
     eqns = [
@@ -123,6 +125,11 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     ]
     outs = [lits.get(x, x) for x in jaxpr.outs]
     return Jaxpr(new_constvars + jaxpr.in_binders[n:], eqns, outs), new_consts
+
+
+def _is_numpy_scalar(c) -> bool:
+    """A numpy scalar (np.float32(1.0), ...) given to a lax op: a Literal of its value (its aval keeps the dtype)."""
+    return type(c).__module__ == "numpy" and getattr(c, "shape", None) == () and hasattr(c, "item")
 
 
 def _is_host_scalar(c) -> bool:

@@ -4,7 +4,9 @@ Monoid reductions get one primitive each (reduce_window_sum/max/min like JAX, pl
 reduce_window_prod for `lax.mul`); they lower to a single reduction Kernel over a window view.
 `reduce_window` recognizes the computation by tracing it on two scalars: a single add, mul,
 max or min (or and/or on booleans) of its two arguments. An init value that is not the
-monoid's identity (or is traced) seeds every window's reduction once, as in JAX.
+monoid's identity (or is traced) seeds every window's reduction once, as in JAX. Other
+computations, and several operands at once (the variadic form), fold the window's strided slices
+in one by one (_reduce_window_unrolled).
 
 Gradients: the sum's transpose is itself a windowed sum of the dilated cotangent; max/min
 send each window's tangent to its first maximal element (JAX's select-and-gather rule), and
@@ -21,10 +23,11 @@ from collections.abc import Callable, Sequence
 
 from pyjax.core import dtypes
 from pyjax.core.core import ShapedArray, Tracer, bind
+from pyjax.core.pytree import tree_flatten, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
-from pyjax.lax._util import static_ints
+from pyjax.lax._util import _arr, static_ints
 from pyjax.lax.convolution import padtype_to_pads
 from pyjax.lax.lax import _as_array, _aval, _prim
 from pyjax.runtime import execute as _execute
@@ -320,16 +323,37 @@ def reduce_window(
 ):
     """Reduce sliding windows of operand with a monoid computation (lax.add/mul/max/min or any
     function that is one of them); init_value seeds every window and fills the padding."""
-    if isinstance(operand, (list, tuple)) or isinstance(init_value, (list, tuple)):
-        raise NotImplementedError("reduce_window over several operands (variadic) is not supported by pyjax.")
+    flat_ops, tree = tree_flatten(operand)
+    flat_init, init_tree = tree_flatten(init_value)
+    if tree != init_tree:
+        raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
+    if tree != tree_flatten(0)[1]:  # several operands (or one in a container): JAX's variadic form
+        return _reduce_window_unrolled(
+            flat_ops,
+            flat_init,
+            tree,
+            computation,
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
+        )
     x = _as_array(operand)
     xa = _aval(x)
     params = _params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     op = _monoid_op(computation, xa.dtype)
     if op is None:
-        raise NotImplementedError(
-            "reduce_window: pyjax supports computations that are one of lax.add, lax.mul, "
-            f"lax.max, lax.min (or equivalent), got {computation!r}."
+        return _reduce_window_unrolled(
+            [x],
+            [init_value],
+            tree,
+            computation,
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
         )
     init = _concrete_scalar(init_value)
     ident = dtypes.reduction_identity(op, xa.dtype)
@@ -349,6 +373,52 @@ def reduce_window(
         iv = lax.convert_element_type(iv, xa.dtype)
     r = bind(_PRIMS[op], x, **params)
     return _combine(op, lax.broadcast_in_dim(iv, _aval(r).shape, ()), r)
+
+
+def _reduce_window_unrolled(
+    operands, inits, tree, computation, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """reduce_window with any computation over one or several operands (JAX's variadic form): each
+    window position's strided slice of the padded, base-dilated operands is folded in with
+    computation, starting from the inits (one step per window element); padding and dilation holes
+    are skipped, as in JAX."""
+    ops = [_arr(o) for o in operands]
+    shape = _aval(ops[0]).shape
+    if builtins.any(_aval(o).shape != shape for o in ops):
+        raise ValueError(f"reduce_window: all operands must have the same shape, got {[_aval(o).shape for o in ops]}")
+    params = _params(ops[0], window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    ivs = []
+    for iv, o in zip(inits, ops):
+        iv = _as_array(
+            _execute.make_scalar(iv, _aval(o).dtype, False)
+            if isinstance(iv, (builtins.bool, builtins.int, builtins.float))
+            else iv
+        )
+        if _aval(iv).shape:
+            raise TypeError(f"reduce_window init_value must be a scalar, got shape {_aval(iv).shape}.")
+        if _aval(iv).dtype is not _aval(o).dtype:
+            raise TypeError(
+                f"reduce_window: operand dtype {_aval(o).dtype.name} and init value dtype {_aval(iv).dtype.name} differ"
+            )
+        ivs.append(iv)
+    wdims, strides, pads = params["window_dimensions"], params["window_strides"], params["padding"]
+    bdil, wdil = params["base_dilation"], params["window_dilation"]
+    pad_cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bdil)]
+    padded = [lax.pad(o, iv, pad_cfg) for o, iv in zip(ops, ivs)]
+    real = lax.pad(lax.full(shape, True, dtypes.bool_), False, pad_cfg)  # padding and holes are skipped
+    pshape = _aval(padded[0]).shape
+    out_shape = tuple(
+        builtins.max(0, (p - (k - 1) * d - 1) // s + 1) for p, k, d, s in zip(pshape, wdims, wdil, strides)
+    )
+    acc = [lax.broadcast_in_dim(iv, out_shape, ()) for iv in ivs]
+    for pos in itertools.product(*(range(k) for k in wdims)):
+        start = [i * d for i, d in zip(pos, wdil)]
+        limit = [st + (n - 1) * s + 1 if n else st for st, n, s in zip(start, out_shape, strides)]
+        vals = [lax.slice(p, start, limit, strides) for p in padded]
+        take = lax.slice(real, start, limit, strides)
+        new = tree_flatten(computation(tree_unflatten(tree, acc), tree_unflatten(tree, vals)))[0]
+        acc = [lax.select(take, n, a) for n, a in zip(new, acc)]
+    return tree_unflatten(tree, acc)
 
 
 def reduce_window_sum(
