@@ -82,3 +82,47 @@ def test_start_up_progress(pyjax_page, pyjax_worker_page, site_url):
             loaded = [e["loaded"] for e in mine]
             assert loaded == sorted(loaded), (stage, loaded)
         assert [e for e in events if e["stage"] == "wheel"][-1]["total"] == wheel_bytes
+
+
+def test_jitted_loops_run_in_the_wasm_driver(pyjax_page):
+    """A jitted fori_loop and a while loop with a cond inside run as one driver module linked
+    to the kernels (BrowserWasmHost.link, as WasmtimeHost.link natively), with JAX's results."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    out = pyjax_page.run_json("""
+import json
+import pyjax, pyjax.numpy as jnp
+host = pyjax.devices("wasm")[0].backend.host
+links = host.links
+x = jnp.arange(16, dtype=jnp.float32) / 16 - 0.5
+f = pyjax.jit(lambda x: pyjax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + jnp.sin(c) * 0.001, x))
+def body(c):
+    i, v = c
+    return i + 1, pyjax.lax.cond(i % 2 == 0, lambda v: v * 1.5, lambda v: v - 1.0, v)
+g = pyjax.jit(lambda v: pyjax.lax.while_loop(lambda c: c[0] < 7, body, (0, v))[1])
+res = [f(x).tolist(), g(x).tolist()]
+# a kernel big enough to split over the worker threads, called from the driver
+chunks = sum(host.thread_stats()["chunks"])
+big = jnp.arange(1 << 18, dtype=jnp.float32) % 1013 / 250 - 2
+h = pyjax.jit(lambda v: pyjax.lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * 0.5 + c, v))
+hb = h(big)
+res += [hb[::4099].tolist(), host.links - links, host.threads, sum(host.thread_stats()["chunks"]) - chunks]
+json.dumps(res)
+""")
+    x = jnp.arange(16, dtype=jnp.float32) / 16 - 0.5
+    want_f = jax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + jnp.sin(c) * 0.001, x)
+
+    def body(c):
+        i, v = c
+        return i + 1, jax.lax.cond(i % 2 == 0, lambda v: v * 1.5, lambda v: v - 1.0, v)
+
+    want_g = jax.lax.while_loop(lambda c: c[0] < 7, body, (0, x))[1]
+    big = jnp.arange(1 << 18, dtype=jnp.float32) % 1013 / 250 - 2
+    want_h = jax.lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * 0.5 + c, big)[::4099]
+    np.testing.assert_allclose(out[0], want_f, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1], want_g, rtol=1e-6)
+    np.testing.assert_allclose(out[2], want_h, rtol=1e-5, atol=1e-6)
+    assert out[3] == 3  # one driver per jitted program
+    assert out[4] == 2 and out[5] >= 10  # the page is cross-origin isolated: 5 split calls, 2+ chunks each

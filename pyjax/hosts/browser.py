@@ -88,11 +88,89 @@ class WasmTrap(RuntimeError):
         self.function, self.message, self.code = function, message, code
 
 
-class BrowserWasmFunction:
-    """An exported function of an instance; calling it crosses the FFI once."""
+_VALTYPES = {0x7F: "i32", 0x7E: "i64", 0x7D: "f32", 0x7C: "f64", 0x7B: "v128"}
 
-    def __init__(self, fn, name: str):
-        self._fn, self.name = fn, name
+
+def export_signatures(wasm: bytes) -> dict:
+    """name -> (params, results) of each exported function, read from the module's type, import,
+    function and export sections (a driver module imports kernels by these types)."""
+    mv, p = memoryview(wasm), 8
+
+    def uleb() -> int:
+        nonlocal p
+        v = shift = 0
+        while True:
+            b = mv[p]
+            p += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+
+    def name() -> str:
+        nonlocal p
+        n = uleb()
+        p += n
+        return bytes(mv[p - n : p]).decode()
+
+    def limits() -> None:
+        flags = uleb()
+        uleb()
+        if flags & 1:
+            uleb()
+
+    types: list = []
+    funcs: list = []  # type index of each function, imported ones first
+    out: dict = {}
+    while p < len(mv):
+        sid = mv[p]
+        p += 1
+        end = uleb()
+        end += p
+        if sid == 1:
+            for _ in range(uleb()):
+                p += 1  # 0x60
+                params = tuple(_VALTYPES[mv[p + k]] for k in range(uleb()))
+                p += len(params)
+                results = tuple(_VALTYPES[mv[p + k]] for k in range(uleb()))
+                p += len(results)
+                types.append((params, results))
+        elif sid == 2:
+            for _ in range(uleb()):
+                name(), name()
+                kind = mv[p]
+                p += 1
+                if kind == 0:
+                    funcs.append(uleb())
+                elif kind == 1:
+                    p += 1
+                    limits()
+                elif kind == 2:
+                    limits()
+                else:  # a global: valtype, mutability
+                    p += 2
+        elif sid == 3:
+            funcs += [uleb() for _ in range(uleb())]
+        elif sid == 7:
+            for _ in range(uleb()):
+                n = name()
+                kind = mv[p]
+                p += 1
+                index = uleb()
+                if kind == 0:
+                    out[n] = types[funcs[index]]
+            return out
+        p = end
+    return out
+
+
+class BrowserWasmFunction:
+    """An exported function of an instance; calling it crosses the FFI once. `params`/`results`
+    (its wasm types) and `instance`/`export` let a driver module import it (BrowserWasmHost.link)."""
+
+    def __init__(self, fn, name: str, instance: int = -1, signature: tuple = ((), ())):
+        self._fn, self.name, self.instance, self.export = fn, name, instance, name
+        self.params, self.results = signature
         self.is_fast = True
 
     def __call__(self, *args):
@@ -107,14 +185,16 @@ class BrowserWasmFunction:
 
 
 class BrowserWasmInstance:
-    def __init__(self, host: BrowserWasmHost, index: int, key: str):
-        self.host, self.index, self.key = host, index, key
+    def __init__(self, host: BrowserWasmHost, index: int, key: str, module: str = ""):
+        self.host, self.index, self.key, self.module = host, index, key, module or key
         self._funcs: dict = {}
 
     def function(self, name: str, fast: bool = True) -> BrowserWasmFunction:
         f = self._funcs.get(name)
         if f is None:
-            f = self._funcs[name] = BrowserWasmFunction(self.host.mgr.getExport(self.index, name), name)
+            sig = self.host._signatures.get(self.module, {}).get(name, ((), ()))
+            f = BrowserWasmFunction(self.host.mgr.getExport(self.index, name), name, self.index, sig)
+            self._funcs[name] = f
         return f
 
     def __getitem__(self, name: str) -> BrowserWasmFunction:
@@ -125,10 +205,12 @@ class BrowserWasmInstance:
 
 
 class BrowserSplitFunction:
-    """A kernel's `run` export whose calls the shim may split over its worker threads."""
+    """A kernel's `run` export whose calls the shim may split over its worker threads; a driver
+    module imports it as the shim's split call of job `job` (BrowserWasmHost.link)."""
 
-    def __init__(self, run_split, job: int, name: str):
+    def __init__(self, run_split, job: int, name: str, signature: tuple = ((), ())):
         self._run, self._job, self.name = run_split, job, name
+        self.params, self.results = signature
         self.is_fast = True
 
     def __call__(self, *args):
@@ -167,6 +249,8 @@ class BrowserWasmHost:
         self.max_pages = max_pages
         self.threads = int(self.mgr.threads)
         self._instances: dict = {}
+        self._signatures: dict = {}  # module key -> export_signatures
+        self.links = 0  # modules instantiated by link() (driver modules)
         self._run_split = self.mgr.runSplit if self.threads > 1 else None
 
     def keep_trap_handlers(self) -> None:
@@ -191,10 +275,31 @@ class BrowserWasmHost:
             self.mgr.compile(key, _to_js_bytes(wasm))
         except JsException as e:
             raise ValueError(f"invalid wasm module: {e}") from None
+        if key not in self._signatures:
+            self._signatures[key] = export_signatures(wasm)
         return key
 
     def instantiate(self, module: str, key: str = "") -> BrowserWasmInstance:
-        return BrowserWasmInstance(self, self.mgr.instantiate(module), key or module)
+        return BrowserWasmInstance(self, self.mgr.instantiate(module), key or module, module)
+
+    def link(self, wasm: bytes, funcs: dict) -> BrowserWasmInstance:
+        """Instantiate a module that imports other modules' functions (`k.<name>` -> funcs[name],
+        functions from load() or split_function()), as a driver calling kernels does: the page's
+        WebAssembly calls them directly (split ones through the shim's thread pool), so the
+        driver's loops never come back to Python. Not cached (the caller keeps the instance)."""
+        from pyodide.ffi import JsException, to_js
+
+        names = list(funcs)
+        # an instance's export, or -1 - job for a split call
+        refs = [f.instance if isinstance(f, BrowserWasmFunction) else -1 - f._job for f in funcs.values()]
+        exports = [getattr(f, "export", "run") for f in funcs.values()]
+        module = self.compile(wasm)
+        try:
+            index = self.mgr.link(module, to_js(names), to_js(refs), to_js(exports))
+        except JsException as e:
+            raise ValueError(f"cannot instantiate module: {e}") from None
+        self.links += 1
+        return BrowserWasmInstance(self, index, module, module)
 
     def load(self, wasm: bytes) -> BrowserWasmInstance:
         key = self.key(wasm)
@@ -223,7 +328,8 @@ class BrowserWasmHost:
         if self._run_split is None:
             return instance.function(name)
         job = int(self.mgr.splitKernel(instance.index, name, lo_arg, align, min_rows, scratch_arg, scratch_stride))
-        return BrowserSplitFunction(self._run_split, job, name)
+        f = instance.function(name)
+        return BrowserSplitFunction(self._run_split, job, name, (f.params, f.results))
 
     def thread_stats(self) -> dict:
         """threads, shared (memory), workers (started), chunks (run per thread, caller first)."""

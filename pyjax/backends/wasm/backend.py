@@ -44,7 +44,7 @@ class _Exe:
     """A compiled kernel/routine: `run(in_slots, out_slots)` makes one host call.
 
     `what` is the Kernel or Routine (rendered only for error messages: rendering big kernels is slow).
-    `func` (the Wasm function, None when split over threads or allocating per call) and `layout`
+    `func` (the Wasm function, or the host's split call of it; None when allocating per call) and `layout`
     (its arguments: ("in", k), ("out", k), ("const", v), ("len", k, itemsize)) let a driver
     module call it (see pyjax.backends.wasm.driver).
     """
@@ -277,7 +277,7 @@ class WasmBackend(Backend):
         n_in = len(kernel.in_dtypes)
         layout = [("in", k) for k in range(n_in)] + [("out", 0), ("const", 0), ("const", hi)]
         layout += [("len", g, kernel.in_dtypes[g].itemsize) for g in gathers] + [("const", x) for x in extra]
-        return _Exe(run, kernel, size, None if split else func, tuple(layout))
+        return _Exe(run, kernel, size, func, tuple(layout))
 
     def compile_routine(self, routine: Routine) -> _Exe:
         from pyjax.backends.wasm import routines

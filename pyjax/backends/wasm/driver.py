@@ -15,7 +15,7 @@ MAX_PARAMS = 900  # Wasm engines take at most 1000 parameters per function
 
 
 class Unsupported(Exception):
-    """The plan calls something the driver cannot import (a split or scratch-allocating routine)."""
+    """The plan calls something the driver cannot import (a scratch-allocating routine)."""
 
 
 class Driver:

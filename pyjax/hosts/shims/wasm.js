@@ -174,6 +174,27 @@ class WasmManager {
     return this.instances.length - 1;
   }
 
+  /**
+   * Instantiate a module that imports other instances' functions (a driver calling kernels):
+   * import `k.<names[n]>` is export `exports[n]` of instance `refs[n]`, or, for refs[n] < 0, the
+   * split call of job -1 - refs[n] (runSplit over the worker pool). Returns an instance index.
+   */
+  link(key, names, refs, exports) {
+    const k = {};
+    for (let n = 0; n < names.length; n++) {
+      const r = refs[n];
+      if (r >= 0) k[names[n]] = this.instances[r].exports[exports[n]];
+      else {
+        const job = -1 - r;
+        k[names[n]] = (...args) => this.runSplit(job, ...args);
+      }
+    }
+    const inst = new WebAssembly.Instance(this.modules.get(key), { env: { memory: this.memory }, k });
+    this.instances.push(inst);
+    this.instanceKeys.push(key);
+    return this.instances.length - 1;
+  }
+
   exportNames(i) {
     return Object.keys(this.instances[i].exports);
   }
