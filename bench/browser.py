@@ -30,6 +30,14 @@ ROWS = [
     ("rowSum", "row sums of squares 1024², jit"),
     ("sort", "sort 10^6 f32"),
 ]
+# rows jax-js cannot run (it has no loops), wasm only: the reference column is pyjax with its
+# plans walked in Python (a crossing per kernel, back in Python every trip), as the browser ran
+# them before BrowserWasmHost linked driver modules. Natively (bench/run.py, README) JAX CPU
+# takes about 270 us for fori and pyjax-wasmtime is 1.2x JAX on odeint.
+LOOP_ROWS = [
+    ("fori", "jitted fori_loop, 10k steps on 16 f32 (ref: walked plan)"),
+    ("ode", "odeint, MLP vector field, t in [0, 50] (ref: walked plan)"),
+]
 
 
 def _busy(n: int) -> float:
@@ -81,7 +89,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated workloads (default: all)")
     args = ap.parse_args()
     devs = args.devices.split(",")
-    names = args.only.split(",") if args.only else [k for k, _ in ROWS]
+    names = args.only.split(",") if args.only else [k for k, _ in ROWS + LOOP_ROWS]
+    loops = {k for k, _ in LOOP_ROWS}
 
     from playwright.sync_api import sync_playwright
 
@@ -102,10 +111,11 @@ def main() -> None:
         page.close()
         for dev in devs:
             print(f"{dev}: pyjax and jax-js taking turns in one page ...", file=sys.stderr, flush=True)
-            results[dev] = _pair(browser, url, dev, names, args.rounds, 0, True)
+            dev_names = names if dev == "wasm" else [n for n in names if n not in loops]
+            results[dev] = _pair(browser, url, dev, dev_names, args.rounds, 0, True)
             if dev == "wasm":
                 print("wasm: pyjax with one thread ...", file=sys.stderr, flush=True)
-                results["wasm1"] = _pair(browser, url, dev, names, min(args.rounds, 3), 1, False)
+                results["wasm1"] = _pair(browser, url, dev, dev_names, min(args.rounds, 3), 1, False)
         browser.close()
     httpd.shutdown()
 
@@ -127,12 +137,15 @@ def main() -> None:
         header += f" pyjax {d} |" + (" pyjax wasm 1 thread |" if d == "wasm" else "") + f" jax-js {d} | ratio [range] |"
     print(header)
     print("|" + " --- |" * (1 + 3 * len(devs) + ("wasm" in devs)))
-    for key, label in ROWS:
+    for key, label in ROWS + LOOP_ROWS:
         if key not in names:
             continue
         per = 10 if key == "mlpStep" else 1  # the MLP's call is 10 steps
         line = f"| {label} |"
         for dev in devs:
+            if key not in results[dev]:
+                line += " |" * (4 if dev == "wasm" else 3)
+                continue
             rows = results[dev][key]
             ratios = sorted(j / p for j, p in rows)
             line += f" {_median([p for _, p in rows]) / per:.1f} ms |"

@@ -6,10 +6,13 @@ running one call to completion (the MLP's call is 10 steps), and `timed(name, n)
 ms of n calls, so that the page can alternate them with jax-js's.
 """
 
+import functools
 import time
 
 import pyjax
 import pyjax.numpy as jnp
+from pyjax.backends.base import Backend
+from pyjax.experimental.ode import odeint
 
 await pyjax.init_async(DEVICE)  # noqa: F704, F821  (top-level await under runPythonAsync)
 
@@ -56,6 +59,44 @@ def step(p, xb, yb):
     return [pi - 0.1 * gi for pi, gi in zip(p, g)], l
 
 
+# bench/run.py's loop rows: 10k small steps of a jitted fori_loop; odeint of a small MLP field
+fori = pyjax.jit(lambda v: pyjax.lax.fori_loop(0, 10_000, lambda i, c: c * 0.999 + jnp.sin(c) * 0.001, v))
+x16 = rand_array((16,), 0)
+w1, w2 = rand_array((4, 32), 1), rand_array((32, 4), 2)
+
+
+def field(y, t, w1, w2):
+    return jnp.tanh(y @ w1) @ w2 - 0.1 * y
+
+
+ode = pyjax.jit(lambda y0, w1, w2: odeint(field, y0, jnp.linspace(0.0, 50.0, 11), w1, w2))
+y0 = jnp.full((4,), 0.5, jnp.float32)
+
+
+async def run_fori():
+    await fori(x16).block_until_ready_async()
+
+
+async def run_ode():
+    await ode(y0, w1, w2).block_until_ready_async()
+
+
+def walked(run):
+    """run with the backend's plans walked in Python (a host crossing per kernel, loops back in
+    Python every trip: the browser before its wasm host linked driver modules); the reference of
+    rows jax-js cannot run (it has no loops)."""
+
+    async def go():
+        backend = pyjax.devices(DEVICE)[0].backend  # noqa: F821
+        backend.run_plan = functools.partial(Backend.run_plan, backend)
+        try:
+            await run()
+        finally:
+            del backend.run_plan
+
+    return go
+
+
 async def run_mlp():
     global params
     for _ in range(10):
@@ -79,7 +120,17 @@ async def run_sort():
     await jnp.sort(s).block_until_ready_async()
 
 
-WORKLOADS = {"matmul1024": run_mm, "mlpStep": run_mlp, "chain": run_chain, "rowSum": run_row_sum, "sort": run_sort}
+WORKLOADS = {
+    "matmul1024": run_mm,
+    "mlpStep": run_mlp,
+    "chain": run_chain,
+    "rowSum": run_row_sum,
+    "sort": run_sort,
+    "fori": run_fori,
+    "ode": run_ode,
+    "foriWalk": walked(run_fori),
+    "odeWalk": walked(run_ode),
+}
 
 
 async def timed(name, n):

@@ -4,6 +4,7 @@
 //
 // window.pyjaxBench = {
 //   pair(device, names, rounds, wasmThreads, withJaxJs, warmMs)  -> {name: [[jaxjsMs, pyjaxMs], ...]}
+//     (for LOOPS names the first time is pyjax's walked reference, not jax-js's)
 //   run({devices, names, rounds, warmMs})  -> fills the table; resolves to the rows shown (names: a list,
 //                                             or {device: list})
 //   startup(), env()
@@ -19,6 +20,12 @@ export const WORKLOADS = {
   sort: "sort 10^6 f32",
 };
 const PER_CALL = { mlpStep: 10 }; // the MLP's call is 10 steps: times shown per step
+// Workloads jax-js cannot run (it has no loops): their reference is pyjax's "<name>Walk" (the plan
+// walked in Python) instead. `python bench/browser.py` shows them; the page's table does not.
+export const LOOPS = {
+  fori: "jitted fori_loop, 10k steps on 16 f32",
+  ode: "odeint, MLP vector field, t in [0, 50]",
+};
 
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
@@ -36,7 +43,9 @@ async function pair(device, names, rounds, wasmThreads = 0, withJaxJs = true, wa
   for (const name of names) {
     const q = JSON.stringify(name);
     let tj = 0;
-    if (jj) {
+    if (jj && name in LOOPS) {
+      tj = Number(await py.run(`await warm(${JSON.stringify(name + "Walk")}, ${warmMs / 1000})`));
+    } else if (jj) {
       const t0 = performance.now();
       for (let i = 0; i < 5000 && (i < 2 || performance.now() - t0 < warmMs); i++) {
         const t = performance.now();
@@ -50,6 +59,7 @@ async function pair(device, names, rounds, wasmThreads = 0, withJaxJs = true, wa
     const calls = Math.max(1, Math.min(100, Math.round(400 / slow)));
     const nr = slow > 10000 ? 1 : slow > 1000 ? Math.min(rounds, 3) : rounds;
     const jaxJs = async () => {
+      if (name in LOOPS) return Number(await py.run(`await timed(${JSON.stringify(name + "Walk")}, ${calls})`));
       const ts = [];
       for (let i = 0; i < calls; i++) {
         const t = performance.now();
