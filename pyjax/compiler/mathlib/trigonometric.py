@@ -76,12 +76,16 @@ def _mul_hi(a: V, w: V) -> V:
 
 
 def _select4(i: V, items: list) -> V:
-    """items[i] for integer-valued float i in 0..3 (uint32 constants or values)."""
+    """items[i] for an int32 i in 0..3 (uint32 constants or values)."""
     out = items[0] if isinstance(items[0], V) else V(ir.const(items[0], U32))
     for j in range(1, 4):
         item = items[j] if isinstance(items[j], V) else V(ir.const(items[j], U32))
-        out = where(i > j - 0.5, item, out)
+        out = where(i > j - 1, item, out)
     return out
+
+
+def _u32(x: V) -> V:
+    return V(ir.bitcast(x.n, U32))
 
 
 def _reduce_big(ax: V) -> tuple[V, V]:
@@ -89,14 +93,18 @@ def _reduce_big(ax: V) -> tuple[V, V]:
     ax 2/pi mod 4 needs only the bits of 2/pi from 2**(1 - e) on. The window of them that starts
     at the byte the exponent selects is three words, and m is shifted left by the rest (below 8
     bits, m stays under 2**31): the product's top word then holds the quadrant in its two high
-    bits and 30 bits of fraction, the next word 32 more (to within 3 units of 2**-62)."""
-    be = to(bits(ax) & 0x7F800000, F32) * 2.0**-23  # the biased exponent, exactly
-    b = floor((be - 120.0) * 0.125)  # in [2, 16]
-    m = to(ax * pow2(30.0 - 8.0 * b), U32)  # m 2**(e + 30 - 8b), an integer below 2**31
+    bits and 30 bits of fraction, the next word 32 more (to within 3 units of 2**-62). Integer
+    operations only up to the last two conversions (signed ones): float floors, f32 -> u32 and
+    u32 -> f32 conversions cost tens of instructions each where they are emulated (SwiftShader),
+    and a GPU of lane masks (SwiftShader) pays for this path on every element."""
+    u = bits(ax)
+    t = (u >> 23) - 120  # the biased exponent - 120
+    b = t >> 3  # in [2, 16]
+    m = _u32(((u & 0x7FFFFF) | 0x800000) << (t & 7))  # m 2**(e + 30 - 8b), an integer below 2**31
     # words b, b + 4, b + 8 of the table: first each group of four by b mod 4, then the group
-    bb = b - 2.0
-    g = floor(bb * 0.25)
-    i = bb - 4.0 * g
+    bb = b - 2
+    g = bb >> 2
+    i = bb & 3
     groups = [_select4(i, [_BYTE_WORDS[2 + 4 * j + i] for i in range(4)]) for j in range(6)]
     w = [_select4(g, groups[k : k + 4]) for k in range(3)]
     lo1 = m * w[1]
@@ -108,7 +116,8 @@ def _reduce_big(ax: V) -> tuple[V, V]:
     q = (top + 0x20000000) >> 30
     s = where((top & 0x20000000).eq(0), zero, 0xFFFFFFFF)
     hi = V(ir.bitcast(((top ^ s) & 0x3FFFFFFF).n, I32))
-    r = madd(to(low ^ s, F32), 2.0**-32, to(hi, F32)) * (PIO2_HI * 2.0**-30)
+    lo = V(ir.bitcast(((low ^ s) >> 1).n, I32))  # 31 bits: a signed conversion
+    r = madd(to(lo, F32), 2.0**-31, to(hi, F32)) * (PIO2_HI * 2.0**-30)
     return from_bits(bits(r) ^ (V(ir.bitcast(s.n, I32)) & 0x80000000)), V(ir.bitcast(q.n, I32))
 
 
