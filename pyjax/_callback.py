@@ -13,6 +13,7 @@ by `vmap_method`; io callbacks batch sequentially unless ordered.
 
 from __future__ import annotations
 
+import logging
 import string
 from collections.abc import Callable
 from typing import Any
@@ -259,24 +260,37 @@ class _FormatChecker(string.Formatter):
             )
 
 
-def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False, **kwargs: Any):
+def debug_print(
+    fmt: str | None = None,
+    *args: Any,
+    ordered: bool = False,
+    partitioned: bool = False,
+    skip_format_check: bool = False,
+    _use_logging: bool = False,
+    **kwargs: Any,
+):
     """Print `fmt.format(*args, **kwargs)` with the runtime values (also inside jit, vmap, grad).
 
-    Print options active when the call is traced (jnp.printoptions) are used when printing.
+    Print options active when the call is traced (jnp.printoptions) are used when printing. With
+    _use_logging (jax.debug.log) the message goes to the logger "jax._src.debugging" at INFO instead.
     """
     from pyjax.runtime import printing
 
     def go(f, *c_args, **c_kwargs):
         if not isinstance(f, str):
             raise TypeError(f"jax.debug.print: the format must be a str, got {type(f).__name__}")
-        _FormatChecker().format(f, *c_args, **c_kwargs)
+        if not skip_format_check:
+            _FormatChecker().format(f, *c_args, **c_kwargs)
         has_fields = bool(f) and next(iter(string.Formatter().parse(f)))[1] is not None
         opts = printing.get_printoptions()
 
         def show(*a, **k):
             with printing.printoptions(**opts):
                 msg = f.format(*a, **k) if has_fields else " ".join([f, *(str(x) for x in a)])
-            print(msg)
+            if _use_logging:
+                logging.getLogger("jax._src.debugging").info(msg)
+            else:
+                print(msg)
 
         go_cb(show, *c_args, **c_kwargs)
 

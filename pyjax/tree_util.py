@@ -102,3 +102,47 @@ def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None, is_leaf
 def is_tree_node(typ: Any) -> bool:
     """True when values of type typ are pytree nodes (not leaves)."""
     return _pt.is_tree_node(typ) and not (isinstance(typ, type) and issubclass(typ, _pt._array_like_nodes))
+
+
+class PyTreeRegistry:
+    """jax.tree_util.default_registry: the pytree node registry as an object (flatten, register_node, ...)."""
+
+    def flatten(self, tree: Any, leaf_predicate: Callable | None = None) -> tuple[list, PyTreeDef]:
+        """tree_flatten(tree, is_leaf=leaf_predicate)."""
+        return tree_flatten(tree, is_leaf=leaf_predicate)
+
+    def flatten_one_level(self, tree: Any) -> tuple | None:
+        """(children, aux data) of a node; None for a leaf."""
+        try:
+            return flatten_one_level(tree)
+        except ValueError:
+            return None
+
+    def flatten_one_level_with_keys(self, tree: Any) -> tuple | None:
+        """((key, child) pairs, aux data) of a node; None for a leaf."""
+        try:
+            return flatten_one_level_with_keys(tree)
+        except ValueError:
+            return None
+
+    def flatten_with_path(self, tree: Any, leaf_predicate: Callable | None = None) -> tuple:
+        """tree_flatten_with_path(tree, is_leaf=leaf_predicate)."""
+        return tree_flatten_with_path(tree, is_leaf=leaf_predicate)
+
+    def is_node(self, x: Any) -> bool:
+        """Whether x is a pytree node (not a leaf)."""
+        return is_tree_node(type(x))
+
+    def register_node(self, type_: type, to_iter: Callable, from_iter: Callable, to_iter_with_keys=None) -> None:
+        """register_pytree_node (with keys when to_iter_with_keys is given)."""
+        if to_iter_with_keys is None:
+            register_pytree_node(type_, to_iter, from_iter)
+        else:
+            register_pytree_with_keys(type_, to_iter_with_keys, from_iter, to_iter)
+
+    def register_dataclass_node(self, type_: type, data_fields: list, meta_fields: list) -> None:
+        """register_dataclass(type_, data_fields, meta_fields)."""
+        register_dataclass(type_, data_fields, meta_fields)
+
+
+default_registry = PyTreeRegistry()

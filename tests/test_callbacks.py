@@ -179,3 +179,28 @@ def test_io_callback(backend):
     for io, mod, np_mod in ((j_io_callback, jax, jjnp), (p_io_callback, pyjax, pjnp)):
         with pytest.raises(ValueError):
             mod.vmap(lambda x: io(cb, mod.ShapeDtypeStruct((), np_mod.float32), x, ordered=True))(np_mod.arange(2.0))
+
+
+def test_debug_log_goes_to_logging_as_jax(caplog):
+    import logging
+
+    for j in (jax, pyjax):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="jax._src.debugging"):
+            j.debug.log("x={x}", x=j.numpy.arange(2.0))
+            j.jit(lambda v: j.debug.log("y={}", v))(j.numpy.ones(2))
+            j.effects_barrier()
+        msgs = [r.getMessage() for r in caplog.records if r.name == "jax._src.debugging"]
+        assert msgs == ["x=[0. 1.]", "y=[1. 1.]"], (j.__name__, msgs)
+        assert isinstance(j.debug.DebugEffect, type) and isinstance(j.debug.OrderedDebugEffect, type)
+
+
+def test_debug_sharding_inspectors_as_jax(capsys):
+    for j in (jax, pyjax):
+        seen = []
+        x = j.numpy.ones(3)
+        j.debug.inspect_array_sharding(x, callback=seen.append)
+        j.jit(lambda v: j.debug.inspect_array_sharding(v, callback=seen.append))(x)
+        assert len(seen) == 2 and all(s.is_fully_replicated for s in seen)
+        j.debug.visualize_array_sharding(x)
+        assert f"{j.devices()[0].platform.upper()} 0" in capsys.readouterr().out

@@ -173,3 +173,20 @@ def test_check_argument_errors(name):
         checkify.check(np_.array(1), "m")
     with pytest.raises(TypeError, match="need to be PyTrees of arrays"):
         checkify.check(True, "m {}", 3)
+
+
+def test_debug_check_and_init_error_as_jax():
+    for ck in (jcheckify, pcheckify):
+
+        def f(x):
+            ck.debug_check(x > 0, "neg {x}", x=x)
+            return x * 2
+
+        neg = jjnp.float32(-1.0) if ck is jcheckify else jnp.float32(-1.0)
+        assert float(f(neg)) == -2.0  # dropped outside checkify
+        with pytest.raises(TypeError):
+            f(-1.0)  # a Python float is no format argument, even outside checkify
+        err, out = ck.checkify(f)(neg)
+        assert err.get() is not None and "neg -1.0" in err.get() and float(out) == -2.0
+        assert ck.checkify(f)(-neg)[0].get() is None
+        assert ck.init_error.get() is None

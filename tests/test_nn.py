@@ -359,3 +359,18 @@ def test_log1mexp_and_tanh(backend):
     x = np.array([0.1, 0.69, 0.7, 5.0, 50.0], F)
     np.testing.assert_allclose(np.asarray(pyjax.nn.log1mexp(x)), np.asarray(jax.nn.log1mexp(x)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(pyjax.nn.tanh(x)), np.asarray(jax.nn.tanh(x)), rtol=1e-6)
+
+
+def test_scaled_matmul_matches_its_definition(backend):
+    # JAX runs scaled_matmul through cuDNN only (not on CPU): compare with the definition its docstring gives
+    r = np.random.RandomState(0)
+    a, b = r.randn(2, 3, 8).astype(np.float32), r.randn(2, 4, 8).astype(np.float32)
+    sa, sb = r.rand(2, 3, 2).astype(np.float32), r.rand(2, 4, 4).astype(np.float32)
+    got = pyjax.nn.scaled_matmul(a, b, sa, sb)
+    want = np.einsum("bmk,bnk->bmn", a * np.repeat(sa, 4, -1), b * np.repeat(sb, 2, -1))
+    assert got.dtype == np.float32 and got.shape == (2, 3, 4)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError):
+        pyjax.nn.scaled_matmul(a, b[:, :, :6], sa, sb)
+    with pytest.raises(NotImplementedError, match="float8_e8m0fnu"):
+        pyjax.nn.get_scaled_dot_general_config("mxfp8")

@@ -217,3 +217,23 @@ def test_with_path_is_leaf():
     assert _keys(ptu, t, is_leaf=leaf_p(ptu), is_leaf_takes_path=True) == _keys(
         jtu, t, is_leaf=leaf_p(jtu), is_leaf_takes_path=True
     )
+
+
+def test_default_registry_as_jax():
+    @dataclasses.dataclass
+    class Pt:
+        x: float
+        y: float
+
+    for j in (jax, pyjax):
+        r = j.tree_util.default_registry
+        leaves, tree = r.flatten({"a": (1, 2), "b": None})
+        assert leaves == [1, 2] and j.tree_util.tree_unflatten(tree, [3, 4]) == {"a": (3, 4), "b": None}
+        assert r.flatten_one_level((1, [2]))[0] == (1, [2]) and r.flatten_one_level(3) is None
+        assert [str(k) for k, _ in r.flatten_with_path([5, {"k": 6}])[0]] == [
+            str(k) for k, _ in jax.tree_util.default_registry.flatten_with_path([5, {"k": 6}])[0]
+        ]
+        cls = type(f"Pt{j.__name__}", (Pt,), {})
+        cls = dataclasses.dataclass(cls)
+        r.register_dataclass_node(cls, ["x", "y"], [])
+        assert j.tree_util.tree_leaves(cls(1.0, 2.0)) == [1.0, 2.0]

@@ -38,6 +38,8 @@ __all__ = [
     "automatic_checks",
     "check",
     "check_error",
+    "debug_check",
+    "init_error",
     "checkify",
     "div_checks",
     "float_checks",
@@ -130,6 +132,8 @@ class Error:
     __str__ = __repr__
 
 
+init_error = Error([], [], ())  # no check has failed (JAX's starting Error)
+
 register_pytree_node(
     Error,
     lambda e: ((e._failed, e._payloads), e._statics),
@@ -199,11 +203,8 @@ def _is_array(x) -> bool:
     return isinstance(x, (Array, core.Tracer)) or type(x).__name__ == "ndarray"  # numpy's, without importing numpy
 
 
-def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
-    """Check that pred (a bool or a scalar bool array) holds; else fail with msg.format(*fmt_args, **fmt_kwargs).
-
-    Eagerly it raises JaxRuntimeError at once; under jit it must run inside checkify. As in JAX, the
-    format arguments must be arrays (so they can travel out of jit)."""
+def _check_args(pred: Any, msg: str, fmt_args: tuple, fmt_kwargs: dict) -> tuple[list, Any]:
+    """The format arguments' leaves (as arrays) and treedef, after JAX's type checks of pred, msg and them."""
     if not isinstance(msg, str):
         raise TypeError(f"check: msg must be a str, got {type(msg).__name__}")
     scalar = isinstance(pred, bool) or (_is_array(pred) and pred.shape == () and pred.dtype == jnp.bool_)
@@ -215,8 +216,24 @@ def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
             raise TypeError(
                 f"Formatting arguments to checkify.check need to be PyTrees of arrays, but got {v!r} of type {type(v)}."
             )
-    leaves = [jnp.asarray(v) for v in leaves]
+    return [jnp.asarray(v) for v in leaves], tree
+
+
+def check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
+    """Check that pred (a bool or a scalar bool array) holds; else fail with msg.format(*fmt_args, **fmt_kwargs).
+
+    Eagerly it raises JaxRuntimeError at once; under jit it must run inside checkify. As in JAX, the
+    format arguments must be arrays (so they can travel out of jit)."""
+    leaves, tree = _check_args(pred, msg, fmt_args, fmt_kwargs)
     check_p.bind(jnp.asarray(pred), *leaves, msg=msg, tree=tree, category=FailedCheckError, _effect=True)
+
+
+def debug_check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
+    """check(pred, msg, ...) when run under checkify; elsewhere dropped after JAX's argument checks."""
+    if _functionalizing[0]:
+        check(pred, msg, *fmt_args, **fmt_kwargs)
+    else:
+        _check_args(pred, msg, fmt_args, fmt_kwargs)
 
 
 def check_error(error: Error) -> None:
