@@ -111,6 +111,11 @@ def _first(state: Any) -> Any:
     return state[0]
 
 
+def _ema(average, x, decay: float):
+    """The exponential moving average `average` updated by x: decay * average + (1 - decay) * x."""
+    return (1 - decay) * x + decay * average
+
+
 def _with_zeros(n: int):
     """An optimizer init: the parameters, then n zero-initialized state arrays like them."""
     return lambda x0: (x0,) + tuple(jnp.zeros_like(x0) for _ in range(n))
@@ -174,7 +179,7 @@ def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
         x, g_sq, m = state
         g_sq = g_sq + jnp.square(g)
         inv_root = jnp.where(g_sq > 0, 1.0 / jnp.sqrt(g_sq), 0.0)
-        m = (1.0 - momentum) * (g * inv_root) + momentum * m
+        m = _ema(m, g * inv_root, momentum)
         return x - lr(i) * m, g_sq, m
 
     return init, update, _first
@@ -189,7 +194,7 @@ def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) 
 
     def update(i, g, state):
         x, avg_sq = state
-        avg_sq = avg_sq * gamma + jnp.square(g) * (1.0 - gamma)
+        avg_sq = _ema(avg_sq, jnp.square(g), gamma)
         return x - lr(i) * g / jnp.sqrt(avg_sq + eps), avg_sq
 
     return init, update, _first
@@ -206,7 +211,7 @@ def rmsprop_momentum(
 
     def update(i, g, state):
         x, avg_sq, mom = state
-        avg_sq = avg_sq * gamma + jnp.square(g) * (1.0 - gamma)
+        avg_sq = _ema(avg_sq, jnp.square(g), gamma)
         mom = momentum * mom + lr(i) * g / jnp.sqrt(avg_sq + eps)
         return x - mom, avg_sq, mom
 
@@ -222,8 +227,8 @@ def adam(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999, eps: f
 
     def update(i, g, state):
         x, m, v = state
-        m = (1 - b1) * g + b1 * m
-        v = (1 - b2) * jnp.square(g) + b2 * v
+        m = _ema(m, g, b1)
+        v = _ema(v, jnp.square(g), b2)
         # the decay powers are taken in the moments' dtype, as JAX does
         m_hat = m / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))
         v_hat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
@@ -241,7 +246,7 @@ def adamax(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999, eps:
 
     def update(i, g, state):
         x, m, u = state
-        m = (1 - b1) * g + b1 * m
+        m = _ema(m, g, b1)
         u = jnp.maximum(b2 * u, jnp.abs(g))
         x = x - (lr(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))) * m / (u + eps)
         return x, m, u
@@ -269,7 +274,7 @@ def sm3(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
         bounds = [along(g.ndim, v, a) for a, v in enumerate(vs)]
         accum = functools.reduce(jnp.minimum, bounds) + jnp.square(g)
         inv_root = jnp.where(accum > 0, 1.0 / jnp.sqrt(accum), 0)
-        m = (1.0 - momentum) * (g * inv_root) + momentum * m
+        m = _ema(m, g * inv_root, momentum)
         x = x - lr(i) * m
         vs = [accum.max([d for d in range(x.ndim) if d != a]) for a in range(x.ndim)]
         return x, m, vs, shape
