@@ -25,3 +25,46 @@ def test_bind_shows_in_jaxpr():
     f = lambda x: pyjax.lax.dynamic_slice_p.bind(x, np.int32(1), np.int32(1), slice_sizes=(1, 2))  # noqa: E731
     assert "dynamic_slice[slice_sizes=(1, 2)]" in str(pyjax.make_jaxpr(f)(x))
     np.testing.assert_array_equal(f(x), x[1:, 1:])
+
+
+X = np.array([0.5, 1.5, 2.5], np.float32)
+XI = np.array([3, -7, 12], np.int32)
+BIND_CASES = [
+    ("clamp_p", (np.float32(0.0), X, np.float32(1.0)), {}),
+    ("igamma_p", (X, X), {}),
+    ("polygamma_p", (np.array([0.0, 1.0, 2.0], np.float32), X), {}),
+    ("zeta_p", (X + 1, X), {}),
+    ("bessel_i1e_p", (X,), {}),
+    ("regularized_incomplete_beta_p", (X, X, X / 3), {}),
+    ("reduce_precision_p", (X,), dict(exponent_bits=5, mantissa_bits=2)),
+    ("mulhi_p", (XI, XI), {}),
+    ("top_k_p", (XI,), dict(k=2, axis=0)),
+    ("split_p", (X,), dict(sizes=(1, 2), axis=0)),
+    ("tile_p", (X,), dict(reps=(2,))),
+    ("stack_p", (X, X), dict(axis=0)),
+    ("unstack_p", (X,), dict(axis=0)),
+    ("optimization_barrier_p", (X, XI), {}),
+]
+
+
+def test_decomposed_primitives_bind_as_jax(backend):
+    """Primitives pyjax composes from its own ops bind with JAX's operands and params, eagerly and
+    under jit (one equation named as JAX's), with JAX's values and dtypes."""
+    for name, args, params in BIND_CASES:
+        p, jp = getattr(pyjax.lax, name), getattr(jax.lax, name)
+        assert p.name == jp.name and p.multiple_results == jp.multiple_results, name
+        want = jp.bind(*args, **params)
+        for got in (p.bind(*args, **params), pyjax.jit(lambda *a: p.bind(*a, **params))(*args)):  # noqa: B023
+            for g, w in zip(*((o if p.multiple_results else [o]) for o in (got, want))):
+                assert g.dtype == w.dtype and g.shape == w.shape, name
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, err_msg=name)
+    assert str(pyjax.make_jaxpr(lambda x: pyjax.lax.clamp_p.bind(0.0, x, 1.0))(X)).count("clamp") == 1
+
+
+def test_decomposed_primitives_transform():
+    clamp, igamma = pyjax.lax.clamp_p, pyjax.lax.igamma_p
+    np.testing.assert_allclose(pyjax.vmap(lambda x: clamp.bind(0.0, x, 1.0))(X), np.clip(X, 0, 1))
+    g = pyjax.grad(lambda x: igamma.bind(np.float32(2.0), x))(np.float32(0.5))
+    np.testing.assert_allclose(
+        g, jax.grad(lambda x: jax.lax.igamma_p.bind(np.float32(2.0), x))(np.float32(0.5)), rtol=1e-6
+    )

@@ -35,3 +35,4 @@ from pyjax.lax.types import *  # noqa: F401,F403,E402
 from pyjax.lax.fft import *  # noqa: F401,F403,E402
 from pyjax.lax.ragged import *  # noqa: F401,F403,E402
 from pyjax.lax.rng import *  # noqa: F401,F403,E402
+from pyjax.lax.decomposed import *  # noqa: F401,F403,E402
