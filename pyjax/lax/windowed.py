@@ -327,10 +327,11 @@ def reduce_window(
     flat_init, init_tree = tree_flatten(init_value)
     if tree != init_tree:
         raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
-    if tree != tree_flatten(0)[1]:  # several operands (or one in a container): JAX's variadic form
+
+    def unrolled(operands, inits):  # folding each window position's slice in turn
         return _reduce_window_unrolled(
-            flat_ops,
-            flat_init,
+            operands,
+            inits,
             tree,
             computation,
             window_dimensions,
@@ -339,22 +340,15 @@ def reduce_window(
             base_dilation,
             window_dilation,
         )
+
+    if tree != tree_flatten(0)[1]:  # several operands (or one in a container): JAX's variadic form
+        return unrolled(flat_ops, flat_init)
     x = _as_array(operand)
     xa = _aval(x)
     params = _params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     op = _monoid_op(computation, xa.dtype)
     if op is None:
-        return _reduce_window_unrolled(
-            [x],
-            [init_value],
-            tree,
-            computation,
-            window_dimensions,
-            window_strides,
-            padding,
-            base_dilation,
-            window_dilation,
-        )
+        return unrolled([x], [init_value])
     init = _concrete_scalar(init_value)
     ident = dtypes.reduction_identity(op, xa.dtype)
     if init is not None and (
