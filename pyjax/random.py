@@ -28,6 +28,7 @@ from pyjax.core.config import config
 from pyjax.core.core import Tracer, get_aval
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
+from pyjax.lax.special import _gamma_sample_grad
 
 __all__ = [
     "PRNGKey",
@@ -1173,16 +1174,6 @@ def _gamma_sampler(name: str, key, a, shape, dtype, log_space: bool):
         return out, dz / z if log_space else dz
 
     return f(a)
-
-
-def _gamma_sample_grad(a, z):
-    """dz/da of a Gamma(a) sample z at fixed CDF value (implicit reparameterization): -dP/da / density."""
-    from pyjax.api import jvp
-    from pyjax.scipy import special
-
-    jnp = _jnp()
-    _, dp_da = jvp(lambda a_: special._gammainc_core(a_, z, False), (a,), (jnp.ones_like(a),))
-    return -dp_da / special._gamma_density(a, z)
 
 
 def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):

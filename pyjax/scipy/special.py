@@ -14,6 +14,15 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer, get_aval
 from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
+from pyjax.lax.special import (  # the implementations, written with lax ops
+    _bessel_i_scaled,
+    _betainc,
+    _gammainc,
+    _gammaincc,
+    _keep_weak,
+    _polygamma,
+    _zeta,
+)
 
 __all__ = [
     "erf",
@@ -404,26 +413,6 @@ def erfcx(x: Any) -> Any:
 # --- modified Bessel functions of orders 0 and 1 -------------------------------------------------
 
 
-def _bessel_i_scaled(nu: int, x):
-    """exp(-|x|) I_nu(|x|): power series for |x| <= 15, the large-argument asymptotic series beyond."""
-    ax = jnp.abs(x)
-    small = ax <= 15
-    xs = jnp.where(small, ax, 0.0)
-    q = xs * xs / 4
-    term = (xs / 2) ** nu / math.factorial(nu)
-    total = term
-    for k in range(1, 60):
-        term = term * q / (k * (k + nu))
-        total = total + term
-    xl = jnp.where(small, 15.0, ax)
-    mu = 4.0 * nu * nu
-    coef, series = jnp.ones_like(xl), jnp.ones_like(xl)
-    for k in range(1, 14):
-        coef = -coef * (mu - (2 * k - 1) ** 2) / (k * 8 * xl)
-        series = series + coef
-    return jnp.where(small, total * jnp.exp(-xs), series / jnp.sqrt(2 * math.pi * xl))
-
-
 def i0e(x: Any) -> Any:
     """Exponentially scaled modified Bessel function of order 0, exp(-|x|) I0(x)."""
     (x,) = _promote_inexact("i0e", x)
@@ -450,86 +439,6 @@ def i1(x: Any) -> Any:
 
 # --- incomplete gamma and beta functions ------------------------------------------------------------
 
-_ITERS = 256
-
-
-def _tiny(x):
-    return float(dtypes.finfo(get_aval(x).dtype).tiny) * 16
-
-
-def _gammainc_pair(a, x):
-    """(P, Q) regularized incomplete gammas for a > 0, x > 0: series when x < a + 1, else Lentz's fraction."""
-    from pyjax.lax.control_flow import fori_loop
-
-    series = x < a + 1
-    xs = jnp.where(series, x, a)  # each branch gets in-domain values, so neither makes NaNs
-    xc = jnp.where(series, a + 1, x)
-
-    def s_step(n, c):
-        term, total = c
-        term = term * xs / (a + n)
-        return term, total + term
-
-    _, total = fori_loop(1, _ITERS, s_step, (1 / a, 1 / a))
-    p_series = jnp.exp(a * jnp.log(xs) - xs - lax.lgamma(a)) * total
-    tiny = _tiny(x)
-    b0 = xc + 1 - a
-
-    def cf_step(i, c):
-        b, cc, d, h = c
-        an = -i * (i - a)
-        b = b + 2
-        d = an * d + b
-        d = jnp.where(jnp.abs(d) < tiny, tiny, d)
-        cc = b + an / cc
-        cc = jnp.where(jnp.abs(cc) < tiny, tiny, cc)
-        d = 1 / d
-        return b, cc, d, h * d * cc
-
-    init = (b0, jnp.full_like(b0, 1 / tiny), 1 / b0, 1 / b0)
-    h = fori_loop(1, _ITERS, cf_step, init)[3]
-    q_cf = jnp.exp(a * jnp.log(xc) - xc - lax.lgamma(a)) * h
-    return jnp.where(series, p_series, 1 - q_cf), jnp.where(series, 1 - p_series, q_cf)
-
-
-def _gammainc_core(a, x, upper: bool):
-    """P (or Q if upper) with JAX's edge values; a and x already promoted and broadcast."""
-    inside = (a > 0) & (x > 0) & (x < jnp.inf)
-    sa, sx = jnp.where(inside, a, 1.0), jnp.where(inside, x, 1.0)
-    p, q = _gammainc_pair(sa, sx)
-    val = q if upper else p
-    lower_edge = jnp.where((a == 0) & (x > 0) | (x == jnp.inf) & (a >= 0), 1.0, 0.0)
-    edge = jnp.where((a < 0) | (x < 0) | jnp.isnan(a) | jnp.isnan(x), jnp.nan, 1 - lower_edge if upper else lower_edge)
-    return jnp.where(inside, val, edge.astype(val.dtype))
-
-
-def _incomplete_with_jvp(core, dx_fn, n_params: int):
-    """custom_jvp of core(*params, x): analytic derivative in x, forward-mode autodiff of core in the params."""
-
-    @custom_jvp
-    def f(*args):
-        return core(*args)
-
-    @f.defjvp
-    def _jvp(primals, tangents):
-        from pyjax import jvp
-
-        params, x = primals[:n_params], primals[n_params]
-        out, dparams = jvp(lambda *ps: core(*ps, x), tuple(params), tuple(tangents[:n_params]))
-        return out, dparams + tangents[n_params] * dx_fn(*primals)
-
-    return f
-
-
-def _gamma_density(a, x):
-    inside = (a > 0) & (x > 0)
-    sa, sx = jnp.where(inside, a, 1.0), jnp.where(inside, x, 1.0)
-    return jnp.where(inside, jnp.exp((sa - 1) * jnp.log(sx) - sx - lax.lgamma(sa)), 0.0)
-
-
-_gammainc = _incomplete_with_jvp(lambda a, x: _gammainc_core(a, x, False), _gamma_density, 1)
-_gammaincc = _incomplete_with_jvp(lambda a, x: _gammainc_core(a, x, True), lambda a, x: -_gamma_density(a, x), 1)
-
 
 def gammainc(a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma function P(a, x)."""
@@ -543,56 +452,6 @@ def gammaincc(a: Any, x: Any) -> Any:
     return _keep_weak(_gammaincc(a, x), a, x)
 
 
-def _betacf(a, b, x):
-    """Lentz's continued fraction for the incomplete beta function (converges for x < (a + 1) / (a + b + 2))."""
-    from pyjax.lax.control_flow import fori_loop
-
-    tiny = _tiny(x)
-    qab, qap, qam = a + b, a + 1, a - 1
-
-    def clamp(v):
-        return jnp.where(jnp.abs(v) < tiny, tiny, v)
-
-    d0 = 1 / clamp(1 - qab * x / qap)
-
-    def step(m, c):
-        cc, d, h = c
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1 / clamp(1 + aa * d)
-        cc = clamp(1 + aa / cc)
-        h = h * d * cc
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1 / clamp(1 + aa * d)
-        cc = clamp(1 + aa / cc)
-        return cc, d, h * d * cc
-
-    return fori_loop(1, _ITERS, step, (jnp.ones_like(x), d0, d0))[2]
-
-
-def _betainc_core(a, b, x):
-    inside = (a > 0) & (b > 0) & (x > 0) & (x < 1)
-    sa, sb, sx = jnp.where(inside, a, 1.0), jnp.where(inside, b, 1.0), jnp.where(inside, x, 0.5)
-    flip = sx > (sa + 1) / (sa + sb + 2)
-    # Evaluate the fraction where it converges: at x directly, or at 1 - x with a and b swapped.
-    fa, fb, fx = jnp.where(flip, sb, sa), jnp.where(flip, sa, sb), jnp.where(flip, 1 - sx, sx)
-    front = jnp.exp(fa * jnp.log(fx) + fb * jnp.log1p(-fx) - betaln(fa, fb)) / fa
-    val = front * _betacf(fa, fb, fx)
-    val = jnp.where(flip, 1 - val, val)
-    bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | jnp.isnan(a) | jnp.isnan(b) | jnp.isnan(x)
-    edge = jnp.where((x >= 1) | (a == 0), 1.0, 0.0)
-    return jnp.where(inside, val, jnp.where(bad, jnp.nan, edge).astype(val.dtype))
-
-
-def _beta_density(a, b, x):
-    inside = (a > 0) & (b > 0) & (x > 0) & (x < 1)
-    sa, sb, sx = jnp.where(inside, a, 1.0), jnp.where(inside, b, 1.0), jnp.where(inside, x, 0.5)
-    return jnp.where(inside, jnp.exp((sa - 1) * jnp.log(sx) + (sb - 1) * jnp.log1p(-sx) - betaln(sa, sb)), 0.0)
-
-
-_betainc = _incomplete_with_jvp(_betainc_core, _beta_density, 2)
-
-
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """Regularized incomplete beta function I_x(a, b)."""
     a, b, x = _promote_inexact("betainc", a, b, x)
@@ -601,27 +460,12 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 # --- zeta and polygamma -------------------------------------------------------------------------------
 
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330)
-
 
 def zeta(x: Any, q: Any = None) -> Any:
     """Hurwitz zeta function sum_k (k + q) ** -x (Riemann zeta when q is None), by Euler-Maclaurin summation."""
     if q is None:
         q = 1.0
-    s, q = _promote_inexact("zeta", x, q)
-    n = 12
-    total = jnp.zeros_like(q)
-    for k in range(n):
-        total = total + (q + k) ** (-s)
-    qn = q + n
-    total = total + qn ** (1 - s) / (s - 1) + qn ** (-s) / 2
-    rising = s  # s (s + 1) ... (s + 2j - 2)
-    power = qn ** (-s - 1)
-    for j, b2j in enumerate(_BERNOULLI, start=1):
-        total = total + b2j / math.factorial(2 * j) * rising * power
-        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
-        power = power / (qn * qn)
-    return jnp.where(s == 1, jnp.inf, jnp.where(s < 1, jnp.nan, total))
+    return _zeta(*_promote_inexact("zeta", x, q))
 
 
 def polygamma(n: Any, x: Any) -> Any:
@@ -630,22 +474,6 @@ def polygamma(n: Any, x: Any) -> Any:
     if n_dtype.kind not in "iu":
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype.name}.")
     return _polygamma(*_promote_inexact("polygamma", n, x))
-
-
-def _polygamma(nf, x):
-    """polygamma on floating arguments of one dtype (lax.polygamma takes a float order)."""
-    sign = jnp.where(nf % 2 == 0, -1.0, 1.0)
-    safe_n = jnp.where(nf == 0, 1.0, nf)
-    val = sign * jnp.exp(lax.lgamma(safe_n + 1)) * zeta(safe_n + 1, x)
-    out = jnp.where(nf == 0, lax.digamma(x), val)
-    return _keep_weak(lax.convert_element_type(out, x.dtype), nf, x)
-
-
-def _keep_weak(out, *args):
-    """out made weak-typed when every argument is (JAX's lax special functions keep Python scalars weak)."""
-    if all(get_aval(a).weak_type for a in args) and not get_aval(out).weak_type:
-        return lax._convert(out, get_aval(out).dtype, True)
-    return out
 
 
 # --- functions defined by integrals or series, loaded on first use ----------------------------------------
