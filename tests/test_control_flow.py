@@ -402,6 +402,29 @@ def test_compiled_loop_webgpu_replay(monkeypatch):
         check(f, W, XS)
 
 
+@pytest.mark.parametrize("limit", [0.5, 1.5, 4.5, 5.5, 37.5])
+def test_while_loop_webgpu_speculative(monkeypatch, limit):
+    """On webgpu a while loop runs several trips per read back of its predicate and keeps the
+    state of the first trip whose predicate was false: 0, 1, 4, 5 and 37 trips (batches of 4, 8,
+    16, ... trips) give JAX's results, with no Python walk."""
+    from pyjax.backends.base import Backend
+
+    def walk(*args):
+        raise AssertionError("walked in Python")
+
+    monkeypatch.setattr(Backend, "_run_steps", walk)
+
+    def f(jx, np_, x, lim):
+        def body(c):
+            k, v, s = c
+            return k + 1.0, np_.tanh(v @ W) + 0.1, s + v.sum()
+
+        return jx.jit(lambda x, lim: jx.lax.while_loop(lambda c: c[0] < lim, body, (0.0, x, 0.0)))(x, lim)
+
+    with pyjax.default_device(pyjax.devices("webgpu")[0]):
+        check(f, XS[0], np.float32(limit))
+
+
 def test_loop_with_callback_runs_on_host(backend):
     """A body with a host step (a callback) is not planned: the host loop still calls back every trip."""
 

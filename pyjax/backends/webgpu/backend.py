@@ -339,18 +339,38 @@ class WebGPUBackend(Backend):
         counters = None
         for node in nodes:
             if type(node) is _replay.Recorded:
-                hs = [slots[p] for p in node.params]
-                if node.scratch:
-                    hs += [self.scratch(n, j) for n, j in node.scratch]
-                self._queue.append(Replay(node.recording, hs))
-                self._busy.update(hs)
-                self._queued_wgs += node.workgroups
-                self._replayed += node.steps - 1
+                self._queue_replay(node, slots)
                 self._maybe_flush()
+            elif type(node) is _replay.Speculative:
+                self._run_speculative(node, slots)
             else:
                 if counters is None:
                     counters = [0] * plan.levels
                 self._run_steps([node], slots, counters)
+
+    def _queue_replay(self, node, slots: list) -> None:
+        hs = [slots[p] for p in node.params]
+        if node.scratch:
+            hs += [self.scratch(n, j) for n, j in node.scratch]
+        hs += node.fixed
+        self._queue.append(Replay(node.recording, hs))
+        self._busy.update(hs)
+        self._queued_wgs += node.workgroups
+        self._replayed += node.steps - 1
+
+    def _run_speculative(self, spec, slots: list) -> None:
+        """A while loop k trips per read back of the predicates (replay.Speculative)."""
+        k = min(_replay.FIRST_TRIPS, spec.max_trips)
+        while True:
+            self._queue_replay(spec.trips(k, self), slots)
+            preds = self.read(spec.preds, k)
+            j = next((i for i, b in enumerate(preds) if not b), -1)
+            if j >= 0:
+                for (p, n), off in zip(spec.carry, spec.offsets):
+                    self._copy_step(spec.snap, j * spec.stride + off, slots[p], 0, n)
+                self._maybe_flush()
+                return
+            k = min(2 * k, spec.max_trips)
 
     def run_kernel(self, gk: GPUKernel, in_slots: list, out_slots: list) -> None:
         """Queue the launches of a compiled kernel."""

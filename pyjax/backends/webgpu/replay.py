@@ -2,36 +2,109 @@
 validated, packed and bound once, then replayed per call with the call's buffers.
 
 `build(backend, plan)` turns the plan's steps into nodes: a `Recorded` for each run of steps the
-host can record, the plan's own step for the rest (routines, host fallbacks, while loops,
-switches, repeats too long to unroll), which the backend walks as before. A call then costs one
-`Replay` entry in the dispatch queue per Recorded, not Python work per kernel.
+host can record, a `Speculative` for a while loop whose cond and body can be recorded, and the
+plan's own step for the rest (routines, host fallbacks, switches, repeats too long to unroll),
+which the backend walks as before. A call then costs one `Replay` entry in the dispatch queue
+per Recorded, not Python work per kernel.
+
+A Speculative runs k trips per read back instead of one: trip i runs the cond, copies its
+predicate to byte i of a scratch buffer and the carry to slot i of another, then runs the body.
+One read of the k predicates finds the first false one, j; the carry then comes back from slot j
+(the state the loop stopped in). Later trips computed on a finished state are thrown away: the
+kernels are pure and cannot trap (gathers clamp). k doubles from 4 up to 64 while the loop runs.
 """
 
 from __future__ import annotations
 
 import struct
 
-from pyjax.backends.base import Call, Copy, Repeat
+from pyjax.backends.base import Call, Copy, Repeat, While
 from pyjax.backends.webgpu.renderer import GPUKernel
 
 MAX_STEPS = 1 << 16  # dispatches one recording may hold (a repeat unrolls into it)
+FIRST_TRIPS, MAX_TRIPS = 4, 64  # trips of a speculative while loop per read back
+MAX_SNAPSHOT = 32 << 20  # bytes of carry kept per read back (fewer trips when the carry is large)
 
 
 class Recorded:
     """A host recording and what binds its buffer positions: plan params, then scratch buffers
-    (size, index) as `WebGPUBackend.scratch` hands them out."""
+    (size, index) as `WebGPUBackend.scratch` hands them out, then fixed buffer handles."""
 
-    __slots__ = ("recording", "params", "scratch", "steps", "workgroups")
+    __slots__ = ("recording", "params", "scratch", "fixed", "steps", "workgroups")
 
-    def __init__(self, recording: int, params: list, scratch: list, steps: int, workgroups: int):
-        self.recording, self.params, self.scratch = recording, params, scratch
+    def __init__(self, recording: int, params: list, scratch: list, fixed: list, steps: int, workgroups: int):
+        self.recording, self.params, self.scratch, self.fixed = recording, params, scratch, fixed
         self.steps, self.workgroups = steps, workgroups
+
+
+class Speculative:
+    """A while loop run k trips per read back (see the module docstring). carry: (param, nbytes)
+    of the loop state, at offsets[i] in each trip's slot of `stride` bytes."""
+
+    def __init__(self, loop: While, carry: list, levels: int):
+        self.loop, self.carry, self.levels = loop, carry, levels
+        self.offsets, self.stride = [], 0
+        for _, n in carry:
+            self.offsets.append(self.stride)
+            self.stride += (n + 15) & ~15
+        per_trip = sum(_size(s) for s in loop.cond) + sum(_size(s) for s in loop.body) + 1 + len(carry)
+        self.max_trips = max(1, min(MAX_TRIPS, MAX_SNAPSHOT // max(self.stride, 1), MAX_STEPS // per_trip))
+        self.backend = None
+        self.preds = self.snap = None  # buffer handles, made with the first recording
+        self.recorded: dict = {}  # trips -> Recorded
+
+    def __del__(self):
+        if self.backend is not None:  # freed after the next flush: queued work may still use them
+            self.backend._dead.extend([self.preds, self.snap])
+
+    def trips(self, k: int, backend) -> Recorded:
+        """The recording of k trips."""
+        rec = self.recorded.get(k)
+        if rec is None:
+            if self.backend is None:
+                self.preds = backend.host.create_buffer((self.max_trips + 15) & ~15)
+                self.snap = backend.host.create_buffer(self.max_trips * self.stride)
+                self.backend = backend
+            run: list = []
+            counters = [0] * self.levels
+            pipe = backend.copy_pipeline()
+            for i in range(k):
+                for st in self.loop.cond:
+                    _emit(backend, st, counters, run)
+                run.append(_copy(pipe, ("p", self.loop.pred), 0, ("h", self.preds), i, 1))
+                for (p, n), off in zip(self.carry, self.offsets):
+                    if n:
+                        run.append(_copy(pipe, ("p", p), 0, ("h", self.snap), i * self.stride + off, n))
+                for st in self.loop.body:
+                    _emit(backend, st, counters, run)
+            rec = self.recorded[k] = _record(backend, run)
+        return rec
+
+
+def _speculative(s, plan) -> Speculative | None:
+    """s as a Speculative when it is a while loop whose cond and body can be recorded."""
+    if type(s) is not While or any(_size(b) is None for b in list(s.cond) + list(s.body)):
+        return None
+    # the loop state: the carry the body ends by copying into (runtime/plans.py loop_while)
+    carry = []
+    for b in reversed(s.body):
+        if type(b) is not Copy or b.level is not None or b.dst_off or b.src_off:
+            break
+        carry.append((b.dst, plan.nbytes[b.dst]))
+    if not carry or sum(n for _, n in carry) > MAX_SNAPSHOT:
+        return None
+    return Speculative(s, carry[::-1], plan.levels)
+
+
+def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int) -> tuple:
+    words = -(-(dst_off + nbytes) // 4) - dst_off // 4
+    return (pipeline, [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
 
 
 def build(backend, plan) -> list | bool:
     """The nodes of plan (see the module docstring), or False when nothing in it is recordable."""
     nodes: list = []
-    run: list = []  # recordable steps: (pipeline, refs, uniforms, grid); a ref is ("p", param) or ("s", (size, j))
+    run: list = []  # recordable steps: (pipeline, refs, uniforms, grid); a ref is ("p", param), ("s", (size, j)) or ("h", handle)
 
     def close() -> None:
         if run:
@@ -40,6 +113,11 @@ def build(backend, plan) -> list | bool:
 
     counters = [0] * plan.levels
     for s in plan.steps:
+        spec = _speculative(s, plan)
+        if spec is not None:
+            close()
+            nodes.append(spec)
+            continue
         n = _size(s)
         if n is None or n > MAX_STEPS:
             close()
@@ -49,7 +127,7 @@ def build(backend, plan) -> list | bool:
             close()
         _emit(backend, s, counters, run)
     close()
-    if not any(type(n) is Recorded for n in nodes):
+    if not any(type(n) in (Recorded, Speculative) for n in nodes):
         return False
     return nodes
 
@@ -98,9 +176,7 @@ def _emit(backend, s, counters: list, run: list) -> None:
             return
         k = counters[s.level] if s.level is not None else 0
         so, do = s.src_off + k * s.src_stride, s.dst_off + k * s.dst_stride
-        words = -(-(do + s.nbytes) // 4) - do // 4
-        uniforms = struct.pack("<4I", so, do, s.nbytes, 0)
-        run.append((backend.copy_pipeline(), [("p", s.src), ("p", s.dst)], uniforms, -(-words // 256)))
+        run.append(_copy(backend.copy_pipeline(), ("p", s.src), so, ("p", s.dst), do, s.nbytes))
     else:  # Repeat (its size was checked)
         for i in range(s.count):
             counters[s.level] = i
@@ -118,10 +194,12 @@ def _record(backend, run: list) -> Recorded:
         elif type(grid) is int:
             workgroups += grid
         steps.append((pipeline, where, uniforms, grid))
-    params = [r[1] for r in pos if r[0] == "p"]
-    scratch = [r[1] for r in pos if r[0] == "s"]
-    # positions: params first, then scratch buffers (the order the backend binds them in)
-    order = {r: i for i, r in enumerate([r for r in pos if r[0] == "p"] + [r for r in pos if r[0] == "s"])}
+    # positions: params first, then scratch buffers, then fixed handles (the order the backend binds them in)
+    ordered = [r for kind in "psh" for r in pos if r[0] == kind]
+    order = {r: i for i, r in enumerate(ordered)}
+    params = [r[1] for r in ordered if r[0] == "p"]
+    scratch = [r[1] for r in ordered if r[0] == "s"]
+    fixed = [r[1] for r in ordered if r[0] == "h"]
     remap = {pos[r]: order[r] for r in pos}
     steps = [
         (
@@ -132,4 +210,4 @@ def _record(backend, run: list) -> Recorded:
         )
         for p, where, u, g in steps
     ]
-    return Recorded(backend.host.record(steps, len(pos)), params, scratch, len(steps), workgroups)
+    return Recorded(backend.host.record(steps, len(pos)), params, scratch, fixed, len(steps), workgroups)
