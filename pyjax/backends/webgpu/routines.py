@@ -169,6 +169,25 @@ class SortExe:
         self.prep_ix = _pipe(backend, text)
         if self.radix is None:
             self._bitonic(backend, arrs)
+        # the radix-sorted key operand of a 32-bit dtype is decoded from its sorted keys (coalesced)
+        # instead of gathered through the index; only zeros and NaNs (whose keys do not keep their
+        # sign or payload) are gathered
+        self.decode = None
+        t0 = wgsl.ctype(self.dts[0])
+        if self.radix is not None and self.dts[0].itemsize == 4 and t0 in ("f32", "i32", "u32"):
+            val = {
+                "f32": "bitcast<f32>(select(~key, key & 0x7fffffffu, (key & 0x80000000u) != 0u))",
+                "i32": "bitcast<i32>(key ^ 0x80000000u)",
+                "u32": "key",
+            }[t0]
+            lossy = "key == 0xffffffffu || key == 0x80000000u" if t0 == "f32" else "false"
+            self.decode = _pipe(
+                backend,
+                wgsl.header([("x", t0, False), ("k", "u32", False), ("ix", "u32", False), ("o", t0, True)])
+                + f"@compute @workgroup_size({WG})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+                f"  let g = wgl * {WG}u + lid;\n  if (g >= {self.n}u) {{ return; }}\n  let key = k[g];\n"
+                f"  if ({lossy}) {{ o[g] = x[ix[g]]; }} else {{ o[g] = {val}; }}\n}}\n",
+            )
         # outputs: gather every operand through the sorted index
         self.gathers = []
         R, n, n2 = self.rows, self.n, self.n2
@@ -252,9 +271,12 @@ class SortExe:
             be.step(self.prep[i], [ins[i], keys[i]], None, grid)
         be.step(self.prep_ix, [ix], None, grid)
         if self.radix is not None:
-            ix = self.radix.enqueue(be, keys[0], ix)
-            for s, o, gk in zip(ins, outs, self.gathers):
-                be.run_kernel(gk, [s, ix], [o])
+            sk, ix = self.radix.enqueue(be, keys[0], ix)
+            for j, (s, o, gk) in enumerate(zip(ins, outs, self.gathers)):
+                if j == 0 and self.decode is not None:
+                    be.step(self.decode, [s, sk, ix, o], None, -(-self.n // WG))
+                else:
+                    be.run_kernel(gk, [s, ix], [o])
             return
         bufs = keys + [ix]
         nblocks = m // self.bs
@@ -429,8 +451,9 @@ class _Radix:
             + "}\n",
         )
 
-    def enqueue(self, be, keys: int, ix: int) -> int:
-        """Queue the four passes over the padded (keys, ix); returns the sorted indices' buffer."""
+    def enqueue(self, be, keys: int, ix: int) -> tuple:
+        """Queue the four passes over the padded (keys, ix); returns the buffers of the sorted
+        keys and of their indices."""
         hist, tot = be.scratch(4 * self.h, 0), be.scratch(4 * self.nch, 1)
         k2, v2 = be.scratch(4 * self.padded, 2), be.scratch(4 * self.padded, 3)
         src, dst = (keys, ix), (k2, v2)
@@ -441,7 +464,7 @@ class _Radix:
             be.step(self.scan_tot, [tot], u, 1)
             be.step(self.scatter, [src[0], src[1], hist, tot, dst[0], dst[1]], u, self.nb)
             src, dst = dst, src
-        return src[1]
+        return src
 
 
 # ---- cumulative ------------------------------------------------------------------------------
