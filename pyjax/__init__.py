@@ -91,7 +91,7 @@ from pyjax.api import process_index as host_id  # noqa: F401
 from pyjax.runtime.device import Device  # noqa: F401
 from pyjax import sharding, stages  # noqa: F401
 from pyjax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
-from pyjax._shard_map import shard_map  # noqa: F401
+from pyjax._shard_map import shard_map, smap  # noqa: F401
 from pyjax import ref  # noqa: F401
 from pyjax.ref import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from pyjax import distributed  # noqa: F401
@@ -99,6 +99,10 @@ from pyjax.sharding import MemorySpace as _MemorySpace
 from pyjax.api import (  # noqa: F401
     allow_f16_reductions,
     array_garbage_collection_guard,
+    auto_pcast,
+    host_ids,
+    jax2tf_associative_scan_reductions,
+    remove_size_one_mesh_axis_from_type,
     debug_key_reuse,
     default_prng_impl,
     enable_custom_prng,
@@ -121,12 +125,12 @@ memory = __import__("types").SimpleNamespace(Space=_MemorySpace)  # jax.memory.S
 
 
 def __getattr__(name: str):
-    """pyjax.image, pyjax.profiler and pyjax.export load on first use, as JAX's do (keeps `import pyjax` fast)."""
+    """pyjax.image, profiler, export, monitoring, ffi, dlpack and version load on first use, as JAX's do (keeps `import pyjax` fast)."""
     if name == "float0":  # numpy's dtype, made on first use
         from pyjax import dtypes as _dtypes
 
         return _dtypes.float0
-    if name in ("image", "profiler", "export"):
+    if name in ("image", "profiler", "export", "monitoring", "ffi", "dlpack", "version"):
         import importlib
 
         return importlib.import_module(f"pyjax.{name}")

@@ -20,7 +20,7 @@ from pyjax.lax import lax
 from pyjax.runtime.array import Array
 from pyjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, broadcast_prefix, get_mesh
 
-__all__ = ["Infer", "shard_map"]
+__all__ = ["Infer", "shard_map", "smap"]
 
 
 class _InferFromArgs:
@@ -200,7 +200,8 @@ def shard_map(
         outs = _run(f, in_tree, names, xs, sets, varying, out_box)
         out_tree = out_box[0]
         result = tree_unflatten(out_tree, outs)
-        out_list = broadcast_prefix(out_specs, result, "shard_map out_specs")
+        specs = out_specs(result) if callable(out_specs) else out_specs  # (smap: specs from the outputs)
+        out_list = broadcast_prefix(specs, result, "shard_map out_specs")
         final = []
         for i, ((s, _), o) in enumerate(zip(out_list, outs)):
             s = _check_spec(s, o, manual, "out_specs", fname, f"{fname}(*args)")
@@ -213,5 +214,38 @@ def shard_map(
                 o._committed, o._sharding = True, NamedSharding(m, s)
             final.append(o)
         return tree_unflatten(out_tree, final)
+
+    return wrapped
+
+
+def _axis_spec(axis: Any, ndim: int, name: Any) -> PartitionSpec:
+    if axis is None:
+        return PartitionSpec()
+    axis = axis % ndim if ndim else axis
+    return PartitionSpec(*[None] * axis, name)
+
+
+def _specs_for(axes: Any, tree: Any, name: Any) -> Any:
+    """Per leaf of tree, the spec splitting the leaf's axis given by axes (a tree prefix: ints or None)."""
+    pairs = broadcast_prefix(axes, tree, "smap axes")
+    leaves, t = tree_flatten(tree)
+    return tree_unflatten(t, [_axis_spec(a, get_aval(_as_value(x)).ndim, name) for (a, _), x in zip(pairs, leaves)])
+
+
+def smap(f: Callable | None = None, /, *, in_axes: Any = Infer, out_axes: Any, axis_name: Any) -> Callable:
+    """shard_map over the one mesh axis axis_name of the context mesh, with the split axis of each argument
+    (in_axes) and output (out_axes) given as an int or None (replicated), as in vmap."""
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        if in_axes is Infer:
+            in_specs = Infer
+        else:
+            axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+            in_specs = tuple(_specs_for(a, x, axis_name) for a, x in zip(axes, args))
+        out_specs = functools.partial(_specs_for, out_axes, name=axis_name)
+        return shard_map(f, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name})(*args)
 
     return wrapped

@@ -1727,3 +1727,11 @@ threefry_partitionable = _config_context("jax_threefry_partitionable", "Recorded
 debug_key_reuse = _config_context("jax_debug_key_reuse", "Recorded only.")
 allow_f16_reductions = _config_context("jax_allow_f16_reductions", "Recorded only.")
 array_garbage_collection_guard = _config_context("jax_array_garbage_collection_guard", "Recorded only.", "allow")
+auto_pcast = _config_context("jax_auto_pcast", "Recorded only (shard_map casts varying values implicitly).")
+jax2tf_associative_scan_reductions = _config_context("jax2tf_associative_scan_reductions", "Recorded only.")
+remove_size_one_mesh_axis_from_type = _config_context("jax_remove_size_one_mesh_axis_from_type", "Recorded only.")
+
+
+def host_ids(backend=None) -> list:
+    """The process indices (pyjax: one process, [0])."""
+    return [0]

@@ -33,7 +33,12 @@ __all__ = [
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "AbstractDevice",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
+    "make_single_device_sharding",
+    "use_abstract_mesh",
     "get_mesh",
     "reshard",
     "set_mesh",
@@ -346,6 +351,60 @@ def _empty_mesh() -> Mesh:
     m = Mesh.__new__(Mesh)
     m.axis_names, m.axis_sizes, m.axis_types, m._flat_devices = (), (), (), []
     return m
+
+
+def make_single_device_sharding(device: Any, *, memory_kind: str | None = None) -> SingleDeviceSharding:
+    """The sharding that puts a whole array on device."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
+class use_abstract_mesh(set_mesh):  # noqa: N801  (JAX's name)
+    """Make mesh (abstract or concrete) the mesh in context inside the block."""
+
+    def __init__(self, mesh: Any):
+        self.prev = list(_mesh_stack)
+        _mesh_stack.append(mesh)
+        self.mesh = mesh
+
+
+def _pass_through(kind: str, f: Any, axes: Any) -> Any:
+    if f is None:
+        return lambda g: _pass_through(kind, g, axes)
+    if not callable(f):
+        raise TypeError(f"{kind} requires a callable, got {f!r}")
+    return f  # one device: computing with the axes Auto or Explicit gives the same arrays
+
+
+def auto_axes(f: Any = None, /, *, axes: Any = None, out_sharding: Any = None) -> Any:
+    """f with the mesh axes `axes` treated as Auto inside (one device: f itself)."""
+    return _pass_through("auto_axes", f, axes)
+
+
+def explicit_axes(f: Any = None, /, *, axes: Any = None, in_sharding: Any = None) -> Any:
+    """f with the mesh axes `axes` treated as Explicit inside (one device: f itself)."""
+    return _pass_through("explicit_axes", f, axes)
+
+
+class AbstractDevice:
+    """A device described without a backend: its kind, core count and platform."""
+
+    def __init__(self, device_kind: str, num_cores: int | None, platform: str):
+        self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractDevice) and (self.device_kind, self.num_cores, self.platform) == (
+            other.device_kind,
+            other.num_cores,
+            other.platform,
+        )
+
+    def __hash__(self):
+        return hash((self.device_kind, self.num_cores, self.platform))
+
+    def __repr__(self):
+        return (
+            f"AbstractDevice(device_kind={self.device_kind!r}, num_cores={self.num_cores}, platform={self.platform!r})"
+        )
 
 
 def get_mesh() -> Mesh:

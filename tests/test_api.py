@@ -207,3 +207,32 @@ def test_distributed_single_process():
     assert pyjax.distributed.is_initialized()
     pyjax.distributed.shutdown()
     assert not pyjax.distributed.is_initialized()
+
+
+def test_monitoring_listeners_as_jax():
+    for j in (jax, pyjax):
+        seen = []
+        listen = lambda e, **k: seen.append((e, k))  # noqa: E731
+        scalar = lambda key, v, **k: seen.append((key, v))  # noqa: E731
+        j.monitoring.register_event_listener(listen)
+        j.monitoring.register_scalar_listener(scalar)
+        j.monitoring.record_event("/pyjax/test", tag="t")
+        j.monitoring.record_scalar("/pyjax/s", 3)
+        j.monitoring.unregister_event_listener(listen)
+        j.monitoring.unregister_scalar_listener(scalar)
+        j.monitoring.record_event("/pyjax/after")
+        assert ("/pyjax/test", {"tag": "t"}) in seen and ("/pyjax/s", 3) in seen
+        assert all(e != "/pyjax/after" for e, _ in seen)
+
+
+def test_small_top_level_names_as_jax():
+    for j in (jax, pyjax):
+        assert j.host_ids() == [0]
+        assert isinstance(j.version.__version__, str)
+        np.testing.assert_array_equal(np.asarray(j.dlpack.from_dlpack(np.arange(3, dtype=np.int32))), [0, 1, 2])
+        assert j.dlpack.is_supported_dtype(np.float32)
+        for ctx in (j.auto_pcast, j.remove_size_one_mesh_axis_from_type):
+            with ctx(True):
+                pass
+    with pytest.raises(NotImplementedError, match="native code"):
+        pyjax.ffi.ffi_call("target", pyjax.ShapeDtypeStruct((), pjnp.float32))

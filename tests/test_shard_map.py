@@ -126,3 +126,21 @@ def test_shard_map_explicit_mesh_specs():
             j.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
         assert j.shard_map(lambda a: a, mesh=mesh, out_specs=P("x"))(xs).shape == (4, 2)
         assert j.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P(), out_specs=P())(x).shape == (4, 2)
+
+
+def _smap_program(j, jnp, x):
+    with j.sharding.set_mesh(_mesh(j)):
+        f = j.smap(lambda a: a * 2 + j.lax.axis_index("x"), in_axes=0, out_axes=0, axis_name="x")
+        g = j.smap(lambda a, b: j.lax.psum(a.sum(), "x") + b, in_axes=(0, None), out_axes=None, axis_name="x")
+        h = j.smap(lambda a: a.T, in_axes=1, out_axes=0, axis_name="x")
+        return f(x[0]), g(x[0], 1.0), h(x)
+
+
+def test_smap_matches_jax(backend):
+    check(_smap_program, X)
+
+
+def test_smap_needs_a_mesh_as_jax():
+    for j in (jax, pyjax):
+        with pytest.raises(ValueError, match="context mesh cannot be empty"):
+            j.smap(lambda a: a, in_axes=0, out_axes=0, axis_name="x")(j.numpy.ones(2))

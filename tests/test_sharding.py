@@ -185,3 +185,18 @@ def test_abstract_mesh_and_format_as_jax():
         assert f == lay.Format(lay.Layout((1, 0)), s) and lay.Format().layout is None
         with pytest.raises(ValueError, match="Sharding has to be concrete"):
             lay.Format(lay.Layout((1, 0)), None)
+
+
+def test_sharding_extras_as_jax():
+    for j in (jax, pyjax):
+        d = j.devices()[0]
+        s = j.sharding.make_single_device_sharding(d)
+        assert s.device_set == {d} and s.memory_kind == "device"
+        am = j.sharding.AbstractMesh((1,), ("x",))
+        with j.sharding.use_abstract_mesh(am):
+            assert j.sharding.get_abstract_mesh().axis_names == ("x",)
+        f = j.sharding.auto_axes(lambda x: x * 2, axes="x", out_sharding=j.P())
+        with j.sharding.set_mesh(_mesh(j, ("x",), explicit=True)):
+            assert float(f(j.numpy.float32(2.0))) == 4.0
+        a = j.sharding.AbstractDevice("cpu", None, "cpu")
+        assert a == j.sharding.AbstractDevice("cpu", None, "cpu")

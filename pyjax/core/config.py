@@ -39,6 +39,9 @@ class Config:
         self.jax_debug_key_reuse = False
         self.jax_allow_f16_reductions = False
         self.jax_array_garbage_collection_guard = None
+        self.jax_auto_pcast = True
+        self.jax2tf_associative_scan_reductions = False
+        self.jax_remove_size_one_mesh_axis_from_type = False
         self._listeners = []
 
     def config_with_absl(self) -> None:
