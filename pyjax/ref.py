@@ -15,6 +15,7 @@ from typing import Any
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.pytree import register_pytree_node, tree_flatten, tree_unflatten
+from pyjax.interpreters import batching
 from pyjax.lax import lax, slicing
 from pyjax.lax._util import _arr
 
@@ -98,10 +99,13 @@ class Ref:
     def _write(self, value: Any) -> None:
         cell = self._cell()
         if isinstance(value, Tracer) and value._trace.main.level > (-1 if cell._main is None else cell._main.level):
+            if value._trace.main.trace_type is batching.BatchTrace:
+                what, which, how = "vmapped value", "an unbatched", "vmapped"
+            else:
+                what, which, how = "a differentiated value", "a non-differentiated", "differentiated"
             raise Exception(  # noqa: TRY002  (JAX raises a plain Exception here)
-                "performing a set/swap operation with a differentiated value on a non-differentiated array "
-                f"reference of type {cell.aval}. Move the array reference to be an argument of the "
-                "differentiated function?"
+                f"performing a set/swap operation with {what} on {which} array reference of type {cell.aval}. "
+                f"Move the array reference to be an argument of the {how} function?"
             )
         cell._value = value
 

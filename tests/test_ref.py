@@ -126,3 +126,32 @@ def _ds_program(j, jnp, x):
 
 def test_ds_slices_refs_as_jax(backend):
     check(_ds_program, np.array([0.5, 1.0, 2.0, 3.0], np.float32))
+
+
+def _ref_transforms(j, jnp, x):
+    f = j.jit(lambda ref, v: ref.__setitem__(..., ref[...] + v))
+
+    def g(v):
+        q = j.new_ref(jnp.zeros(4))
+        f(q, v * 2)
+        return q[...].sum()
+
+    c = j.new_ref(jnp.ones(4))
+    return (
+        j.grad(g)(x),
+        j.jit(j.grad(g))(x),
+        j.vmap(g)(jnp.stack([x, x])),
+        j.grad(lambda v: (c[...] * v).sum())(x),
+        j.jit(lambda d: (d["r"].__setitem__(..., d["r"][...] + 1), d["r"][0])[1])({"r": c}),
+    )
+
+
+def test_ref_under_transforms_matches_jax(backend):
+    check(_ref_transforms, np.array([0.5, 1.0, 2.0, 3.0], np.float32))
+
+
+def test_vmapped_write_into_outer_ref_rejected():
+    for j in (jax, pyjax):
+        c = j.new_ref(j.numpy.zeros(2))
+        with pytest.raises(Exception, match="set/swap operation with vmapped value on an unbatched"):
+            j.vmap(lambda v: c.__setitem__(..., c[...] * v))(j.numpy.ones((3, 2)))
