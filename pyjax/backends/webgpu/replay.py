@@ -16,6 +16,7 @@ kernels are pure and cannot trap (gathers clamp). k doubles from 4 up to 64 whil
 
 from __future__ import annotations
 
+import math
 import struct
 
 from pyjax.backends.base import Call, Copy, Repeat, While
@@ -24,6 +25,7 @@ from pyjax.backends.webgpu.renderer import GPUKernel
 MAX_STEPS = 1 << 16  # dispatches one recording may hold (a repeat unrolls into it)
 FIRST_TRIPS, MAX_TRIPS = 4, 64  # trips of a speculative while loop per read back
 MAX_SNAPSHOT = 32 << 20  # bytes of carry kept per read back (fewer trips when the carry is large)
+TRIP_WORKGROUPS = 1 << 16  # workgroups of k trips at most (fewer trips when one trip has many)
 
 
 class Recorded:
@@ -47,8 +49,13 @@ class Speculative:
         for _, n in carry:
             self.offsets.append(self.stride)
             self.stride += (n + 15) & ~15
-        per_trip = sum(_size(s) for s in loop.cond) + sum(_size(s) for s in loop.body) + 1 + len(carry)
+        steps = list(loop.cond) + list(loop.body)
+        per_trip = sum(_size(s) for s in steps) + 1 + len(carry)
+        # a trip of much GPU work gains little from fewer read backs and loses more to trips run
+        # past the end: fewer trips per read back the more workgroups a trip has
+        wgs = max(1, _workgroups(steps))
         self.max_trips = max(1, min(MAX_TRIPS, MAX_SNAPSHOT // max(self.stride, 1), MAX_STEPS // per_trip))
+        self.max_trips = min(self.max_trips, 1 << max(0, (TRIP_WORKGROUPS // wgs).bit_length() - 1))
         self.backend = None
         self.preds = self.snap = None  # buffer handles, made with the first recording
         self.recorded: dict = {}  # trips -> Recorded
@@ -81,6 +88,25 @@ class Speculative:
         return rec
 
 
+def _workgroups(steps) -> int:
+    """Workgroups the steps launch (grids known before running)."""
+    total = 0
+    for s in steps:
+        t = type(s)
+        if t is Call:
+            total += sum(launch.grid for launch in s.exe.launches if type(launch.grid) is int)
+            total += sum(math.prod(launch.grid) for launch in s.exe.launches if _is_xyz(launch.grid))
+        elif t is Copy:
+            total += -(-s.nbytes // 1024)
+        elif t is Repeat:
+            total += s.count * _workgroups(s.body)
+    return total
+
+
+def _is_xyz(grid) -> bool:
+    return type(grid) is tuple and type(grid[0]) is int
+
+
 def _speculative(s, plan) -> Speculative | None:
     """s as a Speculative when it is a while loop whose cond and body can be recorded."""
     if type(s) is not While or any(_size(b) is None for b in list(s.cond) + list(s.body)):
@@ -93,7 +119,8 @@ def _speculative(s, plan) -> Speculative | None:
         carry.append((b.dst, plan.nbytes[b.dst]))
     if not carry or sum(n for _, n in carry) > MAX_SNAPSHOT:
         return None
-    return Speculative(s, carry[::-1], plan.levels)
+    spec = Speculative(s, carry[::-1], plan.levels)
+    return spec if spec.max_trips >= 2 else None
 
 
 def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int) -> tuple:
