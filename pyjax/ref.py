@@ -15,6 +15,7 @@ from typing import Any
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.pytree import register_pytree_node, tree_flatten, tree_unflatten
+from pyjax.core.value import ByValue
 from pyjax.interpreters import batching
 from pyjax.lax import lax, slicing
 from pyjax.lax._util import _arr
@@ -132,7 +133,7 @@ class Ref:
         return "Ref" + text[text.index("(") :] if text.startswith("Array(") else f"Ref({text})"
 
 
-class Slice:
+class Slice(ByValue):
     """A slice of `size` elements from `start` (which may be traced) with a static stride (jax.ds)."""
 
     def __init__(self, start: Any, size: int, stride: int = 1):
@@ -141,15 +142,8 @@ class Slice:
     def __repr__(self) -> str:
         return f"Slice(start={self.start}, size={self.size}, stride={self.stride})"
 
-    def __eq__(self, other):
-        return isinstance(other, Slice) and (self.start, self.size, self.stride) == (
-            other.start,
-            other.size,
-            other.stride,
-        )
-
-    def __hash__(self):
-        return hash((self.start, self.size, self.stride))
+    def _key(self):
+        return (self.start, self.size, self.stride)
 
 
 def ds(start: Any, size: int | None = None, stride: int | None = None) -> Any:

@@ -385,21 +385,14 @@ def explicit_axes(f: Any = None, /, *, axes: Any = None, in_sharding: Any = None
     return _pass_through("explicit_axes", f, axes)
 
 
-class AbstractDevice:
+class AbstractDevice(ByValue):
     """A device described without a backend: its kind, core count and platform."""
 
     def __init__(self, device_kind: str, num_cores: int | None, platform: str):
         self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
 
-    def __eq__(self, other):
-        return isinstance(other, AbstractDevice) and (self.device_kind, self.num_cores, self.platform) == (
-            other.device_kind,
-            other.num_cores,
-            other.platform,
-        )
-
-    def __hash__(self):
-        return hash((self.device_kind, self.num_cores, self.platform))
+    def _key(self):
+        return (self.device_kind, self.num_cores, self.platform)
 
     def __repr__(self):
         return (
