@@ -7,41 +7,47 @@ import os
 PRNG_IMPLS = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
 
 
+# The flags' defaults (set as attributes of the Config; environment-dependent ones in __init__).
+DEFAULTS = {
+    "jax_debug_nans": False,
+    "jax_disable_jit": False,
+    # Options JAX programs set that pyjax records without acting on them.
+    "jax_debug_infs": False,
+    "jax_log_compiles": False,
+    "jax_check_tracer_leaks": False,
+    "jax_explain_cache_misses": False,
+    "jax_enable_checks": False,
+    "jax_default_matmul_precision": None,
+    "jax_numpy_dtype_promotion": "standard",
+    "jax_numpy_rank_promotion": "allow",
+    "jax_transfer_guard": "allow",
+    "jax_transfer_guard_host_to_device": "allow",
+    "jax_transfer_guard_device_to_host": "allow",
+    "jax_transfer_guard_device_to_device": "allow",
+    "jax_no_tracing": False,  # a jit that has to trace raises
+    "jax_no_execution": False,  # running a jitted program raises
+    "jax_thread_guard": False,
+    "jax_softmax_custom_jvp": False,
+    "jax_default_prng_impl": "threefry2x32",
+    "jax_enable_custom_prng": False,
+    "jax_legacy_prng_key": "allow",
+    "jax_threefry_partitionable": True,
+    "jax_debug_key_reuse": False,
+    "jax_allow_f16_reductions": False,
+    "jax_array_garbage_collection_guard": None,
+    "jax_auto_pcast": True,
+    "jax2tf_associative_scan_reductions": False,
+    "jax_remove_size_one_mesh_axis_from_type": False,
+}
+
+
 class Config:
     """Flags read on the hot path are plain attributes; update() validates names."""
 
     def __init__(self):
         self.jax_enable_x64 = os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true")
         self.jax_platforms = os.environ.get("PYJAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS", "")
-        self.jax_debug_nans = False
-        self.jax_disable_jit = False
-        # Options JAX programs set that pyjax records without acting on them.
-        self.jax_debug_infs = False
-        self.jax_log_compiles = False
-        self.jax_check_tracer_leaks = False
-        self.jax_explain_cache_misses = False
-        self.jax_enable_checks = False
-        self.jax_default_matmul_precision = None
-        self.jax_numpy_dtype_promotion = "standard"
-        self.jax_numpy_rank_promotion = "allow"
-        self.jax_transfer_guard = "allow"
-        self.jax_transfer_guard_host_to_device = "allow"
-        self.jax_transfer_guard_device_to_host = "allow"
-        self.jax_transfer_guard_device_to_device = "allow"
-        self.jax_no_tracing = False  # a jit that has to trace raises
-        self.jax_no_execution = False  # running a jitted program raises
-        self.jax_thread_guard = False
-        self.jax_softmax_custom_jvp = False
-        self.jax_default_prng_impl = "threefry2x32"
-        self.jax_enable_custom_prng = False
-        self.jax_legacy_prng_key = "allow"
-        self.jax_threefry_partitionable = True
-        self.jax_debug_key_reuse = False
-        self.jax_allow_f16_reductions = False
-        self.jax_array_garbage_collection_guard = None
-        self.jax_auto_pcast = True
-        self.jax2tf_associative_scan_reductions = False
-        self.jax_remove_size_one_mesh_axis_from_type = False
+        self.__dict__.update(DEFAULTS)
         self._listeners = []
 
     def config_with_absl(self) -> None:
