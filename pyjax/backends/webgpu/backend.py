@@ -118,6 +118,7 @@ class WebGPUBackend(Backend):
         self._flushed_at = 0.0  # perf_counter() of the last flush
         self._read_in_dispatch = bool(getattr(host, "reads_in_dispatch", False))  # dispatch(steps, read=...)
         self._records = hasattr(host, "record")  # plans replay host recordings (see replay.py)
+        self.dead_recordings: list = []  # of plans gone: released by the host after the next flush
         self._busy: set = set()
         self._dead: list = []
         self._recycle: dict = {}  # padded size -> freed handles still used by queued work
@@ -303,6 +304,8 @@ class WebGPUBackend(Backend):
                 self.host.release_buffer(h)
             except Exception:  # device lost: the buffer is gone already
                 pass
+        while self.dead_recordings:
+            self.host.release_recording(self.dead_recordings.pop())
 
     # --- compute --------------------------------------------------------------------------
     def compile_kernel(self, kernel: Kernel):

@@ -32,11 +32,14 @@ class Recorded:
     """A host recording and what binds its buffer positions: plan params, then scratch buffers
     (size, index) as `WebGPUBackend.scratch` hands them out, then fixed buffer handles."""
 
-    __slots__ = ("recording", "params", "scratch", "fixed", "steps", "workgroups")
+    __slots__ = ("backend", "recording", "params", "scratch", "fixed", "steps", "workgroups")
 
-    def __init__(self, recording: int, params: list, scratch: list, fixed: list, steps: int, workgroups: int):
-        self.recording, self.params, self.scratch, self.fixed = recording, params, scratch, fixed
+    def __init__(self, backend, recording: int, params: list, scratch: list, fixed: list, steps: int, workgroups: int):
+        self.backend, self.recording, self.params, self.scratch, self.fixed = backend, recording, params, scratch, fixed
         self.steps, self.workgroups = steps, workgroups
+
+    def __del__(self):  # the host forgets the recording after the next flush (a replay may be queued)
+        self.backend.dead_recordings.append(self.recording)
 
 
 class Speculative:
@@ -237,4 +240,4 @@ def _record(backend, run: list) -> Recorded:
         )
         for p, where, u, g in steps
     ]
-    return Recorded(backend.host.record(steps, len(pos)), params, scratch, fixed, len(steps), workgroups)
+    return Recorded(backend, backend.host.record(steps, len(pos)), params, scratch, fixed, len(steps), workgroups)
