@@ -746,3 +746,28 @@ def test_trig_big_arguments_branch(on_gpu):
     got = np.asarray(pyjax.jit(lambda v: jnp.sum(jnp.sin(v), axis=1))(jnp.asarray(rows)))
     want = np.asarray(jax.jit(lambda v: jax.numpy.sum(jax.numpy.sin(v), axis=1))(rows))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_cold_paths_split_on_cpu_adapters(cpu_adapter_gpu, huge):
+    """SwiftShader plans: a big elementwise kernel with a cold path (sin's big-argument
+    reduction) runs without it, flagging where it is needed; the full kernel then runs through
+    an indirect dispatch only if some element was flagged. Both ways match JAX."""
+    import jax
+    import jax.numpy as jjnp
+
+    from pyjax.compiler import mathlib
+
+    n = 1 << 15
+    x = np.linspace(-6, 6, n, dtype=np.float32)
+    if huge:
+        x[[5, n - 7]] = [1e20, -3e7]
+    tr = ShapeTracker.contiguous((n,))
+    sin = alu("sin", ir.load(0, tr, dtypes.float32))
+    k = Kernel((n,), (dtypes.float32,), alu("mul", sin, ir.const(2.0, dtypes.float32)))
+    gk = cpu_adapter_gpu.prepare_kernel(k)
+    assert [launch.grid if type(launch.grid) is tuple else "n" for launch in gk.launches] == ["n", "n", ("tmp", 0)]
+    assert any(n.arg == "cold" for n in ir.walk(mathlib.expand(k.epilogue)))
+    got = run(cpu_adapter_gpu, k, [x])
+    want = np.asarray(jax.jit(lambda v: jjnp.sin(v) * 2.0)(x))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)

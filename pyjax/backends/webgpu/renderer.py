@@ -267,67 +267,97 @@ def _elementwise(k: Kernel, caps: Caps, generic: bool = False) -> GPUKernel:
     used = _used_inputs([k.epilogue])
     out_ty = wgsl.storage_type(d)
     out_decl = ("out", f"vec4<{out_ty}>" if vec else out_ty, True, ("out", 0))
-    b = _Bindings(k, caps, used, [out_decl], {n.arg[0] for n in vec_loads}, sizes=generic)
-    em = Emitter(b.inputs)
-    em.exact_ops = True
-    inst_of: dict = {}
-    for n in vec_loads:
-        inp = b.inputs[n.arg[0]]
-        if inp.vec4:
-            inp.vec_loads[n] = lambda scope: (0, inst_of[id(scope)])
     wg = caps.wg
     groups = -(-n_out // G)
     n_groups = "u.n.x" if generic else f"{groups}u"
-    thread = Scope()
-    base_lines: list = []
-    insts = []
-    same_row = nd == 0 or shape[-1] % G == 0
-    if same_row and nd:
-        base = decompose("f0", shape, "b", base_lines)
-    for j in range(G):
-        if nd == 0:
-            idx = {}
-        elif same_row:
-            idx = dict(base)
-            if j:
-                name = f"l{j}"
-                base_lines.append(f"let {name} = {base[nd - 1]} + {j}i;")
-                idx[nd - 1] = name
-        else:
-            idx = decompose(f"(f0 + {j}i)", shape, f"j{j}_", base_lines)
-        s = Scope(thread, idx)
-        inst_of[id(s)] = j
-        insts.append(s)
-    with ir.shape_context(shape):
-        vals = [em.expr(k.epilogue, s) for s in insts]
-    stores = []
-    if P > 1:
-        em.helpers |= wgsl.helpers_for_dtype(d)
-        bw = wgsl.bits(d)
-        for w in range(G // P):
-            parts = []
-            for p in range(P):
-                bits_ = wgsl.to_bits(vals[w * P + p], d)
-                parts.append(bits_ if p == 0 else f"({bits_} << {p * bw}u)")
-            stores.append(f"out[g * {G // P}u + {w}u] = {' | '.join(parts)};")
-    elif vec:
-        stores.append(f"out[g] = vec4<{out_ty}>({', '.join(vals)});")
-    else:
-        for j in range(G):
-            stores.append(f"out[f0 + {j}i] = {vals[j]};")
-    body = (
-        f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
-        f"  let g = wgl * {wg}u + lid;\n  if (g >= {n_groups}) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
-        f"  {wgsl.runtime_zero('out')}\n"
-        + thread.code()
-        + "".join(f"  {x}\n" for x in base_lines)
-        + "".join(s.code() for s in insts)
-        + "".join(f"  {x}\n" for x in stores)
-        + "}\n"
-    )
-    text = _finish(em, b.header(), body)
     n_wg = -(-groups // wg)
-    return GPUKernel(k, [Launch(text, b.roles, n_wg, _sizes(groups) if generic else None, b.merged)])
+
+    def build(flags: bool) -> tuple:
+        """(WGSL, bindings); flags: cold wheres render their false side only, and an element
+        that needs one writes this dispatch's workgroup counts to `tv` (else an `if` each)."""
+        extra = [out_decl] + ([("tv", "u32", True, ("tmp", 0))] if flags else [])
+        b = _Bindings(k, caps, used, extra, {n.arg[0] for n in vec_loads}, sizes=generic)
+        em = Emitter(b.inputs)
+        em.exact_ops = True
+        if flags:
+            em.cold_flags = []
+        inst_of: dict = {}
+        for n in vec_loads:
+            inp = b.inputs[n.arg[0]]
+            if inp.vec4:
+                inp.vec_loads[n] = lambda scope: (0, inst_of[id(scope)])
+        thread = Scope()
+        base_lines: list = []
+        insts = []
+        same_row = nd == 0 or shape[-1] % G == 0
+        if same_row and nd:
+            base = decompose("f0", shape, "b", base_lines)
+        for j in range(G):
+            if nd == 0:
+                idx = {}
+            elif same_row:
+                idx = dict(base)
+                if j:
+                    name = f"l{j}"
+                    base_lines.append(f"let {name} = {base[nd - 1]} + {j}i;")
+                    idx[nd - 1] = name
+            else:
+                idx = decompose(f"(f0 + {j}i)", shape, f"j{j}_", base_lines)
+            s = Scope(thread, idx)
+            inst_of[id(s)] = j
+            insts.append(s)
+        with ir.shape_context(shape):
+            vals = [em.expr(k.epilogue, s) for s in insts]
+        stores = []
+        if P > 1:
+            em.helpers |= wgsl.helpers_for_dtype(d)
+            bw = wgsl.bits(d)
+            for w in range(G // P):
+                parts = []
+                for p in range(P):
+                    bits_ = wgsl.to_bits(vals[w * P + p], d)
+                    parts.append(bits_ if p == 0 else f"({bits_} << {p * bw}u)")
+                stores.append(f"out[g * {G // P}u + {w}u] = {' | '.join(parts)};")
+        elif vec:
+            stores.append(f"out[g] = vec4<{out_ty}>({', '.join(vals)});")
+        else:
+            for j in range(G):
+                stores.append(f"out[f0 + {j}i] = {vals[j]};")
+        if flags and em.cold_flags:
+            stores.append(f"if ({' || '.join(em.cold_flags)}) {{ tv[0] = nwg.x; tv[1] = nwg.y; tv[2] = nwg.z; }}")
+        body = (
+            f"@compute @workgroup_size({wg})\nfn main({ENTRY}) {{\n  {LINEAR_WG}\n"
+            f"  let g = wgl * {wg}u + lid;\n  if (g >= {n_groups}) {{ return; }}\n  let f0 = i32(g) * {G}i;\n"
+            f"  {wgsl.runtime_zero('out')}\n"
+            + thread.code()
+            + "".join(f"  {x}\n" for x in base_lines)
+            + "".join(s.code() for s in insts)
+            + "".join(f"  {x}\n" for x in stores)
+            + "}\n"
+        )
+        return _finish(em, b.header(), body), b
+
+    text, b = build(False)
+    sizes = _sizes(groups) if generic else None
+    full = Launch(text, b.roles, n_wg, sizes, b.merged)
+    if caps.cpu_adapter and big and any(n.op == "where" and n.arg == "cold" for n in ir.walk(k.epilogue)):
+        # SwiftShader runs every block under lane masks, so a cold path (sin's big-argument
+        # reduction) costs every element as much as where it is taken: 33 of the bench chain's
+        # 57 ms. There the kernel runs without its cold paths, flagging the elements that need
+        # one by writing this kernel's workgroup counts to a scratch word; the whole kernel
+        # then runs again through an indirect dispatch of those counts, zero when none did
+        # (two more dispatches: kernels of 16384 elements and more).
+        fast, fb = build(True)
+        full.grid = ("tmp", 0)
+        reset = Launch(_RESET_INDIRECT, [("tmp", 0)], 1)
+        return GPUKernel(k, [reset, Launch(fast, fb.roles, n_wg, sizes, fb.merged), full], temps=[16])
+    return GPUKernel(k, [full])
+
+
+_RESET_INDIRECT = """@group(0) @binding(0) var<storage, read_write> tv: array<u32>;
+@compute @workgroup_size(1)
+fn main() { tv[0] = 0u; tv[1] = 1u; tv[2] = 1u; }
+"""
 
 
 # ---- reductions ----------------------------------------------------------------------------------

@@ -324,6 +324,9 @@ class Emitter:
         self.exact_ops = False  # True where `runtime_zero()` defined pj_z and pj_one
         self.decomposed = DECOMPOSED.get()  # rendered as plain ops (see DECOMPOSED)
         self._cold: dict = {}  # (id(scope), condition node) -> its `if` body (see _cold_where)
+        # a list: cold wheres render their false side only and collect their conditions here
+        # (renderer's split of cold paths on SwiftShader); None: an `if` each
+        self.cold_flags: list | None = None
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -445,6 +448,10 @@ class Emitter:
         and lavapipe skip it where no lane of a group takes it; SwiftShader runs every block under
         lane masks (branches are never skipped there), so it saves nothing on SwiftShader."""
         c, b = self.expr(n.srcs[0], scope), self.expr(n.srcs[2], scope)
+        if self.cold_flags is not None:
+            if c not in self.cold_flags:
+                self.cold_flags.append(c)
+            return b
         key = (id(scope), n.srcs[0])
         blk = self._cold.get(key)
         if blk is None:
