@@ -68,3 +68,21 @@ def test_decomposed_primitives_transform():
     np.testing.assert_allclose(
         g, jax.grad(lambda x: jax.lax.igamma_p.bind(np.float32(2.0), x))(np.float32(0.5)), rtol=1e-6
     )
+
+
+def test_linalg_primitives_bind_as_jax():
+    """lax.linalg's primitives take JAX's operands and params and give its outputs in its order."""
+    a = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]], np.float32)
+    cases = [
+        ("eigh_p", (a,), dict(lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None)),
+        ("svd_p", (a,), dict(full_matrices=False, compute_uv=True, subset_by_index=None, algorithm=None)),
+        ("tridiagonal_p", (a,), dict(lower=False)),
+        ("lu_pivots_to_permutation_p", (np.array([1, 2, 2], np.int32),), dict(permutation_size=3)),
+        ("tridiagonal_solve_p", (a[0], a[1], a[2], a), dict(perturb_singular=False)),
+    ]
+    for name, args, params in cases:
+        p, jp = getattr(pyjax.lax.linalg, name), getattr(jax.lax.linalg, name)
+        got, want = p.bind(*args, **params), jp.bind(*args, **params)
+        for g, w in zip(*((o if jp.multiple_results else [o]) for o in (got, want))):
+            assert g.dtype == w.dtype and g.shape == w.shape, name
+            np.testing.assert_allclose(np.abs(np.asarray(g)), np.abs(np.asarray(w)), rtol=1e-5, atol=1e-6, err_msg=name)

@@ -35,4 +35,36 @@ from pyjax.lax.types import *  # noqa: F401,F403,E402
 from pyjax.lax.fft import *  # noqa: F401,F403,E402
 from pyjax.lax.ragged import *  # noqa: F401,F403,E402
 from pyjax.lax.rng import *  # noqa: F401,F403,E402
-from pyjax.lax.decomposed import *  # noqa: F401,F403,E402
+import functools as _functools  # noqa: E402
+
+from pyjax.lax import decomposed as _decomposed  # noqa: E402
+
+
+# JAX's primitives that pyjax composes from its own ops (lax/decomposed.py): name -> (the public
+# function, by name, or a meaning with JAX's operands and params; multiple results). lax's
+# functions bind their decompositions; these serve direct binds.
+_ns = globals()
+globals().update(
+    _decomposed.make_table(
+        {
+            **{
+                n: (n, False)
+                for n in (
+                    "clamp igamma igammac igamma_grad_a polygamma zeta bessel_i0e bessel_i1e "
+                    "reduce_precision mulhi squeeze tile fft"
+                ).split()
+            },
+            "conj": (lambda x, input_dtype=None: _ns["conj"](x), False),
+            "regularized_incomplete_beta": ("betainc", False),
+            "top_k": (
+                _functools.partial(_decomposed.top_k_along, top_k=_ns["top_k"], transpose=_ns["transpose"]),
+                True,
+            ),
+            "split": ("split", True),
+            "stack": (lambda *xs, axis=0: _ns["stack"](xs, axis), False),
+            "unstack": ("unstack", True),
+            "optimization_barrier": (lambda *xs: _ns["optimization_barrier"](xs), True),
+        },
+        _ns,
+    )
+)

@@ -932,9 +932,56 @@ def cholesky_update(r_matrix, w_vector):
     return _T(cholesky(lax.add(_matmul(_T(r_matrix), r_matrix), _matmul(w, _T(w)))))
 
 
+from pyjax.lax.decomposed import make_table as _make_table  # noqa: E402
 from pyjax.lax.householder import hessenberg, householder_product, ormqr, tridiagonal  # noqa: E402
 
+
+def _svd_p_meaning(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
+    out = svd(
+        x, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index, algorithm=algorithm
+    )
+    return [out[1], out[0], out[2]] if compute_uv else [out]  # JAX's svd_p gives s first
+
+
+def _eigh_p_meaning(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
+    return eigh(
+        x,
+        lower=lower,
+        symmetrize_input=False,
+        sort_eigenvalues=sort_eigenvalues,
+        subset_by_index=subset_by_index,
+        implementation=algorithm,
+    )
+
+
+def _eig_p_meaning(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, **_):
+    return eig(
+        x, compute_left_eigenvectors=compute_left_eigenvectors, compute_right_eigenvectors=compute_right_eigenvectors
+    )
+
+
+# JAX's linalg primitives that pyjax composes (lax/decomposed.py): name -> (meaning, multiple results)
+_LINALG_PRIMITIVES = _make_table(
+    {
+        "eigh": (_eigh_p_meaning, True),
+        "svd": (_svd_p_meaning, True),
+        "qr": (lambda x, pivoting=False, full_matrices=True, use_magma=None: qr(x, full_matrices=full_matrices), True),
+        "eig": (_eig_p_meaning, True),
+        "schur": (schur, True),
+        "hessenberg": (hessenberg, True),
+        "tridiagonal": (tridiagonal, True),
+        "householder_product": (householder_product, False),
+        "ormqr": (ormqr, False),
+        "lu_pivots_to_permutation": (lu_pivots_to_permutation, False),
+        "tridiagonal_solve": (tridiagonal_solve, False),
+        "symmetric_product": (symmetric_product, False),
+        "cholesky_update": (cholesky_update, False),
+    }
+)
+globals().update(_LINALG_PRIMITIVES)
+
 __all__ = [
+    *_LINALG_PRIMITIVES,
     "hessenberg",
     "householder_product",
     "ormqr",
