@@ -89,6 +89,7 @@ from pyjax.api import (  # noqa: F401
 from pyjax.api import process_count as host_count  # noqa: F401
 from pyjax.api import process_index as host_id  # noqa: F401
 from pyjax.runtime.device import Device  # noqa: F401
+from pyjax.runtime.array import Shard  # noqa: F401
 from pyjax import sharding, stages  # noqa: F401
 from pyjax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: F401
 from pyjax._shard_map import shard_map, smap  # noqa: F401
@@ -101,6 +102,7 @@ from pyjax.api import (  # noqa: F401
     array_garbage_collection_guard,
     auto_pcast,
     host_ids,
+    make_user_context,
     jax2tf_associative_scan_reductions,
     remove_size_one_mesh_axis_from_type,
     debug_key_reuse,

@@ -350,6 +350,8 @@ class _Jitted(stages.Wrapped):
         key = (static, static_kw, in_tree, tuple(avals))
         if batching.axis_env:  # collectives inside depend on the named axes in scope (JAX keys on them too)
             key += (batching.axis_env_key(),)
+        if _user_contexts:  # make_user_context values key the cache too
+            key += (_user_context_values(),)
         try:
             entry = self.cache.get(key)
         except TypeError:
@@ -371,6 +373,7 @@ class _Jitted(stages.Wrapped):
                     not kwargs
                     and not self.static_argnums
                     and not batching.axis_env
+                    and not _user_contexts  # (their values must key every lookup)
                     and all(type(a) is Array for a in args)
                 ):
                     self.cache[tuple(avals)] = entry
@@ -1730,6 +1733,49 @@ array_garbage_collection_guard = _config_context("jax_array_garbage_collection_g
 auto_pcast = _config_context("jax_auto_pcast", "Recorded only (shard_map casts varying values implicitly).")
 jax2tf_associative_scan_reductions = _config_context("jax2tf_associative_scan_reductions", "Recorded only.")
 remove_size_one_mesh_axis_from_type = _config_context("jax_remove_size_one_mesh_axis_from_type", "Recorded only.")
+
+
+_user_contexts: list = []  # weak references to make_user_context's contexts: their values key jit's caches
+
+
+def _user_context_values() -> tuple:
+    live = [r() for r in _user_contexts]
+    if any(c is None for c in live):
+        _user_contexts[:] = [r for r, c in zip(_user_contexts, live) if c is not None]
+    return tuple(c.value for c in live if c is not None)
+
+
+class UserConfig:
+    """A jit-cache-sensitive value: `with ctx(v):` sets it; jitted functions retrace when it changes."""
+
+    def __init__(self, default_value):
+        self._global = default_value
+        self._stack: list = []
+
+    @property
+    def value(self):
+        return self._stack[-1] if self._stack else self._global
+
+    def get_global(self):
+        return self._global
+
+    def set_global(self, value) -> None:
+        self._global = value
+
+    @contextlib.contextmanager
+    def __call__(self, new_val):
+        self._stack.append(new_val)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+
+
+def make_user_context(default_value=None) -> UserConfig:
+    """A new jit-cache-sensitive context (JAX's make_user_context)."""
+    ctx = UserConfig(default_value)
+    _user_contexts.append(weakref.ref(ctx))
+    return ctx
 
 
 def host_ids(backend=None) -> list:

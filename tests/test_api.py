@@ -236,3 +236,28 @@ def test_small_top_level_names_as_jax():
                 pass
     with pytest.raises(NotImplementedError, match="native code"):
         pyjax.ffi.ffi_call("target", pyjax.ShapeDtypeStruct((), pjnp.float32))
+
+
+def test_make_user_context_keys_jit_cache_as_jax():
+    for j in (jax, pyjax):
+        traces = []
+        f = j.jit(lambda x: (traces.append(1), x * 2)[1])
+        x = j.numpy.ones(2)
+        ctx = j.make_user_context(None)
+        with ctx(1):
+            f(x)
+            f(x)
+        with ctx(2):
+            f(x)
+        with ctx(1):
+            f(x)
+        assert len(traces) == 2 and ctx.value is None
+
+
+def test_addressable_shards_as_jax():
+    for j in (jax, pyjax):
+        x = j.numpy.ones((2, 3))
+        (s,) = x.addressable_shards
+        assert isinstance(s, j.Shard) and s.index == (slice(None), slice(None)) and s.replica_id == 0
+        assert s.device == j.devices()[0]
+        np.testing.assert_array_equal(np.asarray(s.data), np.ones((2, 3)))

@@ -23,6 +23,19 @@ except ImportError:  # pragma: no cover
     np = None
 
 
+class Shard:
+    """One data shard of an Array (jax.Shard): its device, the index it covers in the global array, its
+    replica id and data; pyjax arrays have one shard covering everything."""
+
+    def __init__(self, device, sharding, global_shape: tuple, data=None):
+        self.device, self.sharding, self.data = device, sharding, data
+        self.index = tuple(slice(None) for _ in global_shape)
+        self.replica_id = 0
+
+    def __repr__(self):
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data})"
+
+
 class Array(core.ArrayMethods):
     """A pyjax array: a device buffer seen through a view (its operators and methods: ArrayMethods)."""
 
@@ -196,6 +209,19 @@ class Array(core.ArrayMethods):
 
     def is_fully_replicated(self) -> bool:
         return True
+
+    @property
+    def addressable_shards(self) -> list:
+        """The shards this process holds: one, the whole array on its device."""
+        return [Shard(self._device, self.sharding, self.aval.shape, self)]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> Array:
+        """The data of addressable shard index (only 0: the array itself)."""
+        if index != 0:
+            raise IndexError(f"pyjax arrays have one addressable shard, got index {index}")
+        return self
 
     is_fully_addressable = True
 
