@@ -2,11 +2,11 @@
 
 Prints, in one run: f32 matmul 1024/2048/4096 (GFLOP/s), elementwise add of 2^26 floats (GB/s),
 row, column and full sums of a 8192 x 8192 matrix (GB/s), a sort of 10^7
-floats (Melem/s), an MLP train step (128, 784-256-10) back to back (us) and a tiny jitted
-call awaited each call (us). torch columns are skipped when torch or CUDA is absent. Sizes shrink
+floats (Melem/s), an MLP train step (128, 784-256-10) back to back (us), a tiny jitted
+call awaited each call (us) and a jitted while_loop of 100 trips awaited (ms). torch columns are skipped when torch or CUDA is absent. Sizes shrink
 automatically on a CPU adapter (lavapipe) unless --full is given.
 
-    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort,mlp,call]
+    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort,mlp,call,while]
 
 Each pyjax timing runs a jitted function `reps` times back to back (the backend records all of
 them into command buffers without waiting) and ends with one readback of a few bytes, so
@@ -117,7 +117,7 @@ def main() -> None:
         f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}"
     )
     print(f"\n{'benchmark':<34} {'pyjax':>12} {'torch':>12} {'ratio':>7}  unit")
-    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort", "mlp", "call"}
+    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort", "mlp", "call", "while"}
     rng = np.random.default_rng(0)
 
     with pyjax.default_device(dev):
@@ -212,6 +212,8 @@ def main() -> None:
             mlp_row(rng, torch, args.reps or (20 if small else 200))
         if "call" in only:
             call_row(torch, args.reps or (50 if small else 500))
+        if "while" in only:
+            while_row(rng, torch)
 
 
 def mlp_row(rng, torch, reps: int) -> None:
@@ -281,6 +283,49 @@ def call_row(torch, reps: int) -> None:
         tt = sorted(tts)[2]
     ts.sort()
     row("tiny jitted call, awaited", f"us (median of 5; min {ts[0]:.1f} max {ts[-1]:.1f})", ts[2], tt)
+
+
+def while_row(rng, torch, trips: int = 100) -> None:
+    """A jitted while_loop (v = tanh(v @ W) + 0.1 on 64 floats, the trip counter in the carry), its
+    result read back each call (ms, median of 5); torch runs the same loop with the predicate read
+    back every trip, as a device-side condition needs there."""
+    w = (rng.standard_normal((64, 64), dtype=np.float32) * 0.1).astype(np.float32)
+    x = rng.standard_normal(64, dtype=np.float32)
+    f = pyjax.jit(
+        lambda x, w: pyjax.lax.while_loop(
+            lambda c: c[0] < trips, lambda c: (c[0] + 1, jnp.tanh(c[1] @ w) + 0.1), (0, x)
+        )[1]
+    )
+    X, W = jnp.asarray(x), jnp.asarray(w)
+    want = x
+    for _ in range(trips):
+        want = np.tanh(want @ w) + np.float32(0.1)
+    out = np.asarray(f(X, W))
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        out = np.asarray(f(X, W))
+        ts.append((time.perf_counter() - t) * 1e3)
+    ts.sort()
+    tt = None
+    if torch is not None:
+        tw, tx = torch.from_numpy(w).cuda(), torch.from_numpy(x).cuda()
+
+        def tloop():
+            i, v = torch.zeros((), dtype=torch.int32, device="cuda"), tx
+            while bool(i < trips):
+                i, v = i + 1, torch.tanh(v @ tw) + 0.1
+            return v.cpu()
+
+        tloop()
+        tts = []
+        for _ in range(5):
+            t = time.perf_counter()
+            tloop()
+            tts.append((time.perf_counter() - t) * 1e3)
+        tt = sorted(tts)[2]
+    err = float(np.abs(out - want).max())
+    row(f"while_loop {trips} trips, awaited", f"ms (lower is better; median of 5; max err {err:.1e})", ts[2], tt)
 
 
 if __name__ == "__main__":
