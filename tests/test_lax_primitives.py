@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 import pyjax
 from pyjax.core.core import Primitive
@@ -86,3 +87,23 @@ def test_linalg_primitives_bind_as_jax():
         for g, w in zip(*((o if jp.multiple_results else [o]) for o in (got, want))):
             assert g.dtype == w.dtype and g.shape == w.shape, name
             np.testing.assert_allclose(np.abs(np.asarray(g)), np.abs(np.asarray(w)), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_tokens_stage_and_shape_as_value():
+    """create_token/after_all give tokens (also through jit), after_all refuses other values, stage lifts
+    values as JAX does (weak Python scalars) and shape_as_value is an int32 vector, as in JAX."""
+    t = pyjax.lax.create_token()
+    tok, y = pyjax.jit(lambda t, x: (pyjax.lax.after_all(t, t), x + 1))(t, 1.0)
+    assert isinstance(tok, pyjax.lax.Token) and float(y) == 2.0
+    for lib in (jax, pyjax):
+        with pytest.raises(TypeError, match="must be tokens"):
+            lib.lax.after_all(1.0)
+        assert lib.lax.dce_sink(np.ones(2)) is None
+    for v in (3.0, np.float32(2.0), np.arange(3)):
+        got, want = pyjax.lax.stage(v), jax.lax.stage(v)
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+        np.testing.assert_array_equal(got, want)
+    for shape in ((), (4, 5)):
+        got, want = pyjax.lax.shape_as_value(shape), jax.lax.shape_as_value(shape)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -35,6 +35,8 @@ from pyjax.lax.types import *  # noqa: F401,F403,E402
 from pyjax.lax.fft import *  # noqa: F401,F403,E402
 from pyjax.lax.ragged import *  # noqa: F401,F403,E402
 from pyjax.lax.rng import *  # noqa: F401,F403,E402
+from pyjax.lax.tokens import *  # noqa: F401,F403,E402
+from pyjax.lax.lifting import *  # noqa: F401,F403,E402
 import functools as _functools  # noqa: E402
 
 from pyjax.lax import decomposed as _decomposed  # noqa: E402
