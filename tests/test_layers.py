@@ -223,6 +223,66 @@ def test_a_patch_fails(tmp_path):
     assert patches([(path, "pyjax.lax.complex")]) == ["pyjax.lax.complex:3 assigns pyjax.runtime.execute.physicalize"]
 
 
+# The library's own layers, top to bottom, as in JAX: lax (with the transformations and types it
+# uses, LAX_LEVEL) below numpy, numpy below random, nn and scipy; each may import the ones listed.
+# A library module belongs to the part named by its top-level name (pyjax.<name>...); modules named
+# nowhere (pyjax/__init__, experimental, example_libraries, image, ...) sit on top and may use all.
+LIBRARY: dict[str, set[str]] = {
+    "scipy": {"nn", "random", "numpy", "lax"},
+    "nn": {"random", "numpy", "lax"},
+    "random": {"numpy", "lax"},
+    "numpy": {"lax"},
+    "lax": set(),
+}
+LAX_LEVEL = {"lax", "api", "custom_derivatives", "custom_batching", "stages", "ref", "sharding", "_prng"}
+LAX_LEVEL |= {"_typing", "dtypes", "errors", "tree_util"}
+
+
+def library_part(module: str) -> str | None:
+    """pyjax.numpy._ufuncs -> 'numpy', pyjax.api -> 'lax', pyjax (the package) -> 'top'; None outside
+    the library layer."""
+    parts = module.split(".")
+    if layer_of(module) != "library":
+        return None
+    if len(parts) < 2:
+        return "top"
+    return parts[1] if parts[1] in LIBRARY else "lax" if parts[1] in LAX_LEVEL else "top"
+
+
+def library_violations(files=None) -> list[str]:
+    bad = []
+    for path, module in files or modules():
+        here = library_part(module)
+        if here in (None, "top"):
+            continue
+        for target, line in imports(path, module):
+            there = library_part(target)
+            if there is not None and there != here and there not in LIBRARY[here]:
+                bad.append(f"{module}:{line} imports {target} ({here} -> {there})")
+    return bad
+
+
+def test_library_imports_point_down():
+    bad = library_violations()
+    assert not bad, "imports against the library's layers (see LIBRARY in tests/test_layers.py):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("pyjax.lax.linalg", "def f():\n    from pyjax import numpy as jnp\n"),
+        ("pyjax.api", "def f():\n    from pyjax.numpy import asarray\n"),
+        ("pyjax.numpy.linalg", "def f():\n    from pyjax.scipy import linalg\n"),
+        ("pyjax.nn", "from pyjax.scipy.special import logsumexp\n"),
+        ("pyjax.scipy.linalg", "def f():\n    import pyjax\n"),
+    ],
+)
+def test_an_upward_library_import_fails(tmp_path, module, source):
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    assert len(library_violations([(path, module)])) == 1
+
+
 def import_cycles(files=None) -> list[list[str]]:
     """The import cycles of pyjax: strongly connected components of more than one module in the
     graph of module- and function-level imports (Tarjan's algorithm), largest first."""
@@ -269,7 +329,9 @@ def import_cycles(files=None) -> list[list[str]]:
 # 9 (numpy's own topic modules) since api and custom_derivatives convert through lax (_arr, iota, reshape)
 # instead of importing numpy; lax.linalg is written with lax ops (eig/schur reach the Schur iterations
 # through core/hooks.py), which leaves numpy.linalg <-> scipy._schur (5 modules); lax.special, fft, shapes,
-# bits, reductions and ragged are written with lax ops too, and lax._lazy_numpy is gone.
+# bits, reductions and ragged are written with lax ops too, and lax._lazy_numpy is gone. The Schur iterations
+# moved to numpy._schur and logsumexp to nn, so LIBRARY's order (lax < numpy < random < nn < scipy) holds;
+# what cycles remain are inside one part (numpy's topic modules; api <-> custom_derivatives <-> stages).
 # It may shrink, never grow: lower this bound as it does. `python tests/test_layers.py` lists it.
 LARGEST_CYCLE = 9
 

@@ -888,7 +888,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 # --- general eigenproblems and small products -------------------------------------------------------
 #
-# The Schur QR iterations behind eig and schur are written with numpy ops (pyjax.scipy._schur, used by
+# The Schur QR iterations behind eig and schur are written with numpy ops (pyjax.numpy._schur, used by
 # jnp.linalg.eig); pyjax.numpy.linalg lends them to lax through core/hooks.py, so lax imports neither.
 
 

@@ -17,7 +17,7 @@ from pyjax.core.core import Tracer, get_aval
 from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
 from pyjax.nn import initializers  # noqa: F401
-from pyjax.scipy.special import logsumexp  # noqa: F401
+from pyjax.numpy._promotion import _promote_inexact
 
 __all__ = [
     "get_scaled_dot_general_config",
@@ -57,6 +57,50 @@ __all__ = [
     "log1mexp",
     "dot_product_attention",
 ]
+
+
+def _reduction_axes(ndim: int, axis) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(a % ndim)
+    return tuple(sorted(out))
+
+
+def logsumexp(
+    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False, where: Any = None
+) -> Any:
+    """log(sum(b * exp(a))) along axis, stable for large a; optionally returns the sign too."""
+    if where is not None:
+        a = jnp.where(where, a, 0)
+    if b is not None:
+        a, b = _promote_inexact("logsumexp", a, b, complex_ok=True)
+        a = jnp.where(b != 0, a, -math.inf)
+    else:
+        (a,) = _promote_inexact("logsumexp", a, complex_ok=True)
+    dims = _reduction_axes(a.ndim, axis)
+    cplx = a.dtype.kind == "c"  # shifted by the largest real part; the log keeps the phase
+    amax = jnp.max(jnp.real(a) if cplx else a, axis=dims, keepdims=keepdims, where=where, initial=-math.inf)
+    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0))).astype(a.dtype)
+    amax_dims = amax if keepdims else lax.expand_dims(amax, dims)
+    exp_a = lax.exp(lax.sub(a, jnp.broadcast_to(amax_dims, a.shape)))
+    if b is not None:
+        exp_a = lax.mul(exp_a, b)
+    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
+    if cplx and not return_sign:
+        return lax.add(lax.log(sumexp), amax)
+    sign = lax.sign(sumexp)
+    sumexp = lax.abs(sumexp)
+    out = lax.add(lax.log(sumexp), amax)
+    if return_sign:
+        return out, sign
+    if b is not None:
+        out = jnp.where(sign < 0, lax.full_like(out, math.nan), out)
+    return out
 
 
 def _arr(x, name: str):

@@ -250,6 +250,32 @@ def _check_arraylike(fn, *args):
             raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
 
 
+def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:
+    """promote_args_inexact (scipy.special, nn, scipy.stats): a common dtype for args, made floating if it is integer or bool.
+
+    Complex arguments are refused (as JAX refuses them) unless the function handles them."""
+    arrs = []
+    for a in args:
+        if isinstance(a, Tracer):
+            arrs.append(a)
+            continue
+        try:
+            arrs.append(asarray(a))
+        except TypeError:
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)}.") from None
+    d, weak = dtypes.promote([(get_aval(a).dtype, get_aval(a).weak_type) for a in arrs])
+    if d.kind == "c" and not complex_ok:
+        if name in ("entr", "kl_div", "rel_entr"):
+            raise ValueError(f"{name} does not support complex-valued inputs.")
+        raise TypeError(f"{name} does not accept dtype {d.name}. Accepted dtypes are subtypes of floating.")
+    if d.kind not in "fc":
+        d = dtypes.default_float()
+    out = [lax._convert(a, d, weak) if get_aval(a).dtype is not d or get_aval(a).weak_type != weak else a for a in arrs]
+    if len(out) > 1:
+        out = list(broadcast_arrays(*out))
+    return out
+
+
 def _promote_numeric(fn: str, *args):
     """Promote like _promote, then booleans become the default integer (JAX's promote_args_numeric)."""
     out = _promote(fn, *args)

@@ -659,7 +659,7 @@ class EigResult(NamedTuple):
 def _complex_schur(fn: str, a):
     """a = z t z^H with t upper triangular (complex), from scipy.linalg's Schur decomposition (real
     input: the real Schur form, LAPACK's path, then its 2 x 2 blocks split)."""
-    from pyjax.scipy import _schur as sl  # the QR iterations live with scipy.linalg.schur
+    from pyjax.numpy import _schur as sl  # the QR iterations, loaded on first use
 
     (a,) = _inexact(fn, a)
     if a.ndim < 2:
@@ -719,7 +719,7 @@ def _lax_eig(x, left: bool, right: bool) -> list:
 
 
 def _lax_schur(a, output: str):
-    from pyjax.scipy import _schur  # loads on first use, as scipy.linalg's Schur functions
+    from pyjax.numpy import _schur  # loads on first use
 
     return _schur.schur(a, output)
 

@@ -563,8 +563,7 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
 
 def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
     """Frechet derivative of expm at A in direction E (the jvp of expm); (expm(A), L(A, E)) by default."""
-    import pyjax
-    from pyjax.scipy.linalg import expm
+    from pyjax.api import jvp
 
     A, E = asarray(A), asarray(E)
     if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
@@ -574,7 +573,7 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
     if A.shape != E.shape:
         raise ValueError(f"expected A and E to be the same shape, got A.shape={A.shape} E.shape={E.shape}")
     A, E = jla._inexact("expm_frechet", A, E)
-    expm_a, frechet = pyjax.jvp(lambda x: expm(x, upper_triangular=False, max_squarings=16), (A,), (E,))
+    expm_a, frechet = jvp(lambda x: expm(x, upper_triangular=False, max_squarings=16), (A,), (E,))
     return (expm_a, frechet) if compute_expm else frechet
 
 
@@ -597,7 +596,7 @@ _LAZY = frozenset(
 def __getattr__(name: str):
     """The Schur-based functions (in _schur) load on first use (it costs `import pyjax` time in the browser)."""
     if name in _LAZY:
-        from pyjax.scipy import _schur
+        from pyjax.numpy import _schur
 
         return getattr(_schur, name)
     raise AttributeError(f"module 'pyjax.scipy.linalg' has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pyjax import nn
 from pyjax import numpy as jnp
 from pyjax.core import dtypes
 from pyjax.core.core import Tracer, get_aval
@@ -23,6 +24,8 @@ from pyjax.lax.special import (  # the implementations, written with lax ops
     _polygamma,
     _zeta,
 )
+from pyjax.nn import logsumexp
+from pyjax.numpy._promotion import _promote_inexact
 
 __all__ = [
     "erf",
@@ -65,32 +68,6 @@ __all__ = [
     "zeta",
     "polygamma",
 ]
-
-
-def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:
-    """promote_args_inexact: a common dtype for args, made floating if it is integer or bool.
-
-    Complex arguments are refused (as JAX refuses them) unless the function handles them."""
-    arrs = []
-    for a in args:
-        if isinstance(a, Tracer):
-            arrs.append(a)
-            continue
-        try:
-            arrs.append(jnp.asarray(a))
-        except TypeError:
-            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)}.") from None
-    d, weak = dtypes.promote([(get_aval(a).dtype, get_aval(a).weak_type) for a in arrs])
-    if d.kind == "c" and not complex_ok:
-        if name in ("entr", "kl_div", "rel_entr"):
-            raise ValueError(f"{name} does not support complex-valued inputs.")
-        raise TypeError(f"{name} does not accept dtype {d.name}. Accepted dtypes are subtypes of floating.")
-    if d.kind not in "fc":
-        d = dtypes.default_float()
-    out = [lax._convert(a, d, weak) if get_aval(a).dtype is not d or get_aval(a).weak_type != weak else a for a in arrs]
-    if len(out) > 1:
-        out = list(jnp.broadcast_arrays(*out))
-    return out
 
 
 def _c(x, v):
@@ -152,50 +129,6 @@ def expit(x: Any) -> Any:
     return lax.logistic(x)
 
 
-def _reduction_axes(ndim: int, axis) -> tuple:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-        out.append(a % ndim)
-    return tuple(sorted(out))
-
-
-def logsumexp(
-    a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False, where: Any = None
-) -> Any:
-    """log(sum(b * exp(a))) along axis, stable for large a; optionally returns the sign too."""
-    if where is not None:
-        a = jnp.where(where, a, 0)
-    if b is not None:
-        a, b = _promote_inexact("logsumexp", a, b, complex_ok=True)
-        a = jnp.where(b != 0, a, -math.inf)
-    else:
-        (a,) = _promote_inexact("logsumexp", a, complex_ok=True)
-    dims = _reduction_axes(a.ndim, axis)
-    cplx = a.dtype.kind == "c"  # shifted by the largest real part; the log keeps the phase
-    amax = jnp.max(jnp.real(a) if cplx else a, axis=dims, keepdims=keepdims, where=where, initial=-math.inf)
-    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0))).astype(a.dtype)
-    amax_dims = amax if keepdims else lax.expand_dims(amax, dims)
-    exp_a = lax.exp(lax.sub(a, jnp.broadcast_to(amax_dims, a.shape)))
-    if b is not None:
-        exp_a = lax.mul(exp_a, b)
-    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
-    if cplx and not return_sign:
-        return lax.add(lax.log(sumexp), amax)
-    sign = lax.sign(sumexp)
-    sumexp = lax.abs(sumexp)
-    out = lax.add(lax.log(sumexp), amax)
-    if return_sign:
-        return out, sign
-    if b is not None:
-        out = jnp.where(sign < 0, lax.full_like(out, math.nan), out)
-    return out
-
-
 def _x_times_log(name: str, log, shift: float, doc: str):
     """xlogy/xlog1py: x * log(y) with `log` (log or log1p, that is log(shift + y)), 0 where x == 0
     unless y is NaN; its derivative in y is x / (shift + y)."""
@@ -238,15 +171,11 @@ def entr(x: Any) -> Any:
 
 def softmax(x: Any, axis: Any = None) -> Any:
     """exp(x) / sum(exp(x)) over axis (all axes by default, as scipy)."""
-    from pyjax import nn
-
     return nn.softmax(x, axis=axis)
 
 
 def log_softmax(x: Any, axis: Any = None) -> Any:
     """x - logsumexp(x) over axis (all axes by default, as scipy)."""
-    from pyjax import nn
-
     return nn.log_softmax(x, axis=axis)
 
 

@@ -4,7 +4,9 @@ plus qr_multiply and eigh_tridiagonal.
 
 Everything is composed from pyjax.numpy / lax operations, so every backend runs it unchanged. The
 iterations use masks over iotas instead of dynamic slices, so leading batch axes just work. Loaded on
-first use (it costs `import pyjax` time in the browser).
+first use (it costs `import pyjax` time in the browser). It sits with numpy, below scipy, because
+jnp.linalg.eig/eigvals and lax.linalg.eig/schur run its Schur iterations; scipy.linalg exports its
+public functions.
 """
 
 from __future__ import annotations
