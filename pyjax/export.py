@@ -29,6 +29,11 @@ from pyjax.runtime.device import default_backend
 __all__ = [
     "DisabledSafetyCheck",
     "Exported",
+    "SymbolicScope",
+    "is_symbolic_dim",
+    "register_namedtuple_serialization",
+    "register_pytree_node_serialization",
+    "symbolic_args_specs",
     "default_export_platform",
     "deserialize",
     "export",
@@ -74,8 +79,54 @@ def default_export_platform() -> str:
     return default_backend()
 
 
+_SHAPE_POLY = "pyjax.export: shape polymorphism (symbolic dimensions) is not supported"
+
+
 def symbolic_shape(*args: Any, **kwargs: Any):
-    raise NotImplementedError("pyjax.export: shape polymorphism (symbolic dimensions) is not supported")
+    """Symbolic dimensions: not supported (pyjax exports concrete shapes)."""
+    raise NotImplementedError(_SHAPE_POLY)
+
+
+def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str] = (), scope: Any = None):
+    """Argument specs with symbolic dimensions: not supported (pyjax exports concrete shapes)."""
+    raise NotImplementedError(_SHAPE_POLY)
+
+
+class SymbolicScope:
+    """A scope for symbolic dimensions: not supported (pyjax exports concrete shapes)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise NotImplementedError(_SHAPE_POLY)
+
+
+def is_symbolic_dim(p: Any) -> bool:
+    """Whether p is a symbolic dimension (never, in pyjax)."""
+    return False
+
+
+_serialized_names: dict = {}  # pytree node types registered for serialization -> their names
+
+
+def register_pytree_node_serialization(
+    nodetype: type,
+    *,
+    serialized_name: str,
+    serialize_auxdata: Callable,
+    deserialize_auxdata: Callable,
+    from_children: Callable | None = None,
+) -> type:
+    """Accept nodetype for serialization (pyjax's format names node types by module and class already)."""
+    if serialized_name in _serialized_names.values():
+        raise ValueError(f"Duplicate serialization registration for serialized_name {serialized_name!r}")
+    _serialized_names[nodetype] = serialized_name
+    return nodetype
+
+
+def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -> type:
+    """Accept a namedtuple type for serialization."""
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name, serialize_auxdata=None, deserialize_auxdata=None
+    )
 
 
 # --- a flat jaxpr: call-like equations inlined, sub-jaxprs flattened -------------------------------

@@ -65,3 +65,22 @@ def test_export_call_transforms_and_errors():
                 e.call(*bad)
         with pytest.raises(ValueError, match="must be the result of `jit`"):
             ex.export(lambda v: v)
+
+
+def test_export_registrations_and_shape_polymorphism_errors():
+    import collections
+
+    for j in (jax, pyjax):
+        ex = importlib.import_module(j.__name__ + ".export")
+        nt = collections.namedtuple(f"NT{j.__name__}", "a b")
+        assert ex.register_namedtuple_serialization(nt, serialized_name=f"test.{j.__name__}.nt") is nt
+        assert not ex.is_symbolic_dim(3)
+    with pytest.raises(NotImplementedError, match="shape polymorphism"):
+        pyjax.export.symbolic_shape("b, 3")
+
+
+def test_compilation_cache_settings_accepted():
+    for j in (jax, pyjax):
+        cc = importlib.import_module(j.__name__ + ".experimental.compilation_cache.compilation_cache")
+        cc.reset_cache()
+        assert callable(cc.set_cache_dir)

@@ -238,3 +238,10 @@ def test_hijax_names_load_and_refuse_use():
     with pytest.raises(NotImplementedError, match="hijax"):
         Prim("p").bind(1.0)
     assert str(pyjax.typeof(pyjax.random.key(0))) == str(jax.typeof(jax.random.key(0))) == "key<fry>[]"
+
+
+def test_extend_core_array_types_and_errors():
+    for j in (jax, pyjax):
+        assert np.ndarray in j.extend.core.array_types and np.float32 in j.extend.core.array_types
+        assert issubclass(j.extend.core.InconclusiveDimensionOperation, Exception)
+    assert type(pyjax.numpy.ones(2)) in pyjax.extend.core.array_types

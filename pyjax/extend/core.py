@@ -28,6 +28,8 @@ from pyjax.runtime import control as _control
 
 __all__ = [
     "AbstractToken",
+    "InconclusiveDimensionOperation",
+    "array_types",
     "DebugInfo",
     "DropVar",
     "Effect",
@@ -177,6 +179,27 @@ class Effect:
 
 Effects = set  # a set of Effect instances
 no_effects: frozenset = frozenset()
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison of symbolic dimensions has no definite answer (pyjax has no symbolic dimensions)."""
+
+
+def _array_types() -> set:
+    from pyjax.runtime.array import Array
+
+    out = {Array, bool, int, float, complex}
+    try:
+        import numpy as np
+
+        out |= {np.ndarray, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
+        out |= {np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128}
+    except ImportError:
+        pass
+    return out
+
+
+array_types = _array_types()  # the Python types that are array values
 
 
 class JaxprTypeError(TypeError):
