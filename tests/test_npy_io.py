@@ -55,3 +55,22 @@ def test_bfloat16_and_paths(tmp_path, backend):
     assert np.array_equal(jnp.load(tmp_path / "b.npz")["a"], np.ones(2))
     with pytest.raises(ValueError, match="load"):
         jnp.load(io.BytesIO(b"not an array"))
+
+
+def test_savez_and_fromfile(tmp_path):
+    """jnp.savez writes an .npz numpy and jnp.load read back (positional arr_i, then keywords); fromfile
+    raises JAX's NotImplementedError."""
+    jnp.savez(tmp_path / "a", jnp.arange(3), w=jnp.ones((2, 2), jnp.float32))
+    with np.load(tmp_path / "a.npz") as got:
+        assert sorted(got.files) == ["arr_0", "w"]
+        np.testing.assert_array_equal(got["arr_0"], np.arange(3, dtype=np.int32))
+        assert got["w"].dtype == np.float32 and got["w"].shape == (2, 2)
+    with pytest.raises(NotImplementedError, match="fromfile"):
+        jnp.fromfile(tmp_path / "a.npz")
+
+
+def test_numpy_abstract_and_warning_types_as_jax():
+    for name in ("character", "flexible", "object_", "ComplexWarning"):
+        assert getattr(jnp, name) is getattr(jjnp, name), name
+    for a, b in ((jnp.float32, jnp.flexible), (jnp.int32, jnp.object_), (jnp.bool_, jnp.character)):
+        assert jnp.issubdtype(a, b) == jjnp.issubdtype(a, b)

@@ -174,6 +174,9 @@ complexfloating = _abstract("complexfloating", inexact)
 integer = _abstract("integer", number)
 signedinteger = _abstract("signedinteger", integer)
 unsignedinteger = _abstract("unsignedinteger", integer)
+flexible = _abstract("flexible", generic)  # numpy's strings and voids: no pyjax dtype is one
+character = _abstract("character", flexible)
+object_type = _abstract("object_", generic)
 _KIND_BASE = {"f": floating, "c": complexfloating, "i": signedinteger, "u": unsignedinteger, "b": generic}
 SCALAR_TYPES = {"bool": bool_type}
 for _d in ALL:
@@ -181,7 +184,7 @@ for _d in ALL:
         SCALAR_TYPES[_d.name] = _ScalarMeta(_d.name, (_KIND_BASE[_d.kind],), {"_dtype": _d})
 bool_type.__name__ = "bool_"
 _ABSTRACT = {t.__name__: t for t in (generic, number, inexact, floating, complexfloating, integer)}
-_ABSTRACT.update({t.__name__: t for t in (signedinteger, unsignedinteger)})
+_ABSTRACT.update({t.__name__: t for t in (signedinteger, unsignedinteger, flexible, character, object_type)})
 
 
 # False until a complex dtype is first used, so programs without complex numbers pay one global

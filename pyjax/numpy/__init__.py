@@ -94,4 +94,4 @@ from pyjax.numpy._index_tricks import *  # noqa: F401,F403,E402
 from pyjax.numpy._bits import *  # noqa: F401,F403,E402
 from pyjax.numpy import fft  # noqa: F401,E402
 from pyjax.numpy._ufuncs import *  # noqa: F401,F403,E402  (jnp.add, ... as ufunc objects)
-from pyjax.numpy._io import load, save  # noqa: F401,E402
+from pyjax.numpy._io import fromfile, load, save, savez  # noqa: F401,E402

@@ -17,7 +17,7 @@ from pyjax.core import dtypes
 from pyjax.numpy import _manipulation
 from pyjax.numpy._promotion import asarray
 
-__all__ = ["load", "save"]
+__all__ = ["load", "save", "savez", "fromfile"]
 
 _MAGIC = b"\x93NUMPY"
 # dtype -> (npy descr without byte order, struct code per element)
@@ -78,6 +78,39 @@ def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
         path += ".npy"
     with open(path, "wb") as f:
         f.write(blob)
+
+
+def savez(file: Any, *args: Any, **kwds: Any) -> None:
+    """Write arrays to an uncompressed .npz archive (a zip of .npy files: arr_0, arr_1, ... then the
+    keyword names), ".npz" appended to a path as numpy does."""
+    import io
+    import zipfile
+
+    arrays = {f"arr_{i}": a for i, a in enumerate(args)}
+    for k, a in kwds.items():
+        if k in arrays:
+            raise ValueError(f"Cannot use un-named variables and keyword {k}")
+        arrays[k] = a
+    if not hasattr(file, "write"):
+        file = os.fspath(file)
+        if not file.endswith(".npz"):
+            file += ".npz"
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as zf:
+        for k, a in arrays.items():
+            buf = io.BytesIO()
+            save(buf, a)
+            zf.writestr(k + ".npy", buf.getvalue())
+
+
+def fromfile(*args: Any, **kwargs: Any) -> Any:
+    """Not in JAX either: reading files is not a pure function."""
+    raise NotImplementedError(
+        "jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use with JIT and "
+        "other JAX transformations. Consider using jnp.asarray(np.fromfile(...)) instead, although care "
+        "should be taken if np.fromfile is used within a jax transformations because of its potential side-effect "
+        "of consuming the file object; for more information see "
+        "https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions"
+    )
 
 
 def _read_header(raw: bytes) -> tuple[dict, int]:

@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover - exercised by tests/test_no_numpy.py in
 
 __all__ = ["isdtype", "iterable"]
 __all__ += ["generic", "number", "inexact", "floating", "complexfloating", "integer", "signedinteger"]
-__all__ += ["unsignedinteger"]
+__all__ += ["unsignedinteger", "flexible", "character", "object_", "ComplexWarning"]
 
 _ABSTRACT_SOURCE = dtypes if _np is None else _np
 generic = _ABSTRACT_SOURCE.generic
@@ -28,6 +28,16 @@ complexfloating = _ABSTRACT_SOURCE.complexfloating
 integer = _ABSTRACT_SOURCE.integer
 signedinteger = _ABSTRACT_SOURCE.signedinteger
 unsignedinteger = _ABSTRACT_SOURCE.unsignedinteger
+flexible = _ABSTRACT_SOURCE.flexible
+character = _ABSTRACT_SOURCE.character
+object_ = dtypes.object_type if _np is None else _np.object_
+
+
+class _ComplexWarning(RuntimeWarning):
+    """Casting complex values to a real dtype drops the imaginary part (numpy's ComplexWarning)."""
+
+
+ComplexWarning = _ComplexWarning if _np is None else _np.exceptions.ComplexWarning
 
 
 # --- dtype queries --------------------------------------------------------------------------------
