@@ -107,3 +107,28 @@ def test_tokens_stage_and_shape_as_value():
         got, want = pyjax.lax.shape_as_value(shape), jax.lax.shape_as_value(shape)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_reduce_and_approx_top_k_primitives():
+    """scatter-<op>, reduce and approx_top_k primitives with JAX's params mean JAX's functions."""
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    idx, upd = np.array([[1], [1]], np.int32), np.full((2, 3), 2.0, np.float32)
+    for op in ("add", "mul", "max"):
+        dn = dict(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+        want = getattr(jax.lax, f"scatter_{op}")(x, idx, upd, jax.lax.ScatterDimensionNumbers(**dn))
+        got = getattr(pyjax.lax, f"scatter_{op}_p").bind(
+            x, idx, upd, dimension_numbers=pyjax.lax.ScatterDimensionNumbers(**dn), indices_are_sorted=False,
+            unique_indices=False, mode=None, update_jaxpr=None, update_consts=(),
+        )  # fmt: skip
+        assert getattr(pyjax.lax, f"scatter_{op}_p").name == f"scatter-{op}"
+        np.testing.assert_array_equal(got, want)
+    pair = lambda a, b: (a[0] + b[0], a[1] * b[1])  # noqa: E731
+    got = pyjax.lax.reduce_p.bind(x, x, np.float32(0), np.float32(1), computation=pair, jaxpr=None, dimensions=(0,))
+    for g, w in zip(got, jax.lax.reduce((x, x), (np.float32(0), np.float32(1)), pair, (0,))):
+        np.testing.assert_array_equal(g, w)
+    kw = dict(k=2, reduction_dimension=-1, recall_target=0.95, is_max_k=False, reduction_input_size_override=-1)
+    for g, w in zip(
+        pyjax.lax.approx_top_k_p.bind(x, aggregate_to_topk=True, **kw),
+        jax.lax.approx_top_k_p.bind(x, aggregate_to_topk=True, **kw),
+    ):
+        np.testing.assert_array_equal(g, w)

@@ -66,6 +66,12 @@ globals().update(
             "stack": (lambda *xs, axis=0: _ns["stack"](xs, axis), False),
             "unstack": ("unstack", True),
             "optimization_barrier": (lambda *xs: _ns["optimization_barrier"](xs), True),
+            **{
+                f"scatter-{op}": (_decomposed.scatter_meaning(_ns[f"scatter_{op}"]), False)
+                for op in ("add", "sub", "mul", "min", "max")
+            },
+            "reduce": (_decomposed.reduce_meaning(_ns["reduce"]), True),
+            "approx_top_k": (_decomposed.approx_top_k_meaning(_ns["approx_max_k"], _ns["approx_min_k"]), True),
         },
         _ns,
     )

@@ -22,9 +22,69 @@ def make_table(table: dict, namespace: dict | None = None) -> dict:
     """{name + "_p": primitive} for a table name -> (decomposition, multiple results); a decomposition
     given as a string is that function of namespace."""
     return {
-        f"{n}_p": composed_primitive(n, namespace[fn] if isinstance(fn, str) else fn, multi)
+        f"{n.replace('-', '_')}_p": composed_primitive(n, namespace[fn] if isinstance(fn, str) else fn, multi)
         for n, (fn, multi) in table.items()
     }
+
+
+def scatter_meaning(scatter):
+    """A scatter-<op> primitive's meaning: lax.scatter_<op> with JAX's params (update_jaxpr unused)."""
+
+    def meaning(
+        operand,
+        indices,
+        updates,
+        *,
+        dimension_numbers,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        update_jaxpr=None,
+        update_consts=(),
+    ):
+        return scatter(
+            operand,
+            indices,
+            updates,
+            dimension_numbers,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+        )
+
+    return meaning
+
+
+def reduce_meaning(reduce):
+    """reduce_p's meaning: operands then init values, reduced with the `computation` param."""
+
+    def meaning(*args, computation, dimensions, jaxpr=None):
+        n = len(args) // 2
+        if n == 1:
+            return [reduce(args[0], args[1], computation, dimensions)]
+        return list(reduce(tuple(args[:n]), tuple(args[n:]), computation, dimensions))
+
+    return meaning
+
+
+def approx_top_k_meaning(max_k, min_k):
+    """approx_top_k_p's meaning: approx_max_k or approx_min_k by is_max_k."""
+
+    def meaning(
+        x,
+        *,
+        k,
+        reduction_dimension=-1,
+        recall_target=0.95,
+        is_max_k=True,
+        reduction_input_size_override=-1,
+        aggregate_to_topk=True,
+    ):
+        return (max_k if is_max_k else min_k)(
+            x, k, reduction_dimension, recall_target, reduction_input_size_override, aggregate_to_topk
+        )
+
+    return meaning
 
 
 def top_k_along(x, *, k, axis=-1, top_k=None, transpose=None):
