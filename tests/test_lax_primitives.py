@@ -132,3 +132,21 @@ def test_scatter_reduce_and_approx_top_k_primitives():
         jax.lax.approx_top_k_p.bind(x, aggregate_to_topk=True, **kw),
     ):
         np.testing.assert_array_equal(g, w)
+
+
+def test_reduce_window_and_stage_primitives():
+    """reduce_window_p combines windows by evaluating its jaxpr param (as JAX's lowering does)."""
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    z = np.float32(0)
+    pair = pyjax.make_jaxpr(lambda a, b, c, d: (a + c, b * d))(z, z, z, z)
+    windows = dict(window_dimensions=(2, 2), window_strides=(1, 1), padding=((0, 0), (0, 0)))
+    got = pyjax.lax.reduce_window_p.bind(
+        x, x, z, np.float32(1), jaxpr=pair, consts=(), base_dilation=(1, 1), window_dilation=(1, 1), **windows
+    )
+    want = jax.lax.reduce_window(
+        (x, x), (z, np.float32(1)), lambda a, b: (a[0] + b[0], a[1] * b[1]), (2, 2), (1, 1), "VALID"
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(pyjax.lax.stage_p.bind(x), jax.lax.stage_p.bind(x))
+    assert pyjax.lax.dce_sink_p.bind(x) == [] and pyjax.lax.dce_sink_p.multiple_results

@@ -71,6 +71,9 @@ globals().update(
                 for op in ("add", "sub", "mul", "min", "max")
             },
             "reduce": (_decomposed.reduce_meaning(_ns["reduce"]), True),
+            "reduce_window": (_decomposed.reduce_window_meaning(_ns["reduce_window"]), True),
+            "stage": (lambda x: x, False),
+            "dce_sink": (lambda *xs, prevent_mlir_dce=False: [], True),
             "approx_top_k": (_decomposed.approx_top_k_meaning(_ns["approx_max_k"], _ns["approx_min_k"]), True),
         },
         _ns,

@@ -67,6 +67,28 @@ def reduce_meaning(reduce):
     return meaning
 
 
+def reduce_window_meaning(reduce_window):
+    """reduce_window_p's meaning: operands then init values, windows combined by evaluating the `jaxpr`
+    param (on consts, then the accumulators, then the values)."""
+
+    def meaning(*args, jaxpr, consts=(), window_dimensions, window_strides, padding, base_dilation, window_dilation):
+        n = len(args) // 2
+        inner, consts = (jaxpr.jaxpr, [*jaxpr.consts, *consts]) if hasattr(jaxpr, "jaxpr") else (jaxpr, list(consts))
+
+        def computation(a, b):
+            outs = core.eval_jaxpr(inner, [*consts, *(a if n > 1 else [a]), *(b if n > 1 else [b])])
+            return tuple(outs) if n > 1 else outs[0]
+
+        ops, inits = (tuple(args[:n]), tuple(args[n:])) if n > 1 else (args[0], args[1])
+        out = reduce_window(
+            ops, inits, computation, window_dimensions, window_strides, padding,
+            base_dilation=base_dilation, window_dilation=window_dilation,
+        )  # fmt: skip
+        return list(out) if n > 1 else [out]
+
+    return meaning
+
+
 def approx_top_k_meaning(max_k, min_k):
     """approx_top_k_p's meaning: approx_max_k or approx_min_k by is_max_k."""
 
