@@ -387,7 +387,7 @@ def _bits_impl(key, bit_width: int, shape: tuple):
 _random_bits = jit(_bits_impl, static_argnums=(1, 2))
 
 
-def bits(key, shape: Sequence[int] = (), dtype=None):
+def bits(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Uniform random unsigned integers (uint32 by default; uint64 under x64)."""
     key = _check_key("bits", key)
     d = dtypes.canonicalize(dtypes.uint64 if dtype is None else dtype)
@@ -489,7 +489,7 @@ def _check_param_shape(name: str, shape: tuple, *params) -> None:
             raise TypeError(f"{name}: minval/maxval of shape {ps} cannot be broadcast to the sample shape {shape}.")
 
 
-def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
+def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform floats in [minval, maxval)."""
     key = _check_key("uniform", key)
     d = _float_dtype(dtype, "uniform")
@@ -567,7 +567,7 @@ def _normal_impl(key, shape: tuple, dtype):
 _normal_jit = jit(_normal_impl, static_argnums=(1, 2))
 
 
-def normal(key, shape: Sequence[int] = (), dtype=None):
+def normal(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Standard normal samples (inverse-CDF of a uniform, as JAX)."""
     key = _check_key("normal", key)
     d = _float_dtype(dtype, "normal", "inexact")
@@ -590,7 +590,7 @@ def _truncated_normal_impl(key, lower, upper, shape, dtype):
 _truncated_normal_jit = jit(_truncated_normal_impl, static_argnums=(3, 4))
 
 
-def truncated_normal(key, lower, upper, shape: Sequence[int] | None = None, dtype=None):
+def truncated_normal(key, lower, upper, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Standard normal samples truncated to the open interval (lower, upper)."""
     key = _check_key("truncated_normal", key)
     d = _float_dtype(dtype, "truncated_normal")
@@ -603,7 +603,7 @@ def truncated_normal(key, lower, upper, shape: Sequence[int] | None = None, dtyp
     return _truncated_normal_jit(key, lower, upper, shape, d)
 
 
-def bernoulli(key, p=0.5, shape: Sequence[int] | None = None, mode: str = "low"):
+def bernoulli(key, p=0.5, shape: Sequence[int] | None = None, mode: str = "low", *, out_sharding=None):
     """Boolean samples that are True with probability p."""
     if shape is not None:
         shape = _canon_shape(shape, "bernoulli")
@@ -673,7 +673,7 @@ def _randint_impl(key, minval, maxval, shape, dtype):
 _randint_jit = jit(_randint_impl, static_argnums=(3, 4))
 
 
-def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
+def randint(key, shape: Sequence[int], minval, maxval, dtype=None, *, out_sharding=None):
     """Uniform integers in [minval, maxval) (JAX's modulus-based sampler, same bias)."""
     key = _check_key("randint", key)
     d = _int_dtype(dtype, "randint")
@@ -711,7 +711,7 @@ def _shuffle(key, x, axis: int):
 _shuffle_jit = jit(_shuffle, static_argnums=(2,))
 
 
-def permutation(key, x, axis: int = 0, independent: bool = False):
+def permutation(key, x, axis: int = 0, independent: bool = False, *, out_sharding=None):
     """A random permutation of arange(x) (int x) or of x along axis."""
     key = _check_key("permutation", key)
     jnp = _jnp()
@@ -807,7 +807,7 @@ def _gumbel_impl(key, shape, dtype, mode):
 _gumbel_jit = jit(_gumbel_impl, static_argnums=(1, 2, 3))
 
 
-def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None):
+def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None, *, out_sharding=None):
     """Standard Gumbel samples."""
     key = _check_key("gumbel", key)
     d = _float_dtype(dtype, "gumbel")
@@ -821,7 +821,14 @@ def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None):
 
 
 def categorical(
-    key, logits, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True, mode: str | None = None
+    key,
+    logits,
+    axis: int = -1,
+    shape: Sequence[int] | None = None,
+    replace: bool = True,
+    mode: str | None = None,
+    *,
+    out_sharding=None,
 ):
     """Samples of category indices from unnormalized log-probabilities along axis."""
     key = _check_key("categorical", key)
@@ -857,7 +864,7 @@ def _simple(name: str, body):
     """A sampler f(key, shape=(), dtype=None) whose values are body(key, shape, dtype)."""
     jitted = jit(body, static_argnums=(1, 2))
 
-    def sampler(key, shape: Sequence[int] = (), dtype=None):
+    def sampler(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
         key = _check_key(name, key)
         d = _float_dtype(dtype, name)
         return jitted(key, _canon_shape(shape, name), d)
@@ -900,7 +907,7 @@ cauchy = _simple("cauchy", _cauchy_impl)
 cauchy.__doc__ = "Standard Cauchy samples."
 
 
-def rademacher(key, shape: Sequence[int] = (), dtype=None):
+def rademacher(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Samples of -1 or +1 with equal probability (integer dtype by default)."""
     key = _check_key("rademacher", key)
     d = dtypes.canonicalize(int if dtype is None else dtype)
@@ -910,7 +917,7 @@ def rademacher(key, shape: Sequence[int] = (), dtype=None):
     return lax.sub(lax.mul(two, b), lax.full(get_aval(b).shape, 1, d))
 
 
-def lognormal(key, sigma=1.0, shape: Sequence[int] | None = None, dtype=None):
+def lognormal(key, sigma=1.0, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """exp(sigma * standard normal)."""
     key = _check_key("lognormal", key)
     d = _float_dtype(dtype, "lognormal")
@@ -919,7 +926,7 @@ def lognormal(key, sigma=1.0, shape: Sequence[int] | None = None, dtype=None):
     return _jnp().exp(normal(key, shape, d) * sigma)
 
 
-def maxwell(key, shape: Sequence[int] = (), dtype=None):
+def maxwell(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Maxwell samples: the norm of three standard normals."""
     key = _check_key("maxwell", key)
     d = _float_dtype(dtype, "maxwell")
@@ -952,7 +959,7 @@ def weibull_min(key, scale, concentration, shape: Sequence[int] = (), dtype=None
     return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
 
 
-def rayleigh(key, scale, shape: Sequence[int] | None = None, dtype=None):
+def rayleigh(key, scale, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Rayleigh samples: scale * sqrt(-2 log u)."""
     key = _check_key("rayleigh", key)
     d = _float_dtype(dtype, "rayleigh")
@@ -964,7 +971,7 @@ def rayleigh(key, scale, shape: Sequence[int] | None = None, dtype=None):
     return jnp.sqrt(lax.full(shape, -2.0, d) * log_u) * scale.astype(d)
 
 
-def pareto(key, b, shape: Sequence[int] | None = None, dtype=None):
+def pareto(key, b, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Pareto samples: exp(exponential / b)."""
     key = _check_key("pareto", key)
     d = _float_dtype(dtype, "pareto")
@@ -974,7 +981,7 @@ def pareto(key, b, shape: Sequence[int] | None = None, dtype=None):
     return _jnp().exp(e / b.astype(d))
 
 
-def geometric(key, p, shape: Sequence[int] | None = None, dtype=None):
+def geometric(key, p, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Geometric samples: number of Bernoulli(p) trials until the first success."""
     key = _check_key("geometric", key)
     d = _int_dtype(dtype, "geometric")
@@ -986,7 +993,7 @@ def geometric(key, p, shape: Sequence[int] | None = None, dtype=None):
     return (jnp.floor(log_u / jnp.broadcast_to(jnp.log1p(-p), shape)) + 1).astype(d)
 
 
-def triangular(key, left, mode, right, shape: Sequence[int] | None = None, dtype=None):
+def triangular(key, left, mode, right, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Triangular samples on [left, right] with the given mode."""
     key = _check_key("triangular", key)
     d = _float_dtype(dtype, "triangular")
@@ -1003,7 +1010,9 @@ def triangular(key, left, mode, right, shape: Sequence[int] | None = None, dtype
     return jnp.where(u < fc, out1, out2)
 
 
-def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtype=None, method: str = "cholesky"):
+def multivariate_normal(
+    key, mean, cov, shape: Sequence[int] | None = None, dtype=None, method: str = "cholesky", *, out_sharding=None
+):
     """Multivariate normal samples: mean + factor(cov) @ standard normal."""
     key = _check_key("multivariate_normal", key)
     jnp = _jnp()
@@ -1042,7 +1051,7 @@ def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtyp
     return mean + jnp.matmul(factor, z[..., None])[..., 0]
 
 
-def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None = None):
+def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None = None, *, out_sharding=None):
     """Random matrices with orthonormal columns (or rows), uniform under the Haar measure."""
     key = _check_key("orthogonal", key)
     d = _float_dtype(dtype, "orthogonal")
@@ -1176,17 +1185,17 @@ def _gamma_sampler(name: str, key, a, shape, dtype, log_space: bool):
     return f(a)
 
 
-def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+def gamma(key, a, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Gamma(a, 1) samples (Marsaglia-Tsang rejection), differentiable in a by implicit reparameterization."""
     return _gamma_sampler("gamma", key, a, shape, dtype, False)
 
 
-def loggamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+def loggamma(key, a, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Logs of Gamma(a, 1) samples, computed in log space (accurate for tiny a)."""
     return _gamma_sampler("loggamma", key, a, shape, dtype, True)
 
 
-def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
+def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Beta(a, b) samples as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b) (in log space)."""
     key = _check_key("beta", key)
     d = _float_dtype(dtype, "beta")
@@ -1200,7 +1209,7 @@ def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
     return ga / (ga + gb)
 
 
-def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
+def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Dirichlet(alpha) samples over the last axis of alpha: softmax of log-gamma samples."""
     key = _check_key("dirichlet", key)
     d = _float_dtype(dtype, "dirichlet")
@@ -1219,7 +1228,7 @@ def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
     return e / jnp.sum(e, axis=-1, keepdims=True)
 
 
-def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None):
+def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Chi-square(df) samples: 2 * Gamma(df / 2)."""
     key = _check_key("chisquare", key)
     d = _float_dtype(dtype, "chisquare")
@@ -1228,7 +1237,7 @@ def chisquare(key, df, shape: Sequence[int] | None = None, dtype=None):
     return _jnp().exp(loggamma(key, df.astype(d) / 2, shape, d)) * 2
 
 
-def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None):
+def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """F(dfnum, dfden) samples: ratio of scaled chi-square samples."""
     key = _check_key("f", key)
     d = _float_dtype(dtype, "f")
@@ -1238,7 +1247,7 @@ def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None):
     return (chisquare(key_num, dfnum, shape, d) / dfnum) / (chisquare(key_den, dfden, shape, d) / dfden)
 
 
-def t(key, df, shape: Sequence[int] | None = None, dtype=None):
+def t(key, df, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Student's t(df) samples: normal * sqrt(df / 2 / Gamma(df / 2))."""
     key = _check_key("t", key)
     d = _float_dtype(dtype, "t")
@@ -1249,7 +1258,7 @@ def t(key, df, shape: Sequence[int] | None = None, dtype=None):
     return normal(key_n, shape, d) * _jnp().sqrt(half / gamma(key_g, half, shape, d))
 
 
-def generalized_normal(key, p, shape: Sequence[int] = (), dtype=None):
+def generalized_normal(key, p, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Generalized normal samples with density proportional to exp(-|x| ** p)."""
     key = _check_key("generalized_normal", key)
     d = _float_dtype(dtype, "generalized_normal")
@@ -1260,7 +1269,7 @@ def generalized_normal(key, p, shape: Sequence[int] = (), dtype=None):
     return r * g ** (1 / _scalar_or_array(p, d))
 
 
-def wald(key, mean, shape: Sequence[int] | None = None, dtype=None):
+def wald(key, mean, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian, scale 1) samples by the Michael-Schucany-Haas transformation."""
     key = _check_key("wald", key)
     d = _float_dtype(dtype, "wald")
@@ -1404,7 +1413,7 @@ def _poisson_impl(key, lam, shape, dtype):
 _poisson_jit = jit(_at_least_1d(_poisson_impl), static_argnums=(2, 3))
 
 
-def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
+def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):
     """Poisson(lam) counts (integer dtype); -1 where lam is negative or NaN, as in JAX."""
     key = _check_key("poisson", key)
     d = _int_dtype(dtype, "poisson")
@@ -1589,7 +1598,7 @@ def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, un
     return jnp.stack(counts, axis=-1).astype(d)
 
 
-def ball(key, d: int, p: float = 2, shape: Sequence[int] = (), dtype=None):
+def ball(key, d: int, p: float = 2, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Uniform samples from the unit p-norm ball in d dimensions (generalized normals over an exponential)."""
     key = _check_key("ball", key)
     d_ = core.concrete_or_error(d, "The error occurred in jax.random.ball()")

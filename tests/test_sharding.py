@@ -200,3 +200,29 @@ def test_sharding_extras_as_jax():
             assert float(f(j.numpy.float32(2.0))) == 4.0
         a = j.sharding.AbstractDevice("cpu", None, "cpu")
         assert a == j.sharding.AbstractDevice("cpu", None, "cpu")
+
+
+def test_out_sharding_keywords_accepted_as_jax():
+    """lax and random functions that take out_sharding/sharding in JAX take it in pyjax (flax.nnx passes it)."""
+    import inspect
+
+    missing = []
+    for jmod, pmod in ((jax.lax, pyjax.lax), (jax.random, pyjax.random)):
+        for name in dir(jmod):
+            f = getattr(jmod, name)
+            if name.startswith("_") or not callable(f):
+                continue
+            try:
+                params = inspect.signature(f).parameters
+            except (TypeError, ValueError):
+                continue
+            for kw in ("out_sharding", "sharding"):
+                if kw in params and hasattr(pmod, name):
+                    pp = inspect.signature(getattr(pmod, name)).parameters
+                    if kw not in pp and not any(p.kind == p.VAR_KEYWORD for p in pp.values()):
+                        missing.append(f"{jmod.__name__}.{name}({kw}=)")
+    assert not [m for m in missing if "ragged" not in m and "rng_bit_generator" not in m and "reduce_sum" not in m], (
+        missing
+    )
+    k = pyjax.random.key(0)
+    assert pyjax.random.normal(k, (2,), out_sharding=None).shape == (2,)

@@ -311,6 +311,8 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision=None,
     preferred_element_type=None,
+    *,
+    out_sharding=None,
 ):
     """General n-d convolution (XLA ConvGeneralDilated): strides, explicit or 'SAME'/'VALID'
     padding, input (lhs) and kernel (rhs) dilation, any layout, feature and batch groups."""

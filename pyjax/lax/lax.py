@@ -743,12 +743,12 @@ def iota(dtype, size: int):
     return bind(iota_p, dtype=dtypes.canonicalize(dtype), shape=(int(size),), dimension=0)
 
 
-def broadcasted_iota(dtype, shape, dimension: int):
+def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
     shape = tuple(int(s) for s in shape)
     return bind(iota_p, dtype=dtypes.canonicalize(dtype), shape=shape, dimension=int(dimension))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, sharding=None):
     """An array of shape filled with fill_value (a scalar, possibly traced)."""
     shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
     if isinstance(fill_value, _PY_SCALARS):
@@ -767,7 +767,7 @@ def full(shape, fill_value, dtype=None):
     return broadcast_in_dim(x, shape, ()) if shape else x
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
+def full_like(x, fill_value, dtype=None, shape=None, *, sharding=None):
     a = _aval(x)
     d = a.dtype if dtype is None else dtypes.canonicalize(dtype)
     s = a.shape if shape is None else shape
@@ -804,7 +804,7 @@ def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions):
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def broadcast_in_dim(x, shape, broadcast_dimensions):
+def broadcast_in_dim(x, shape, broadcast_dimensions, *, out_sharding=None):
     x = _as_array(x)
     shape = tuple(int(s) for s in shape)
     broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
@@ -814,7 +814,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     return bind(broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=broadcast_dimensions)
 
 
-def broadcast(x, sizes):
+def broadcast(x, sizes, *, out_sharding=None):
     a = _aval(x)
     dims = tuple(range(len(sizes), len(sizes) + a.ndim))
     return broadcast_in_dim(x, tuple(sizes) + a.shape, dims)
@@ -861,7 +861,7 @@ def _reshape_abstract(x, *, new_sizes, dimensions):
     return ShapedArray(tuple(new_sizes), x.dtype, x.weak_type)
 
 
-def reshape(x, new_sizes, dimensions=None):
+def reshape(x, new_sizes, dimensions=None, *, out_sharding=None):
     x = _as_array(x)
     new_sizes = tuple(int(s) for s in new_sizes)
     if dimensions is not None:
@@ -1548,7 +1548,7 @@ def dot_general(x, y, dimension_numbers, precision=None, preferred_element_type=
     )
 
 
-def dot(x, y, precision=None, preferred_element_type=None):
+def dot(x, y, precision=None, preferred_element_type=None, *, out_sharding=None):
     xa, ya = _aval(x), _aval(y)
     if xa.ndim > 2 or ya.ndim > 2 or xa.ndim == 0 or ya.ndim == 0:
         raise TypeError(f"dot requires 1-D or 2-D operands, got shapes {xa.shape} and {ya.shape}")
