@@ -126,3 +126,30 @@ json.dumps(res)
     np.testing.assert_allclose(out[2], want_h, rtol=1e-5, atol=1e-6)
     assert out[3] == 3  # one driver per jitted program
     assert out[4] == 2 and out[5] >= 10  # the page is cross-origin isolated: 5 split calls, 2+ chunks each
+
+
+def test_swiftshader_cold_paths_split(pyjax_page):
+    """On SwiftShader a big elementwise kernel with sin runs without the big-argument reduction
+    and reruns whole through an indirect dispatch where an element needs it (Dawn validates the
+    scratch word as storage, then as indirect counts): JAX's results either way."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    out = pyjax_page.run_json("""
+import json
+import pyjax, pyjax.numpy as jnp
+await pyjax.init_async("webgpu")
+dev = pyjax.devices("webgpu")[0]
+f = pyjax.jit(lambda v: jnp.sin(v) * 2.0)
+x = pyjax.device_put(jnp.linspace(-6.0, 6.0, 1 << 15), dev)
+y = pyjax.device_put(jnp.linspace(-6.0, 6.0, 1 << 15).at[5].set(1e20).at[-7].set(-3e7), dev)
+a, b = await f(x).tolist_async(), await f(y).tolist_async()
+split = sum("tv[0] = nwg.x" in t for t in dev.backend._pipes)
+json.dumps(a[::97] + b[:8] + b[-8:] + [dev.backend.caps.cpu_adapter, split])
+""")
+    x = jnp.linspace(-6.0, 6.0, 1 << 15)
+    y = x.at[5].set(1e20).at[-7].set(-3e7)
+    a, b = np.asarray(jnp.sin(x) * 2.0), np.asarray(jnp.sin(y) * 2.0)
+    want = list(a[::97]) + list(b[:8]) + list(b[-8:])
+    assert out[-2:] == [True, 1]  # SwiftShader's plans, the kernel without its cold path compiled
+    np.testing.assert_allclose(out[:-2], want, rtol=2e-6, atol=2e-6)
