@@ -25,6 +25,7 @@ X4 = np.array([0.3, 1.2, 2.0, 9.0], np.float32)
         lambda jx, jnp, a, x: jx.lax.random_gamma_grad(a, x),
         lambda jx, jnp, a, x: jx.lax.betainc(a, a + 1.0, x / 10.0),
         lambda jx, jnp, a, x: jx.lax.polygamma(jnp.array([1.0, 2.0, 0.0, 3.0]), x + 0.5),
+        lambda jx, jnp, a, x: jx.lax.polygamma(jnp.array([0.5, -1.0, 1.5, 2.0]), x + 0.5),  # non-integer: NaN
         lambda jx, jnp, a, x: jx.lax.zeta(x + 1.5, a),
         lambda jx, jnp, a, x: (jx.lax.bessel_i0e(x - 3.0), jx.lax.bessel_i1e(3.0 - x)),
         lambda jx, jnp, a, x: jx.grad(lambda v: jnp.sum(jx.lax.igamma(a, v) + jx.lax.bessel_i0e(v)))(x),

@@ -277,6 +277,7 @@ def _polygamma(nf, x):
     safe_n = _where(nf == 0, 1.0, nf)
     val = sign * lax.exp(lax.lgamma(safe_n + 1)) * _zeta(safe_n + 1, x)
     out = _where(nf == 0, lax.digamma(x), val)
+    out = _where(lax.floor(nf) == nf, out, float("nan"))  # a non-integer order is NaN, as in JAX
     return _keep_weak(lax.convert_element_type(out, get_aval(x).dtype), nf, x)
 
 
