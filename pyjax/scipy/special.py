@@ -15,12 +15,9 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer, get_aval
 from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
+from pyjax.lax import special as lax_special
 from pyjax.lax.special import (  # the implementations, written with lax ops
     _bessel_i_scaled,
-    _betainc,
-    _gammainc,
-    _gammaincc,
-    _keep_weak,
     _polygamma,
     _zeta,
 )
@@ -371,20 +368,17 @@ def i1(x: Any) -> Any:
 
 def gammainc(a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma function P(a, x)."""
-    a, x = _promote_inexact("gammainc", a, x)
-    return _keep_weak(_gammainc(a, x), a, x)
+    return lax_special.igamma(*_promote_inexact("gammainc", a, x))  # lax's, on arguments promoted to floating
 
 
 def gammaincc(a: Any, x: Any) -> Any:
     """Regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    a, x = _promote_inexact("gammaincc", a, x)
-    return _keep_weak(_gammaincc(a, x), a, x)
+    return lax_special.igammac(*_promote_inexact("gammaincc", a, x))  # lax's, on arguments promoted to floating
 
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """Regularized incomplete beta function I_x(a, b)."""
-    a, b, x = _promote_inexact("betainc", a, b, x)
-    return _keep_weak(_betainc(a, b, x), a, b, x)
+    return lax_special.betainc(*_promote_inexact("betainc", a, b, x))  # lax's, on arguments promoted to floating
 
 
 # --- zeta and polygamma -------------------------------------------------------------------------------
