@@ -19,6 +19,7 @@ from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.core.pytree import (
+    flatten_fun,
     register_pytree_node,
     tree_flatten,
     tree_leaves,
@@ -1316,17 +1317,11 @@ def _abstractify(x) -> ShapedArray:
 def eval_shape(fun: Callable, *args, **kwargs):
     """Output shapes/dtypes of fun without running it."""
     flat, tree = tree_flatten((args, kwargs))
-    avals = [_abstractify(x) for x in flat]
-    box = []
-
-    def flat_fun(*xs):
-        a, kw = tree_unflatten(tree, list(xs))
-        leaves, t = tree_flatten(fun(*a, **kw))
-        box.append(t)
-        return leaves
-
-    jaxpr, _ = staging.trace_to_jaxpr(flat_fun, avals)
-    return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals])
+    flat_fun, out_trees = flatten_fun(fun, tree)
+    jaxpr, _ = staging.trace_to_jaxpr(flat_fun, [_abstractify(x) for x in flat])
+    return tree_unflatten(
+        out_trees[0], [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals]
+    )
 
 
 # --- devices --------------------------------------------------------------------------------------
@@ -1492,16 +1487,11 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
     """
     _check_callable(fun, "closure_convert")
     flat, in_tree = tree_flatten(example_args)
-    avals = [_abstractify(x) for x in flat]
-    box = []
-
-    def flat_fun(*xs):
-        leaves, t = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
-        box.append(t)
-        return [_to_jax(x) for x in leaves]
-
-    jaxpr, consts = staging.trace_to_jaxpr(flat_fun, avals)
-    out_tree = box[0]
+    flat_fun, out_trees = flatten_fun(fun, in_tree, with_kwargs=False)
+    jaxpr, consts = staging.trace_to_jaxpr(
+        lambda *xs: [_to_jax(x) for x in flat_fun(*xs)], [_abstractify(x) for x in flat]
+    )
+    out_tree = out_trees[0]
     hoisted = [isinstance(c, Tracer) for c in consts]
     closed = [c for c, h in zip(consts, hoisted) if not h]
     lifted = [c for c, h in zip(consts, hoisted) if h]

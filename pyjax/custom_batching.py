@@ -14,7 +14,7 @@ from typing import Any
 
 from pyjax.core import core
 from pyjax.core.core import get_aval
-from pyjax.core.pytree import tree_flatten, tree_map, tree_unflatten
+from pyjax.core.pytree import flatten_fun, tree_flatten, tree_map, tree_unflatten
 from pyjax.custom_derivatives import CustomFunction, _name, _no_trace_active, _resolve_args, _to_jax, _trace_body
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
@@ -53,15 +53,9 @@ class custom_vmap(CustomFunction):
         leaves, in_tree = tree_flatten(args)
         if _no_trace_active(leaves):
             return self.fun(*args)
-        out_tree_box = []
-
-        def flat_fun(*xs):
-            out_leaves, out_tree = tree_flatten(self.fun(*tree_unflatten(in_tree, list(xs))))
-            out_tree_box.append(out_tree)
-            return [_to_jax(o) for o in out_leaves]
-
-        jaxpr, consts = _trace_body(flat_fun, leaves)
-        out_tree = out_tree_box[0]
+        flat_fun, out_trees = flatten_fun(self.fun, in_tree, with_kwargs=False)
+        jaxpr, consts = _trace_body(lambda *xs: [_to_jax(o) for o in flat_fun(*xs)], leaves)
+        out_tree = out_trees[0]
         rule = self.vmap_rule
 
         def flat_rule(axis_size: int, in_batched: list, xs: list) -> tuple[list, list]:

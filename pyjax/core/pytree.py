@@ -263,6 +263,20 @@ def _unflatten(d: PyTreeDef, it):
     return nt.from_iter(d.node_data, children)
 
 
+def flatten_fun(fun: Callable, in_tree: PyTreeDef, with_kwargs: bool = True) -> tuple[Callable, list]:
+    """(flat_fun, out_trees): fun taking and returning flat leaves, for tracing; in_tree is the tree
+    of (args, kwargs) (of args alone without with_kwargs) and each call appends its output tree."""
+    out_trees: list = []
+
+    def flat_fun(*leaves):
+        ins = tree_unflatten(in_tree, list(leaves))
+        out, tree = tree_flatten(fun(*ins[0], **ins[1]) if with_kwargs else fun(*ins))
+        out_trees.append(tree)
+        return out
+
+    return flat_fun, out_trees
+
+
 def _flatten_up_to(d: PyTreeDef, tree) -> list:
     if d.node_type is None:
         return [tree]

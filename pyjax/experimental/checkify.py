@@ -22,7 +22,7 @@ from pyjax import api, lax
 from pyjax import numpy as jnp
 from pyjax.core import core
 from pyjax.core.core import Literal, get_aval
-from pyjax.core.pytree import register_pytree_node, tree_flatten, tree_unflatten
+from pyjax.core.pytree import flatten_fun, register_pytree_node, tree_flatten, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.runtime.array import Array
 
@@ -579,14 +579,7 @@ def checkify(f: Callable, errors: frozenset = user_checks) -> Callable:
     def checked(*args, **kwargs):
         flat, in_tree = tree_flatten((args, kwargs))
         flat = [x if isinstance(x, core.Tracer) else jnp.asarray(x) for x in flat]
-        out_tree = []
-
-        def flat_f(*xs):
-            a, kw = tree_unflatten(in_tree, list(xs))
-            leaves, tree = tree_flatten(f(*a, **kw))
-            out_tree.append(tree)
-            return leaves
-
+        flat_f, out_tree = flatten_fun(f, in_tree)
         _functionalizing[0] += 1
         try:
             jaxpr, consts = staging.trace_to_jaxpr(flat_f, [get_aval(x) for x in flat])
