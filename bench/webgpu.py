@@ -10,7 +10,7 @@ automatically on a CPU adapter (lavapipe) unless --full is given.
 
 Each pyjax timing runs a jitted function `reps` times back to back (the backend records all of
 them into command buffers without waiting) and ends with one readback of a few bytes, so
-it measures GPU throughput, not Python overhead; three untimed calls first compile and leave
+it measures GPU throughput, not Python overhead; the figure is the median of three such windows; three untimed calls first compile and leave
 the outputs' buffers in the host's pool (steady state, as torch's caching allocator has it).
 """
 
@@ -42,15 +42,19 @@ def _torch():
 
 
 def time_pyjax(f, args, reps: int) -> float:
-    """Seconds per call of jitted f (compile excluded, one sync at the end)."""
+    """Seconds per call of jitted f (compile excluded, one sync per window): the median of three
+    windows of `reps` calls, so that one garbage-collection pause is not the figure."""
     for _ in range(3):  # compile, then let the buffer pool hold the outputs' buffers (steady state)
         out = f(*args)
     _sync(out)
-    t = time.perf_counter()
-    for _ in range(reps):
-        out = f(*args)
-    _sync(out)
-    return (time.perf_counter() - t) / reps
+    ts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(reps):
+            out = f(*args)
+        _sync(out)
+        ts.append((time.perf_counter() - t) / reps)
+    return sorted(ts)[1]
 
 
 def _sync(out):
@@ -64,11 +68,14 @@ def time_torch(torch, f, reps: int) -> float:
     for _ in range(3):
         f()
     torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(reps):
-        f()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / reps
+    ts = []
+    for _ in range(3):  # the median of three windows, as time_pyjax
+        t = time.perf_counter()
+        for _ in range(reps):
+            f()
+        torch.cuda.synchronize()
+        ts.append((time.perf_counter() - t) / reps)
+    return sorted(ts)[1]
 
 
 def row(name: str, unit: str, ours: float, theirs: float | None, check: str = ""):
