@@ -27,7 +27,7 @@ from typing import Any
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.errors import JAXTypeError
-from pyjax.core.pytree import tree_flatten, tree_map, tree_structure, tree_unflatten
+from pyjax.core.pytree import flatten_fun, tree_flatten, tree_map, tree_structure, tree_unflatten
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax._util import _arr
@@ -200,6 +200,18 @@ class CustomFunction:
         leaves, in_tree = tree_flatten(tuple(diff))
         return args, nondiff, diff, None if _no_trace_active(leaves) else leaves, in_tree
 
+    def _trace_fun(self, args: tuple, nondiff: list, leaves: list, in_tree) -> tuple:
+        """(flat fun, jaxpr, consts, out_avals, out_tree) of fun over the differentiated leaves (the nondiff
+        values closed over), as _trace_or_evaluate gives them."""
+        n, nums = len(args), self.nondiff_argnums
+        flat_fun, out_trees = flatten_fun(lambda *d: self.fun(*_merge(nums, nondiff, d, n)), in_tree, False)
+
+        def jax_fun(*xs):
+            return [_to_jax(o) for o in flat_fun(*xs)]
+
+        jaxpr, consts, out_avals = _trace_or_evaluate(jax_fun, leaves)
+        return jax_fun, jaxpr, consts, out_avals, out_trees[0]
+
 
 # --- custom_jvp -------------------------------------------------------------------------------
 
@@ -284,20 +296,9 @@ class custom_jvp(CustomFunction):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp.")
         args, nondiff, _, leaves, in_tree = self._split_args("custom_jvp", args, kwargs)
-        n = len(args)
         if leaves is None:
             return self.fun(*args)
-        out_tree_box = []
-
-        def flat_fun(*xs):
-            d = tree_unflatten(in_tree, list(xs))
-            out = self.fun(*_merge(self.nondiff_argnums, nondiff, d, n))
-            out_leaves, out_tree = tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return [_to_jax(o) for o in out_leaves]
-
-        jaxpr, consts, out_avals = _trace_or_evaluate(flat_fun, leaves)
-        out_tree = out_tree_box[0]
+        flat_fun, jaxpr, consts, out_avals, out_tree = self._trace_fun(args, nondiff, leaves, in_tree)
         rule, fun_name = self.jvp, _name(self.fun)
         nondiff_argnums = self.nondiff_argnums
 
@@ -483,21 +484,10 @@ class custom_vjp(CustomFunction):
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {_name(self.fun)} using defvjp.")
         args, nondiff, diff, leaves, in_tree = self._split_args("custom_vjp", args, kwargs)
-        n = len(args)
         if leaves is None:
             return self.fun(*args)
-        out_tree_box = []
-        nums = self.nondiff_argnums
-
-        def flat_fun(*xs):
-            d = tree_unflatten(in_tree, list(xs))
-            out = self.fun(*_merge(nums, nondiff, d, n))
-            out_leaves, out_tree = tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return [_to_jax(o) for o in out_leaves]
-
-        jaxpr, consts, out_avals = _trace_or_evaluate(flat_fun, leaves)
-        out_tree = out_tree_box[0]
+        flat_fun, jaxpr, consts, out_avals, out_tree = self._trace_fun(args, nondiff, leaves, in_tree)
+        n, nums = len(args), self.nondiff_argnums
         fwd, bwd, fun_name = self.fwd, self.bwd, _name(self.fun)
         symbolic = getattr(self, "symbolic_zeros", False)
 
