@@ -282,14 +282,21 @@ def test_program_plan_outputs_and_reused_buffers(backend):
 
 
 def test_numpy_scalars_given_to_lax_under_jit(backend):
-    """np.float32(...) operands of lax ops inside jit become literals of their dtype (they raised
-    'array literal without an input slot')."""
+    """np.float32(...) and numpy-array operands of lax ops inside jit become literals of their dtype and
+    captured constants (both raised 'array literal without an input slot')."""
     x = np.arange(4.0, dtype=np.float32)
+    ints = np.arange(4, dtype=np.int32)
 
     def f(lib, np_, a):
         padded = lib.lax.pad(a, np.float32(-1), [(1, 0, 0)])
-        return lib.jit(lambda a: (lib.lax.add(a, np.float32(2)), padded, lib.lax.pad(a, np.float32(-1), [(0, 1, 1)])))(
-            a
-        )
+        return lib.jit(
+            lambda a: (
+                lib.lax.add(a, np.float32(2)),
+                padded,
+                lib.lax.pad(a, np.float32(-1), [(0, 1, 1)]),
+                lib.lax.pad(ints, np.int32(0), [(1, 0, 0)]),
+                lib.lax.mul(a, np.full(4, 3.0, np.float32)),
+            )
+        )(a)
 
     check(f, x)

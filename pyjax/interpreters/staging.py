@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyjax.core import core
+from pyjax.core import core, hooks
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Trace, Tracer, Var, get_aval
 from pyjax.core.errors import UnexpectedTracerError
 
@@ -111,6 +111,8 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     """Python-scalar constants become Literals; the rest stay constvars."""
     n = len(consts)
     constvars = jaxpr.in_binders[:n]
+    # numpy arrays given to lax ops become device arrays, captured like any closed-over array
+    consts = [hooks.op("asarray")(c) if _is_numpy_array(c) else c for c in consts]
     scalar = [isinstance(c, (int, float, bool)) or _is_host_scalar(c) or _is_numpy_scalar(c) for c in consts]
     new_constvars = [v for v, s in zip(constvars, scalar) if not s]
     new_consts = [c for c, s in zip(consts, scalar) if not s]
@@ -130,6 +132,10 @@ def _inline_literals(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
 def _is_numpy_scalar(c) -> bool:
     """A numpy scalar (np.float32(1.0), ...) given to a lax op: a Literal of its value (its aval keeps the dtype)."""
     return type(c).__module__ == "numpy" and getattr(c, "shape", None) == () and hasattr(c, "item")
+
+
+def _is_numpy_array(c) -> bool:
+    return type(c).__module__ == "numpy" and bool(getattr(c, "shape", ()))
 
 
 def _is_host_scalar(c) -> bool:
