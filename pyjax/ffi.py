@@ -6,18 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "build_ffi_lowering_function",
-    "ffi_call",
-    "ffi_lowering",
-    "include_dir",
-    "pycapsule",
-    "register_ffi_target",
-    "register_ffi_target_as_batch_partitionable",
-    "register_ffi_type",
-    "register_ffi_type_id",
-]
-
 _WHY = (
     "pyjax has no XLA custom calls and no native code in a browser tab: jax.ffi is not supported "
     "(jax.pure_callback calls Python from traced code)"
@@ -33,12 +21,17 @@ def _unsupported(name: str):
     return fn
 
 
-ffi_call = _unsupported("ffi_call")
-ffi_lowering = _unsupported("ffi_lowering")
-build_ffi_lowering_function = _unsupported("build_ffi_lowering_function")
-include_dir = _unsupported("include_dir")
-pycapsule = _unsupported("pycapsule")
-register_ffi_target = _unsupported("register_ffi_target")
-register_ffi_target_as_batch_partitionable = _unsupported("register_ffi_target_as_batch_partitionable")
-register_ffi_type = _unsupported("register_ffi_type")
-register_ffi_type_id = _unsupported("register_ffi_type_id")
+# every jax.ffi entry point, each a stub that raises
+_ENTRY_POINTS = (
+    "build_ffi_lowering_function",
+    "ffi_call",
+    "ffi_lowering",
+    "include_dir",
+    "pycapsule",
+    "register_ffi_target",
+    "register_ffi_target_as_batch_partitionable",
+    "register_ffi_type",
+    "register_ffi_type_id",
+)
+globals().update({name: _unsupported(name) for name in _ENTRY_POINTS})
+__all__ = list(_ENTRY_POINTS)
