@@ -1,6 +1,5 @@
 """WGSL helpers (pyjax/backends/webgpu/wgsl_math.py) run on lavapipe through WgpuHost and
-compared with numpy/C99 (NaN semantics, special values) and JAX (integer division,
-threefry2x32); the float functions are compiler/mathlib's, tested in
+compared with numpy/C99 (NaN semantics, special values) and JAX (integer division); the float functions are compiler/mathlib's, tested in
 tests/test_math_decompositions.py."""
 
 from __future__ import annotations
@@ -132,43 +131,6 @@ def test_integer_division_by_zero_is_jax_behaviour(host):
     for name, w in want.items():
         got = run(host, f"pj_{name}(a0, a1)", [a, b], {name}, out=np.int32)
         assert got.tolist() == w, name
-
-
-def test_threefry2x32_matches_jax(host):
-    pytest.importorskip("jax")
-    import jax.numpy as jnp
-    from jax._src.random.threefry2x32 import threefry2x32_p
-
-    rng = np.random.default_rng(41)
-    k0, k1, c0, c1 = (rng.integers(0, 2**32, 100000, dtype=np.uint64).astype(np.uint32) for _ in range(4))
-    # Random123's known-answer vector first.
-    k0[0], k1[0], c0[0], c1[0] = 0x13198A2E, 0x03707344, 0x243F6A88, 0x85A308D3
-    w0, w1 = (np.asarray(v) for v in threefry2x32_p.bind(*(jnp.asarray(v) for v in (k0, k1, c0, c1))))
-    expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
-    g0 = run(host, expr + ".x", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
-    g1 = run(host, expr + ".y", [k0, k1, c0, c1], {"threefry2x32"}, out=np.uint32)
-    assert (int(g0[0]), int(g1[0])) == (0xC4923A9C, 0x483DF7A0)
-    assert np.array_equal(g0, w0) and np.array_equal(g1, w1)
-
-
-def test_jax_random_bits_from_threefry(host):
-    """jax.random.bits(key, (8,), uint32) rebuilt from pj_threefry2x32, in either of JAX's modes."""
-    jax = pytest.importorskip("jax")
-    key = jax.random.PRNGKey(1234)
-    want = np.asarray(jax.random.bits(key, (8,), np.uint32))
-    k = np.asarray(jax.random.key_data(key), np.uint32)
-    expr = "pj_threefry2x32(vec2<u32>(a0, a1), vec2<u32>(a2, a3))"
-    if jax.config.jax_threefry_partitionable:
-        # Counter i as a 64-bit (hi, lo) pair; the two output words are xor-ed.
-        n, ctr = 8, [np.zeros(8, np.uint32), np.arange(8, dtype=np.uint32)]
-    else:  # pragma: no cover - the pre-0.5 default
-        # threefry_2x32(key, iota(8)): counters are the two halves of iota, outputs concatenated.
-        n, ctr = 4, [np.arange(4, dtype=np.uint32), np.arange(4, 8, dtype=np.uint32)]
-    args = [np.full(n, k[0], np.uint32), np.full(n, k[1], np.uint32), *ctr]
-    x0 = run(host, expr + ".x", args, {"threefry2x32"}, out=np.uint32)
-    x1 = run(host, expr + ".y", args, {"threefry2x32"}, out=np.uint32)
-    got = x0 ^ x1 if jax.config.jax_threefry_partitionable else np.concatenate([x0, x1])
-    assert np.array_equal(got, want)
 
 
 # ---- static checks: no GPU needed -------------------------------------------------------

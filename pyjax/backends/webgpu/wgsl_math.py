@@ -1,6 +1,6 @@
 """WGSL helper functions for generated kernels: NaN semantics, the core ops WGSL lacks (half
-floats, saturating conversions, fmod, nextafter, integer pow), JAX integer division and
-threefry2x32.
+floats, saturating conversions, fmod, nextafter, integer pow) and JAX integer division.
+(threefry2x32 is built from core integer ops like any kernel.)
 
 Rules the code follows, because WGSL compilers optimize floats loosely:
 - NaN/inf are tested with bit patterns (``pj_isnan``), never with ``x != x`` (compilers may
@@ -548,34 +548,5 @@ fn pj_mod_u32(a: u32, b: u32) -> u32 { return select(a % select(b, 1u, b == 0u),
 """,
 )
 
-
-# ---- threefry2x32 (JAX's PRNG) ------------------------------------------------------------
-
-
-def _threefry_code() -> str:
-    """Threefry-2x32 with 20 rounds, unrolled: key schedule ks2 = k0 ^ k1 ^ 0x1BD11BDA, a key
-    injection after every 4 rounds, rotations 13,15,26,6 and 17,29,16,24 alternating."""
-    rot = ((13, 15, 26, 6), (17, 29, 16, 24))
-    lines = [
-        "fn pj_threefry2x32(key: vec2<u32>, ctr: vec2<u32>) -> vec2<u32> {",
-        "  let ks = array<u32, 3>(key.x, key.y, key.x ^ key.y ^ 0x1bd11bdau);",
-        "  var x0 = ctr.x + key.x;",
-        "  var x1 = ctr.y + key.y;",
-    ]
-    for group in range(5):
-        for r in rot[group % 2]:
-            lines.append(f"  x0 = x0 + x1; x1 = (x1 << {r}u) | (x1 >> {32 - r}u); x1 = x1 ^ x0;")
-        i = group + 1
-        lines.append(f"  x0 = x0 + ks[{i % 3}]; x1 = x1 + ks[{(i + 1) % 3}] + {i}u;")
-    lines += ["  return vec2<u32>(x0, x1);", "}"]
-    return "\n".join(lines)
-
-
-_def(
-    "threefry2x32",
-    (),
-    "pj_threefry2x32(key: vec2<u32>, ctr: vec2<u32>) -> vec2<u32>",
-    _threefry_code(),
-)
 
 HELPER_NAMES: frozenset[str] = frozenset(_CODE)
