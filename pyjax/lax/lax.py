@@ -1206,45 +1206,33 @@ def _reduce_batch(p):
     return rule
 
 
-def _reduce_prim(name):
-    p = _prim(name)
-    p.abstract_eval = _reduce_abstract(name)
-    batching.batch_rules[p] = _reduce_batch(p)
-    return p
-
-
-reduce_sum_p = _reduce_prim("reduce_sum")
-reduce_max_p = _reduce_prim("reduce_max")
-reduce_min_p = _reduce_prim("reduce_min")
-reduce_prod_p = _reduce_prim("reduce_prod")
-reduce_and_p = _reduce_prim("reduce_and")
-reduce_or_p = _reduce_prim("reduce_or")
-reduce_xor_p = _reduce_prim("reduce_xor")
-
-
 def _norm_axes(x, axes):
     nd = _aval(x).ndim
     return tuple(sorted(int(a) % nd if nd else int(a) for a in axes))
 
 
-def _reducer(prim):
-    """The public lax reduction binding `prim` over `axes` (negative axes counted from the end)."""
+def _reduction(name):
+    """(primitive, public function) of one lax reduction; the function binds it over `axes`
+    (negative axes counted from the end)."""
+    p = _prim(name)
+    p.abstract_eval = _reduce_abstract(name)
+    batching.batch_rules[p] = _reduce_batch(p)
 
     def reduce(x, axes):
-        return bind(prim, _as_array(x), axes=_norm_axes(x, axes))
+        return bind(p, _as_array(x), axes=_norm_axes(x, axes))
 
-    reduce.__name__ = reduce.__qualname__ = prim.name
-    reduce.__doc__ = f"{prim.name} of `x` over `axes`."
-    return reduce
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = f"{name} of `x` over `axes`."
+    return p, reduce
 
 
-reduce_sum = _reducer(reduce_sum_p)
-reduce_max = _reducer(reduce_max_p)
-reduce_min = _reducer(reduce_min_p)
-reduce_prod = _reducer(reduce_prod_p)
-reduce_and = _reducer(reduce_and_p)
-reduce_or = _reducer(reduce_or_p)
-reduce_xor = _reducer(reduce_xor_p)
+reduce_sum_p, reduce_sum = _reduction("reduce_sum")
+reduce_max_p, reduce_max = _reduction("reduce_max")
+reduce_min_p, reduce_min = _reduction("reduce_min")
+reduce_prod_p, reduce_prod = _reduction("reduce_prod")
+reduce_and_p, reduce_and = _reduction("reduce_and")
+reduce_or_p, reduce_or = _reduction("reduce_or")
+reduce_xor_p, reduce_xor = _reduction("reduce_xor")
 
 
 def _keep_shape(x_shape, axes):
