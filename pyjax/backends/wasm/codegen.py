@@ -1093,9 +1093,7 @@ class KernelCodegen:
         t = valtype(sd)
         g = f.local_get
         if pushed:
-            x, y = f.local(t), f.local(t)
-            f.local_set(y).local_set(x)
-            a, b = x, y
+            a, b = self._spill(2, t)
         signed = _signed(sd)
         zero = f.local(I32)
         g(b).op(f"{t}.eqz").local_set(zero)
@@ -1147,9 +1145,7 @@ class KernelCodegen:
         t = valtype(sd)
         g = f.local_get
         if pushed:
-            x, y = f.local(t), f.local(t)
-            f.local_set(y).local_set(x)
-            a, b = x, y
+            a, b = self._spill(2, t)
         if not _signed(sd):
             self._int_divrem("div" if op == "idiv" else "rem", sd, a, b, False)
             return
