@@ -75,6 +75,23 @@ def _real_input(a, name: str):
     return lax.convert_element_type(a, rd) if d is not rd else a
 
 
+def _one_axis(name: str, a, axis, norm, real: bool = False):
+    """(x, axis, norm) of a one-axis transform: the input checked (real or complex), the axis made
+    non-negative, norm checked."""
+    norm = _check_norm(norm)
+    x = (_real_input if real else _complex_input)(a, name)
+    return x, canonical_axis(axis, get_aval(x).ndim), norm
+
+
+def _some_axes(name: str, a, s, axes, norm, real: bool = False):
+    """(x, axes, s, norm) of an n-axis transform: the input checked (real or complex), axes and
+    sizes made consistent, norm checked."""
+    norm = _check_norm(norm)
+    x = (_real_input if real else _complex_input)(a, name)
+    axes, s = _axes_and_sizes(name, get_aval(x).shape, s, axes)
+    return x, axes, s, norm
+
+
 def _length(n, default: int) -> int:
     if n is None:
         return default
@@ -108,24 +125,18 @@ def _axes_and_sizes(name: str, shape: tuple, s, axes):
 
 def fft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional discrete Fourier transform (complex output)."""
-    norm = _check_norm(norm)
-    x = _complex_input(a, "fft")
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("fft", a, axis, norm)
     return _c1(x, _length(n, get_aval(x).shape[ax]), ax, False, norm)
 
 
 def ifft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional inverse discrete Fourier transform."""
-    norm = _check_norm(norm)
-    x = _complex_input(a, "ifft")
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("ifft", a, axis, norm)
     return _c1(x, _length(n, get_aval(x).shape[ax]), ax, True, norm)
 
 
 def _cn(name: str, a, s, axes, norm, inverse: bool):
-    norm = _check_norm(norm)
-    x = _complex_input(a, name)
-    axes, s = _axes_and_sizes(name, get_aval(x).shape, s, axes)
+    x, axes, s, norm = _some_axes(name, a, s, axes, norm)
     for i, ax in enumerate(axes):
         n = s[i] if s is not None else get_aval(x).shape[ax]
         x = _c1(x, n, ax, inverse, norm)
@@ -157,17 +168,13 @@ def ifft2(a, s=None, axes=(-2, -1), norm: str | None = None) -> Array:
 
 def rfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """One-dimensional FFT of a real signal: the n // 2 + 1 non-negative frequency terms."""
-    norm = _check_norm(norm)
-    x = _real_input(a, "rfft")
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("rfft", a, axis, norm, real=True)
     return _r1(x, _length(n, get_aval(x).shape[ax]), ax, norm)
 
 
 def irfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)) from m frequency terms."""
-    norm = _check_norm(norm)
-    x = _complex_input(a, "irfft")
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("irfft", a, axis, norm)
     return _ir1(x, _length(n, 2 * (get_aval(x).shape[ax] - 1)), ax, norm)
 
 
@@ -182,9 +189,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm: str | None = None) -> Array:
 
 
 def _rn(name, a, s, axes, norm):
-    norm = _check_norm(norm)
-    x = _real_input(a, name)
-    axes, s = _axes_and_sizes(name, get_aval(x).shape, s, axes)
+    x, axes, s, norm = _some_axes(name, a, s, axes, norm, real=True)
     sizes = s if s is not None else tuple(get_aval(x).shape[ax] for ax in axes)
     if not axes:
         return lax.convert_element_type(x, dtypes.complex_dtype(get_aval(x).dtype))
@@ -205,10 +210,8 @@ def irfft2(a, s=None, axes=(-2, -1), norm: str | None = None) -> Array:
 
 
 def _irn(name, a, s, axes, norm):
-    norm = _check_norm(norm)
-    x = _complex_input(a, name)
+    x, axes, s, norm = _some_axes(name, a, s, axes, norm)
     shape = get_aval(x).shape
-    axes, s = _axes_and_sizes(name, shape, s, axes)
     if not axes:
         return lax.real(x)
     if s is None:
@@ -220,18 +223,14 @@ def _irn(name, a, s, axes, norm):
 
 def hfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum."""
-    norm = _check_norm(norm)
-    x = _complex_input(a, "hfft")
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("hfft", a, axis, norm)
     n = _length(n, 2 * (get_aval(x).shape[ax] - 1))
     return _ir1(lax.conj(x), n, ax, _swap_norm(norm))
 
 
 def ihfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """Inverse of hfft: the half spectrum (conjugated rfft) of a real signal."""
-    norm = _check_norm(norm)
-    x = _real_input(a, "rfft")  # JAX names rfft in ihfft's message too
-    ax = canonical_axis(axis, get_aval(x).ndim)
+    x, ax, norm = _one_axis("rfft", a, axis, norm, real=True)  # JAX names rfft in ihfft's message too
     return lax.conj(_r1(x, _length(n, get_aval(x).shape[ax]), ax, _swap_norm(norm)))
 
 
