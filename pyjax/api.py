@@ -14,6 +14,7 @@ from typing import Any
 from pyjax import ref as _ref
 from pyjax import stages
 from pyjax._prng import KeyAval, PRNGKeyArray
+from pyjax.abstract_arrays import ShapeDtypeStruct, _abstractify
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
@@ -27,113 +28,23 @@ from pyjax.core.pytree import (
     tree_structure,
     tree_unflatten,
 )
+from pyjax.custom_derivatives import _check_callable, closure_convert, custom_gradient  # noqa: F401  (jax.closure_convert, jax.custom_gradient)
 from pyjax.dtypes import float0_zeros, is_float0
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax, parallel
 from pyjax.lax._util import _arr
+from pyjax.pjit import pjit_p
 from pyjax.runtime import control, execute
 from pyjax.runtime import device as device_mod
 from pyjax.runtime.array import Array
 from pyjax.runtime.execute import run_jaxpr
 
-# --- pjit: jit as a primitive carrying its jaxpr ---------------------------------------------------
-
-pjit_p = core.MultiPrimitive("pjit")
-pjit_p.complex_ok = True  # its jaxpr is made real when it runs (pyjax.lax.complex.physicalize)
-
-
-def _pjit_impl(*args, jaxpr, name):
-    return run_jaxpr(jaxpr, list(args))
-
-
-pjit_p.impl = _pjit_impl
-pjit_p.abstract_eval = lambda *avals, jaxpr, name: jaxpr.out_avals
-
-
-def _pjit_jvp(primals, tangents, jaxpr, name):
-    nz = tuple(type(t) is not Zero for t in tangents)
-    key = ("jvp", nz)
-    jvp_jaxpr = jaxpr._cache.get(key)
-    if jvp_jaxpr is None:
-        n = len(primals)
-        t_avals = [a for a, z in zip(jaxpr.in_avals, nz) if z]
-
-        def f(*args):
-            xs, ts = list(args[:n]), list(args[n:])
-            it = iter(ts)
-            tans = [next(it) if z else Zero(a) for a, z in zip(jaxpr.in_avals, nz)]
-            outs, touts = ad.jvp_flat(core.jaxpr_as_fun(jaxpr), xs, tans)
-            return outs + [ad.instantiate(t) for t in touts]
-
-        jvp_jaxpr = jaxpr._cache[key] = staging.trace_closed(f, list(jaxpr.in_avals) + t_avals)
-    outs = pjit_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jvp_jaxpr, name=name)
-    m = len(jaxpr.outs)
-    return outs[:m], outs[m:]
-
-
-def _joint_vjp_split(jaxpr):
-    """Split vjp(jaxpr) into forward (primals -> outs, residuals) and backward jaxprs."""
-    hit = jaxpr._cache.get("vjp")
-    if hit is not None:
-        return hit
-    n_in, n_out = len(jaxpr.in_binders), len(jaxpr.outs)
-
-    def joint(*args):
-        xs, cts = list(args[:n_in]), list(args[n_in:])
-        outs, backward, _ = ad.vjp_flat(lambda *a: (core.eval_jaxpr(jaxpr, list(a)), None), xs)
-        in_cts = backward(cts)
-        return outs + [ad.instantiate(c) for c in in_cts]
-
-    joint_jaxpr = staging.trace_closed(joint, list(jaxpr.in_avals) + list(jaxpr.out_avals))
-    known, unknown, out_unknown = staging.split_known(joint_jaxpr, [False] * n_in + [True] * n_out)
-    hit = jaxpr._cache["vjp"] = (known, unknown, out_unknown, n_out)
-    return hit
-
-
-def _pjit_vjp(primals, needs, jaxpr, name):
-    known, unknown, out_unknown, n_out = _joint_vjp_split(jaxpr)
-    fwd = pjit_p.bind(*primals, jaxpr=known, name=name)
-    n_known_outs = sum(1 for u in out_unknown if not u)
-    known_outs, residuals = fwd[:n_known_outs], fwd[n_known_outs:]
-    outs = known_outs[:n_out]
-    known_cts = known_outs[n_out:]
-
-    def backward(cts):
-        cts = [ad.instantiate(c) for c in cts]
-        unk = pjit_p.bind(*residuals, *cts, jaxpr=unknown, name=name) if unknown.outs else []
-        it_k, it_u = iter(known_cts), iter(unk)
-        return [next(it_u) if u else next(it_k) for u in out_unknown[n_out:]]
-
-    backward.multiple_results = True
-    return outs, backward
-
-
-def _pjit_batch(size, vals, dims, jaxpr, name):
-    axis_name = batching.rule_axis_name()  # collectives inside still see the named axis
-    key = ("vmap", tuple(dims), size, axis_name)
-    bj = jaxpr._cache.get(key)
-    if bj is None:
-        f = batching.batched_jaxpr_fun(jaxpr, dims, size, axis_name)
-        bj = jaxpr._cache[key] = staging.trace_closed(f, batching.batched_avals(jaxpr.in_avals, dims, size))
-    outs = pjit_p.bind(*vals, jaxpr=bj, name=name)
-    return outs, [0] * len(outs)
-
-
 # Collectives left in a compiled program (their operand does not vary along the axis) run on the host.
 for _p in parallel.COLLECTIVES:
     control.register_host_primitive(_p.name, parallel.host_runner(_p))
 
-ad.jvp_rules[pjit_p] = _pjit_jvp
-ad.vjp_rules[pjit_p] = _pjit_vjp
-batching.batch_rules[pjit_p] = _pjit_batch
-
 # --- argument handling ----------------------------------------------------------------------------
-
-
-def _check_callable(fun, name):
-    if not callable(fun):
-        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type {type(fun).__name__}")
 
 
 def _to_jax(x):
@@ -1281,39 +1192,6 @@ def make_jaxpr(
     return mk
 
 
-class ShapeDtypeStruct:
-    """A shape and dtype standing in for an array (eval_shape's output, jit's abstract input)."""
-
-    def __init__(self, shape, dtype, sharding=None, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype = dtypes.dtype(dtype)
-        self.weak_type = weak_type
-        self.sharding = sharding
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: math.prod(self.shape))
-
-    def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
-
-    def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (other.shape, other.dtype)
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
-
-
-core.pytype_aval_mappings[ShapeDtypeStruct] = lambda s: ShapedArray(s.shape, dtypes.canonicalize(s.dtype), s.weak_type)
-
-
-def _abstractify(x) -> ShapedArray:
-    if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), x.weak_type)
-    if isinstance(x, Tracer):
-        return x.aval
-    return get_aval(_to_jax(x))
-
-
 def eval_shape(fun: Callable, *args, **kwargs):
     """Output shapes/dtypes of fun without running it."""
     flat, tree = tree_flatten((args, kwargs))
@@ -1439,76 +1317,6 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
         return tuple(pullback(out_cotangent))
 
     return transposed
-
-
-def custom_gradient(fun: Callable) -> Callable:
-    """Define a function and its gradient together: fun(*args) returns (value, vjp_rule).
-
-    vjp_rule(cotangent) returns the cotangents of the positional arguments (a tuple, or a
-    single value when there is one argument). Built on custom_vjp.
-    """
-    from pyjax.custom_derivatives import custom_vjp
-
-    _check_callable(fun, "custom_gradient")
-
-    @custom_vjp
-    def wrapped(*args):
-        return fun(*args)[0]
-
-    def fwd(*args):
-        ans, rule = fun(*args)
-        if not callable(rule):
-            raise TypeError(f"custom_gradient: {getattr(fun, '__name__', fun)} must return (value, vjp_rule)")
-        return ans, _Rule(rule)
-
-    def bwd(res, ct):
-        cts = res.rule(ct)
-        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
-
-    wrapped.defvjp(fwd, bwd)
-    functools.update_wrapper(wrapped, fun, updated=())
-    return wrapped
-
-
-class _Rule:
-    """A residual holding a Python function (a pytree leaf that custom_vjp carries to bwd)."""
-
-    __slots__ = ("rule",)
-
-    def __init__(self, rule):
-        self.rule = rule
-
-
-def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
-    """Hoist the traced values fun closes over into explicit arguments.
-
-    Returns (converted, consts): converted(*args, *consts) computes fun(*args). Only values of
-    enclosing transformations (tracers) are hoisted; concrete constants stay closed over.
-    """
-    _check_callable(fun, "closure_convert")
-    flat, in_tree = tree_flatten(example_args)
-    flat_fun, out_trees = flatten_fun(fun, in_tree, with_kwargs=False)
-    jaxpr, consts = staging.trace_to_jaxpr(
-        lambda *xs: [_to_jax(x) for x in flat_fun(*xs)], [_abstractify(x) for x in flat]
-    )
-    out_tree = out_trees[0]
-    hoisted = [isinstance(c, Tracer) for c in consts]
-    closed = [c for c, h in zip(consts, hoisted) if not h]
-    lifted = [c for c, h in zip(consts, hoisted) if h]
-
-    def converted(*args):
-        n = len(args) - len(lifted)
-        if n < 0:
-            raise TypeError(f"closure_convert: expected the arguments followed by {len(lifted)} hoisted constants")
-        lifted_in = iter(args[n:])
-        closed_in = iter(closed)
-        cs = [next(lifted_in) if h else next(closed_in) for h in hoisted]
-        xs, tree = tree_flatten(args[:n])
-        if tree != in_tree:
-            raise TypeError(f"closure_convert: arguments {tree} do not match the example arguments {in_tree}")
-        return tree_unflatten(out_tree, core.eval_jaxpr(jaxpr, cs + xs))
-
-    return converted, lifted
 
 
 @contextlib.contextmanager

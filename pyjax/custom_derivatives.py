@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyjax.abstract_arrays import _abstractify
 from pyjax.core import core
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.errors import JAXTypeError
@@ -44,6 +45,8 @@ __all__ = [
     "custom_vjp_primal_tree_values",
     "linear_call",
     "zero_from_primal",
+    "closure_convert",
+    "custom_gradient",
 ]
 
 custom_jvp_call_p = core.MultiPrimitive("custom_jvp_call")
@@ -706,8 +709,6 @@ def _under_reverse_mode(leaves: list) -> bool:
 
 
 def _remat_call(fun: Callable, args: tuple, kwargs: dict, static: tuple):
-    from pyjax import api
-
     n = len(args)
     static = {i % n for i in static} if n else set()
     leaves, tree = tree_flatten([None if i in static else a for i, a in enumerate(args)])
@@ -724,7 +725,7 @@ def _remat_call(fun: Callable, args: tuple, kwargs: dict, static: tuple):
 
     # closed-over tracers (parameters of an enclosing grad, traced kwargs) become explicit inputs, so
     # they get gradients too
-    conv, consts = api.closure_convert(call, dyn)
+    conv, consts = closure_convert(call, dyn)
 
     @custom_vjp
     def rematerialized(dyn_leaves, cs):
@@ -734,8 +735,20 @@ def _remat_call(fun: Callable, args: tuple, kwargs: dict, static: tuple):
         return conv(dyn_leaves, *cs), (dyn_leaves, cs)  # only the inputs are saved
 
     def bwd(res, ct):
-        _, pullback = api.vjp(lambda d, c: conv(d, *c), *res)  # the forward pass again
-        return pullback(ct)
+        d, c = res
+        n_d = len(d)
+        out_tree = []
+
+        def flat_fun(*xs):
+            leaves, t = tree_flatten(conv(list(xs[:n_d]), *xs[n_d:]))
+            out_tree.append(t)
+            return leaves, None
+
+        outs, backward, _ = ad.vjp_flat(flat_fun, [*d, *c])  # the forward pass again
+        cts = out_tree[0].flatten_up_to(ct)
+        cts = [Zero(get_aval(o)) if get_aval(o).dtype.kind in "biu" else g for g, o in zip(cts, outs)]
+        grads = [None if type(g) is Zero else g for g in backward(cts)]
+        return grads[:n_d], grads[n_d:]
 
     rematerialized.defvjp(fwd, bwd)
     return rematerialized(dyn, list(consts))
@@ -838,10 +851,77 @@ def custom_vjp_primal_tree_values(tree):
     )
 
 
-def __getattr__(name: str):
-    """closure_convert and custom_gradient live with the transformations in pyjax.api (JAX exports them here too)."""
-    if name in ("closure_convert", "custom_gradient"):
-        from pyjax import api
+# --- closure conversion and custom_gradient ------------------------------------------------------
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'pyjax.custom_derivatives' has no attribute {name!r}")
+
+def _check_callable(fun, name):
+    if not callable(fun):
+        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type {type(fun).__name__}")
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """Define a function and its gradient together: fun(*args) returns (value, vjp_rule).
+
+    vjp_rule(cotangent) returns the cotangents of the positional arguments (a tuple, or a
+    single value when there is one argument). Built on custom_vjp.
+    """
+    _check_callable(fun, "custom_gradient")
+
+    @custom_vjp
+    def wrapped(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        ans, rule = fun(*args)
+        if not callable(rule):
+            raise TypeError(f"custom_gradient: {getattr(fun, '__name__', fun)} must return (value, vjp_rule)")
+        return ans, _Rule(rule)
+
+    def bwd(res, ct):
+        cts = res.rule(ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun, updated=())
+    return wrapped
+
+
+class _Rule:
+    """A residual holding a Python function (a pytree leaf that custom_vjp carries to bwd)."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule):
+        self.rule = rule
+
+
+def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list]:
+    """Hoist the traced values fun closes over into explicit arguments.
+
+    Returns (converted, consts): converted(*args, *consts) computes fun(*args). Only values of
+    enclosing transformations (tracers) are hoisted; concrete constants stay closed over.
+    """
+    _check_callable(fun, "closure_convert")
+    flat, in_tree = tree_flatten(example_args)
+    flat_fun, out_trees = flatten_fun(fun, in_tree, with_kwargs=False)
+    jaxpr, consts = staging.trace_to_jaxpr(
+        lambda *xs: [_to_jax(x) for x in flat_fun(*xs)], [_abstractify(x) for x in flat]
+    )
+    out_tree = out_trees[0]
+    hoisted = [isinstance(c, Tracer) for c in consts]
+    closed = [c for c, h in zip(consts, hoisted) if not h]
+    lifted = [c for c, h in zip(consts, hoisted) if h]
+
+    def converted(*args):
+        n = len(args) - len(lifted)
+        if n < 0:
+            raise TypeError(f"closure_convert: expected the arguments followed by {len(lifted)} hoisted constants")
+        lifted_in = iter(args[n:])
+        closed_in = iter(closed)
+        cs = [next(lifted_in) if h else next(closed_in) for h in hoisted]
+        xs, tree = tree_flatten(args[:n])
+        if tree != in_tree:
+            raise TypeError(f"closure_convert: arguments {tree} do not match the example arguments {in_tree}")
+        return tree_unflatten(out_tree, core.eval_jaxpr(jaxpr, cs + xs))
+
+    return converted, lifted

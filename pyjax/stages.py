@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyjax.abstract_arrays import ShapeDtypeStruct
 from pyjax.core import core
 from pyjax.core.core import ShapedArray, Tracer
 from pyjax.core.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from pyjax.core.value import ByValue
+from pyjax.lax._util import _arr
+from pyjax.pjit import pjit_p
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]
 
@@ -82,8 +85,6 @@ class _Stage:
     @property
     def out_info(self) -> Any:
         """ShapeDtypeStruct per output leaf, as the output pytree."""
-        from pyjax.api import ShapeDtypeStruct
-
         outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self._jaxpr.out_avals]
         return tree_unflatten(self.out_tree, outs)
 
@@ -243,8 +244,6 @@ class Compiled(_Stage):
         return tree_unflatten(self.out_tree, outs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from pyjax.api import _to_jax, pjit_p
-
         flat, tree = tree_flatten((args, kwargs))
         if tree != self.in_tree:
             raise TypeError(
@@ -257,7 +256,7 @@ class Compiled(_Stage):
                     "Cannot apply JAX transformations to a function lowered and compiled for a particular "
                     f"signature. Detected argument of Tracer type {type(x)}."
                 )
-        flat = [x if type(x).__name__ == "Array" else _to_jax(x) for x in flat]
+        flat = [x if type(x).__name__ == "Array" else _arr(x) for x in flat]  # tracers were refused above
         bad = []
         for i, (x, a) in enumerate(zip(flat, self.in_avals_flat)):
             if x.shape != a.shape or x.dtype != a.dtype:

@@ -276,6 +276,16 @@ def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:
     return out
 
 
+def _inexact(fn: str, *args):
+    """Arrays of the common floating dtype (ints and bools promote to the default float; complex stays
+    complex: primitives without a complex rule then raise). numpy.linalg and the Schur iterations use it."""
+    args = [a if _is_array(a) else asarray(a) for a in args]
+    d, weak = _weak_result(*args)
+    if d.kind not in "fc":
+        d, weak = dtypes.default_float(), False
+    return [lax._convert(a, d, weak) if _aval(a).dtype is not d or _aval(a).weak_type != weak else a for a in args]
+
+
 def _promote_numeric(fn: str, *args):
     """Promote like _promote, then booleans become the default integer (JAX's promote_args_numeric)."""
     out = _promote(fn, *args)

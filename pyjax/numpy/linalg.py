@@ -17,22 +17,13 @@ from pyjax.core import dtypes, hooks
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
 from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _promotion, _reductions
-from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result
+from pyjax.numpy._promotion import _aval, _inexact, _is_array, _promote
 
 _i32 = dtypes.int32
 
 
 def _arr(fn: str, a):
     return a if _is_array(a) else _promotion.asarray(a)
-
-
-def _inexact(fn: str, *args):
-    """Arrays of the common floating dtype (ints and bools promote to the default float)."""
-    args = [_arr(fn, a) for a in args]
-    d, weak = _weak_result(*args)
-    if d.kind not in "fc":  # complex stays complex: primitives without a complex rule then raise
-        d, weak = dtypes.default_float(), False
-    return [lax._convert(a, d, weak) if _aval(a).dtype is not d or _aval(a).weak_type != weak else a for a in args]
 
 
 def _square(fn: str, a) -> None:

@@ -579,27 +579,22 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
 
 __all__ += ["pascal", "invpascal", "invhilbert", "fiedler_companion", "dft", "expm_frechet"]
 
-_LAZY = frozenset(
-    (
-        "eigh_tridiagonal",
-        "funm",
-        "hessenberg",
-        "qr_multiply",
-        "rsf2csf",
-        "schur",
-        "solve_sylvester",
-        "sqrtm",
-    )
-)
+_LAZY = frozenset(("schur", "rsf2csf"))  # numpy._schur
+_LAZY_DECOMPOSITIONS = frozenset(("eigh_tridiagonal", "hessenberg", "qr_multiply"))
+_LAZY_SCHUR_METHODS = frozenset(("funm", "solve_sylvester", "sqrtm"))
 
 
 def __getattr__(name: str):
-    """The Schur-based functions (in _schur) load on first use (it costs `import pyjax` time in the browser)."""
+    """The Schur-based functions load on first use (they cost `import pyjax` time in the browser)."""
     if name in _LAZY:
-        from pyjax.numpy import _schur
+        from pyjax.numpy import _schur as module
+    elif name in _LAZY_DECOMPOSITIONS:
+        from pyjax.scipy import _decompositions as module
+    elif name in _LAZY_SCHUR_METHODS:
+        from pyjax.scipy import _schur_methods as module
+    else:
+        raise AttributeError(f"module 'pyjax.scipy.linalg' has no attribute {name!r}")
+    return getattr(module, name)
 
-        return getattr(_schur, name)
-    raise AttributeError(f"module 'pyjax.scipy.linalg' has no attribute {name!r}")
 
-
-__all__ += sorted(_LAZY)
+__all__ += sorted(_LAZY | _LAZY_DECOMPOSITIONS | _LAZY_SCHUR_METHODS)
