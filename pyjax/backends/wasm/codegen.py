@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 
 from pyjax.backends.wasm.encoder import F32, F64, I32, I64, V128, Function, Module
 from pyjax.backends.wasm.halffloat import narrow_helper
@@ -852,31 +853,28 @@ class KernelCodegen:
         """Local holding nd in the natural form of the current region (vector iff it varies)."""
         if self.vec and self.varies(nd):
             return self.vget(nd)
-        key = (nd, "s")
-        loc = self.env.get(key)
-        if loc is None:
-            loc = self._emit_scalar(nd)
-            self.env[key] = loc
-        return loc
+        return self._local(nd, "s", self._emit_scalar)
 
     def vget(self, nd: Node) -> int:
         """Local holding nd as a v128 (a splat if it does not vary)."""
         if not self.varies(nd):
-            key = (nd, "splat")
-            loc = self.env.get(key)
-            if loc is None:
-                s = self.get_scalar(nd)
-                self.f.local_get(s)
-                self._splat(nd.dtype)
-                loc = self.f.local(V128)
-                self.f.local_set(loc)
-                self.env[key] = loc
-            return loc
-        key = (nd, "v")
+            return self._local(nd, "splat", self._emit_splat)
+        return self._local(nd, "v", self._emit_vector)
+
+    def _local(self, nd: Node, form: str, emit: Callable) -> int:
+        """The local holding nd in `form` ("s", "splat" or "v"), emitted by emit(nd) the first time."""
+        key = (nd, form)
         loc = self.env.get(key)
         if loc is None:
-            loc = self._emit_vector(nd)
-            self.env[key] = loc
+            loc = self.env[key] = emit(nd)
+        return loc
+
+    def _emit_splat(self, nd: Node) -> int:
+        """A new v128 local holding nd's scalar in every lane."""
+        self.f.local_get(self.get_scalar(nd))
+        self._splat(nd.dtype)
+        loc = self.f.local(V128)
+        self.f.local_set(loc)
         return loc
 
     def get_scalar(self, nd: Node) -> int:
