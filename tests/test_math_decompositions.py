@@ -94,7 +94,12 @@ def test_float32_accuracy(backend, name):
     with np.errstate(all="ignore"):
         want = ref(x.astype(np.float64)).astype(np.float64)
         want32 = want.astype(np.float32)
-    normal = np.isfinite(want32) & (np.abs(want) >= TINY)
+    # a subnormal input may be read as zero (GPUs, and XLA's CPU flags, flush them: jnp.log of
+    # -1e-40 is -inf in JAX)
+    flushable = (np.abs(x) < TINY) & (x != 0)
+    if name in ("atan2", "pow"):  # the second operand is x reversed
+        flushable |= (np.abs(x[::-1]) < TINY) & (x[::-1] != 0)
+    normal = np.isfinite(want32) & (np.abs(want) >= TINY) & ~flushable
     scale = np.abs(want) + (
         np.where(x < 0, np.log(2.0 + np.abs(x.astype(np.float64))), 0.0) if name in CANCELS else 0.0
     )
@@ -104,7 +109,7 @@ def test_float32_accuracy(backend, name):
     assert np.all(np.abs(got[tiny] - want[tiny]) <= TINY), (name, x[tiny][np.abs(got[tiny] - want[tiny]).argmax()])
     zero = tiny & (want32 == 0) & (got == 0)
     assert np.array_equal(np.signbit(got[zero]), np.signbit(want32[zero])), name
-    special = ~np.isfinite(want32)
+    special = ~np.isfinite(want32) & ~flushable
     same = (got[special] == want32[special]) | (np.isnan(got[special]) & np.isnan(want32[special]))
     assert same.all(), (name, x[special][~same][:5], got[special][~same][:5])
 
@@ -154,7 +159,7 @@ def test_pow_hard_cases(backend):
     with huge |y| (log2 x must be carried in extra precision), negative bases."""
     rng = np.random.default_rng(11)
     n = 50000
-    x1 = np.exp(rng.uniform(-103, 88, n)).astype(np.float32)
+    x1 = np.exp(rng.uniform(-87, 88, n)).astype(np.float32)  # normal bases: a GPU may flush others
     y1 = (rng.uniform(-1, 1, n) * 90 / np.maximum(np.abs(np.log(x1.astype(np.float64))), 1e-30)).astype(np.float32)
     x2 = (1 + rng.integers(-2000, 2000, n) * 2.0**-23).astype(np.float32)
     y2 = (rng.uniform(-1, 1, n) * 85 / np.maximum(np.abs(np.log(x2.astype(np.float64))), 1e-30)).astype(np.float32)

@@ -137,7 +137,9 @@ def log2(x: V) -> V:
 def log1p(x: V) -> V:
     # |x| < 0.2928: x itself is exact for the kernel; elsewhere 1 + x rounds by half an ulp, which
     # log(1 + x) >= 0.25 keeps to 2 ulp
-    return log_of(1.0 + x, x, fabs(x) < 0.2928)
+    # below 2**-54, x - x^2/2 rounds to x in float32 and float64; taking x keeps tiny normal inputs
+    # off the kernel's halved intermediates, which a GPU that flushes subnormals turned into 0
+    return where(fabs(x) < 5.551115123125783e-17, x, log_of(1.0 + x, x, fabs(x) < 0.2928))
 
 
 TABLE = {"exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log1p": log1p}
