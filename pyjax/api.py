@@ -570,19 +570,9 @@ def _vjp(fun: Callable, primals, has_aux: bool, float0: bool):
     _check_callable(fun, "vjp")
     primals_j = [tree_map(_to_jax, p) for p in primals]
     flat, in_tree = tree_flatten(primals_j)
-    out_tree_box = []
-
-    def flat_fun(*xs):
-        args = tree_unflatten(in_tree, list(xs))
-        out = fun(*args)
-        aux = None
-        if has_aux:
-            out, aux = out
-        leaves, t = tree_flatten(out)
-        out_tree_box.append(t)
-        return leaves, aux
-
-    outs, backward, aux = ad.vjp_flat(flat_fun, flat)
+    out_tree_box, aux_box = [], []
+    flat_fun = _flat_outputs(fun, in_tree, has_aux, out_tree_box, aux_box)
+    outs, backward, aux = ad.vjp_flat(lambda *xs: (flat_fun(*xs), aux_box[-1] if has_aux else None), flat)
     out_tree = out_tree_box[0]
     out_avals = [get_aval(o) for o in outs]
 
