@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from pyjax.backends.cpu.rounding import normalizer
+
 
 def _lu_numpy(r, ins):
     import numpy as np
@@ -51,8 +53,6 @@ def register_numpy(routines: dict) -> None:
 
 
 def _lu_python(r, ins):
-    from pyjax.backends.cpu.python_eval import normalizer
-
     aval = r.in_avals[0]
     m, n = aval.shape[-2:]
     k = min(m, n)
