@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import pyjax.numpy as jnp
 from pyjax.core import dtypes
 from pyjax.lax import lax
 
@@ -16,7 +15,11 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy._promotion import _promote
+from pyjax.numpy import _manipulation
+from pyjax.numpy._promotion import _promote, asarray
+from pyjax.numpy._reductions import sum as _sum
+
+_uint8 = dtypes.SCALAR_TYPES["uint8"]  # jnp.uint8
 
 __all__ = ["packbits", "unpackbits"]
 
@@ -28,48 +31,48 @@ def _check_bitorder(bitorder: str) -> None:
 
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     """Pack the truth values of an integer or boolean array into uint8 bytes, 8 per byte."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.dtype.kind not in "iub":
         raise TypeError("Expected an input array of integer or boolean data type")
     _check_bitorder(bitorder)
-    bits = (a != 0).astype(jnp.uint8)
+    bits = (a != 0).astype(_uint8)
     if axis is None:
         bits, axis = bits.ravel(), 0
     axis = axis % builtins.max(bits.ndim, 1)
-    bits = jnp.moveaxis(bits, axis, -1) if bits.ndim else bits.reshape(1)
+    bits = _manipulation.moveaxis(bits, axis, -1) if bits.ndim else bits.reshape(1)
     n = bits.shape[-1]
     pad = -n % 8
     if pad:
-        bits = jnp.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
+        bits = _manipulation.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
     bits = bits.reshape(bits.shape[:-1] + ((n + pad) // 8, 8))
     weights = [1 << (7 - i) for i in range(8)] if bitorder == "big" else [1 << i for i in range(8)]
-    packed = jnp.sum(bits * jnp.asarray(weights, jnp.uint8), axis=-1, dtype=jnp.uint8)
-    return jnp.moveaxis(packed, -1, axis)
+    packed = _sum(bits * asarray(weights, _uint8), axis=-1, dtype=_uint8)
+    return _manipulation.moveaxis(packed, -1, axis)
 
 
 def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Any:
     """Unpack the bits of a uint8 array into 0/1 uint8 values (8 per byte), optionally `count` of them."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.dtype.name != "uint8":
         raise TypeError("Expected an input array of unsigned byte data type")
     _check_bitorder(bitorder)
     shifts = list(range(7, -1, -1)) if bitorder == "big" else list(range(8))
-    bits = (a[..., None] >> jnp.asarray(shifts, jnp.uint8)) & jnp.uint8(1)
+    bits = (a[..., None] >> asarray(shifts, _uint8)) & _uint8(1)
     if axis is None:
         bits, axis = bits.ravel(), 0
     else:
         axis = axis % builtins.max(a.ndim, 1)
-        bits = jnp.moveaxis(bits, -1, axis + 1)
+        bits = _manipulation.moveaxis(bits, -1, axis + 1)
         bits = bits.reshape(bits.shape[:axis] + (-1,) + bits.shape[axis + 2 :])
     if count is not None:
         n = bits.shape[axis]
         keep = count if count >= 0 else builtins.max(n + count, 0)
         if keep <= n:
-            bits = jnp.moveaxis(jnp.moveaxis(bits, axis, 0)[:keep], 0, axis)
+            bits = _manipulation.moveaxis(_manipulation.moveaxis(bits, axis, 0)[:keep], 0, axis)
         else:
             widths = [(0, 0)] * bits.ndim
             widths[axis] = (0, keep - n)
-            bits = jnp.pad(bits, widths)
+            bits = _manipulation.pad(bits, widths)
     return bits
 
 
