@@ -22,7 +22,8 @@ from pyjax.backends import limits
 from pyjax.backends.base import Backend
 from pyjax.backends.webgpu import replay as _replay
 from pyjax.backends.webgpu import routines as _routines
-from pyjax.backends.webgpu.renderer import DEBUG, Caps, GPUKernel, render_kernel
+from pyjax.backends.webgpu.gpu_kernel import Caps, GPUKernel
+from pyjax.backends.webgpu.renderer import DEBUG, render_kernel
 from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
 from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core.lru import LRUCache, cache_size

@@ -24,7 +24,7 @@ import math
 import os
 
 from pyjax.backends.webgpu import wgsl
-from pyjax.backends.webgpu.renderer import GPUKernel, Launch, _Bindings, _finish, _used_inputs
+from pyjax.backends.webgpu.gpu_kernel import GPUKernel, Launch, _Bindings, _finish, _used_inputs
 from pyjax.backends.webgpu.wgsl import Emitter, Scope
 from pyjax.compiler import ir
 from pyjax.core import dtypes

@@ -20,7 +20,7 @@ import math
 import struct
 
 from pyjax.backends.base import Call, Copy, Repeat, While
-from pyjax.backends.webgpu.renderer import GPUKernel
+from pyjax.backends.webgpu.gpu_kernel import GPUKernel
 
 MAX_STEPS = 1 << 16  # dispatches one recording may hold (a repeat unrolls into it)
 FIRST_TRIPS, MAX_TRIPS = 4, 64  # trips of a speculative while loop per read back
