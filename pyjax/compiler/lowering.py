@@ -811,8 +811,3 @@ def _in_dtypes(epi, body, n):
 
 def expr_size(x: Lazy) -> int:
     return len(ir.walk(x.expr)) + (len(ir.walk(x.red.body)) if x.red is not None else 0)
-
-
-# Rule modules for other primitive families register themselves on import.
-from pyjax.compiler import lowering_indexing, lowering_linalg  # noqa: E402,F401
-from pyjax.compiler import lowering_conv  # noqa: E402,F401

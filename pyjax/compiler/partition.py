@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 
-from pyjax.compiler import ir, lowering
+from pyjax.compiler import ir, lowering, lowering_conv, lowering_indexing, lowering_linalg  # noqa: F401  (they add their rules to lowering.rules)
 from pyjax.compiler.lowering import Lazy, source_load
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core.core import Jaxpr, Literal, ShapedArray
