@@ -94,21 +94,24 @@ def test_jitted_loops_run_in_the_wasm_driver(pyjax_page):
     out = pyjax_page.run_json("""
 import json
 import pyjax, pyjax.numpy as jnp
-host = pyjax.devices("wasm")[0].backend.host
+wasm = pyjax.devices("wasm")[0]
+host = wasm.backend.host
 links = host.links
-x = jnp.arange(16, dtype=jnp.float32) / 16 - 0.5
-f = pyjax.jit(lambda x: pyjax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + jnp.sin(c) * 0.001, x))
-def body(c):
-    i, v = c
-    return i + 1, pyjax.lax.cond(i % 2 == 0, lambda v: v * 1.5, lambda v: v - 1.0, v)
-g = pyjax.jit(lambda v: pyjax.lax.while_loop(lambda c: c[0] < 7, body, (0, v))[1])
-res = [f(x).tolist(), g(x).tolist()]
-# a kernel big enough to split over the worker threads, called from the driver
 chunks = sum(host.thread_stats()["chunks"])
-big = jnp.arange(1 << 18, dtype=jnp.float32) % 1013 / 250 - 2
-h = pyjax.jit(lambda v: pyjax.lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * 0.5 + c, v))
-hb = h(big)
-res += [hb[::4099].tolist(), host.links - links, host.threads, sum(host.thread_stats()["chunks"]) - chunks]
+# the page is shared: an earlier test may have made webgpu the default device
+with pyjax.default_device(wasm):
+    x = jnp.arange(16, dtype=jnp.float32) / 16 - 0.5
+    f = pyjax.jit(lambda x: pyjax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + jnp.sin(c) * 0.001, x))
+    def body(c):
+        i, v = c
+        return i + 1, pyjax.lax.cond(i % 2 == 0, lambda v: v * 1.5, lambda v: v - 1.0, v)
+    g = pyjax.jit(lambda v: pyjax.lax.while_loop(lambda c: c[0] < 7, body, (0, v))[1])
+    res = [f(x).tolist(), g(x).tolist()]
+    # a kernel big enough to split over the worker threads, called from the driver
+    big = jnp.arange(1 << 18, dtype=jnp.float32) % 1013 / 250 - 2
+    h = pyjax.jit(lambda v: pyjax.lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * 0.5 + c, v))
+    hb = h(big)
+    res += [hb[::4099].tolist(), host.links - links, host.threads, sum(host.thread_stats()["chunks"]) - chunks]
 json.dumps(res)
 """)
     x = jnp.arange(16, dtype=jnp.float32) / 16 - 0.5
@@ -140,11 +143,12 @@ import json
 import pyjax, pyjax.numpy as jnp
 await pyjax.init_async("webgpu")
 dev = pyjax.devices("webgpu")[0]
+split_before = sum("tv[0] = nwg.x" in t for t in dev.backend._pipes)  # the page is shared with other tests
 f = pyjax.jit(lambda v: jnp.sin(v) * 2.0)
 x = pyjax.device_put(jnp.linspace(-6.0, 6.0, 1 << 15), dev)
 y = pyjax.device_put(jnp.linspace(-6.0, 6.0, 1 << 15).at[5].set(1e20).at[-7].set(-3e7), dev)
 a, b = await f(x).tolist_async(), await f(y).tolist_async()
-split = sum("tv[0] = nwg.x" in t for t in dev.backend._pipes)
+split = sum("tv[0] = nwg.x" in t for t in dev.backend._pipes) - split_before
 json.dumps(a[::97] + b[:8] + b[-8:] + [dev.backend.caps.cpu_adapter, split])
 """)
     x = jnp.linspace(-6.0, 6.0, 1 << 15)
