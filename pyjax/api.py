@@ -28,7 +28,7 @@ from pyjax.core.pytree import (
     tree_structure,
     tree_unflatten,
 )
-from pyjax.custom_derivatives import _check_callable, closure_convert, custom_gradient  # noqa: F401  (jax.closure_convert, jax.custom_gradient)
+from pyjax.custom_derivatives import _check_callable, _to_jax, closure_convert, custom_gradient  # noqa: F401  (jax.closure_convert, jax.custom_gradient)
 from pyjax.dtypes import float0_zeros, is_float0
 from pyjax.interpreters import ad, batching, staging
 from pyjax.interpreters.ad import Zero
@@ -45,13 +45,6 @@ for _p in parallel.COLLECTIVES:
     control.register_host_primitive(_p.name, parallel.host_runner(_p))
 
 # --- argument handling ----------------------------------------------------------------------------
-
-
-def _to_jax(x):
-    """Leaves given to transformations: Arrays/tracers stay, numpy arrays and scalars convert."""
-    if isinstance(x, Tracer):
-        return x
-    return _arr(x)
 
 
 def _is_valid_leaf(x) -> bool:

@@ -57,6 +57,7 @@ custom_vjp_call_p = core.MultiPrimitive("custom_vjp_call")
 
 
 def _to_jax(x):
+    """Leaves given to transformations: Arrays/tracers stay, numpy arrays and scalars convert."""
     if isinstance(x, Tracer):
         return x
     return _arr(x)
