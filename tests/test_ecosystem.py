@@ -55,31 +55,21 @@ def _compare(names: list) -> None:
         assert all(abs(a - b) <= 1e-5 + 1e-4 * abs(b) for a, b in zip(g, w)), (key, g, w)
 
 
-@pytest.mark.slow  # 10-20 s (equinox's jit on JAX, a pyjax subprocess): make ecosystem runs it
-def test_equinox_mlp_matches_jax():
-    pytest.importorskip("equinox")
-    got, want = eco_run.compare_models(["equinox_mlp"])
-    assert not isinstance(want["equinox_mlp"], str), want
-    assert not isinstance(got["equinox_mlp"], str), got
-    assert models.agree(got["equinox_mlp"], want["equinox_mlp"]), (got, want)
-
-
-@pytest.mark.slow  # 10-20 s, as equinox's: make ecosystem runs it
-def test_flax_linen_mlp_matches_jax():
-    pytest.importorskip("flax")  # flax imports jnp.float8_e4m3fnuz & co at import time
-    got, want = eco_run.compare_models(["flax_linen_mlp"])
-    assert not isinstance(want["flax_linen_mlp"], str), want
-    assert not isinstance(got["flax_linen_mlp"], str), got
-    assert models.agree(got["flax_linen_mlp"], want["flax_linen_mlp"]), (got, want)
-
-
-@pytest.mark.slow  # 10-20 s, as linen's: make ecosystem runs it
-def test_flax_nnx_mlp_matches_jax():
-    pytest.importorskip("flax")
-    got, want = eco_run.compare_models(["flax_nnx_mlp"])
-    assert not isinstance(want["flax_nnx_mlp"], str), want
-    assert not isinstance(got["flax_nnx_mlp"], str), got
-    assert models.agree(got["flax_nnx_mlp"], want["flax_nnx_mlp"]), (got, want)
+@pytest.mark.slow  # 10-20 s each (the library's jit on JAX, a pyjax subprocess): make ecosystem runs them
+@pytest.mark.parametrize(
+    "model, library",
+    [
+        ("equinox_mlp", "equinox"),
+        ("flax_linen_mlp", "flax"),  # flax imports jnp.float8_e4m3fnuz & co at import time
+        ("flax_nnx_mlp", "flax"),
+    ],
+)
+def test_model_matches_jax(model, library):
+    pytest.importorskip(library)
+    got, want = eco_run.compare_models([model])
+    assert not isinstance(want[model], str), want
+    assert not isinstance(got[model], str), got
+    assert models.agree(got[model], want[model]), (got, want)
 
 
 def test_optax_optimizers_sample():
