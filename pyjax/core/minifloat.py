@@ -1,4 +1,5 @@
-"""8-bit float formats (float8_e4m3fn, float8_e5m2, ...): their layout table and pure-Python codecs.
+"""8-bit float formats (float8_e4m3fn, float8_e5m2, ...): their layout table and pure-Python codecs;
+and bfloat16's bit codec (float32's top half, rounded).
 
 Stored as one byte, computed in float32 and rounded once to the format (round half to even), as
 ml_dtypes does. "ieee" formats overflow to infinity; "fn" formats have no infinity: overflow,
@@ -9,6 +10,7 @@ Backends without numpy use these codecs; the Wasm and WGSL kernels render the sa
 from __future__ import annotations
 
 import math
+import struct
 
 # name -> (exponent bits, mantissa bits, exponent bias, special values rule)
 FORMATS = {
@@ -78,3 +80,14 @@ def largest(name: str) -> float:
 def round_to(x: float, name: str) -> float:
     """x rounded to the nearest value of format `name`."""
     return decode(encode(x, name), name)
+
+
+def bfloat16_bits(v: float) -> int:
+    """bfloat16 bit pattern nearest to v: float32 bits rounded half to even, top 16 bits."""
+    if v != v:
+        return 0x7FC0
+    try:
+        (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    except OverflowError:  # beyond float32: rounds to infinity in bfloat16 too
+        return 0xFF80 if v < 0 else 0x7F80
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF

@@ -14,6 +14,7 @@ import struct
 from typing import Any
 
 from pyjax.core import dtypes
+from pyjax.core.minifloat import bfloat16_bits
 from pyjax.numpy import _manipulation
 from pyjax.numpy._promotion import asarray
 
@@ -47,20 +48,13 @@ def _flat_values(a) -> list:
     return values
 
 
-def _bf16_bits(v: float) -> int:
-    bits = struct.unpack("<I", struct.pack("<f", v))[0]
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
-        return 0x7FC0  # NaN
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF  # round half to even
-
-
 def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
     """Write arr to file (a path, ".npy" appended as numpy does, or a binary file object) in .npy format."""
     a = asarray(arr)
     name = a.dtype.name
     if name == "bfloat16":
         descr = "|V2"
-        data = struct.pack(f"<{a.size}H", *(_bf16_bits(v) for v in _flat_values(a.astype("float32"))))
+        data = struct.pack(f"<{a.size}H", *(bfloat16_bits(v) for v in _flat_values(a.astype("float32"))))
     else:
         base, code = _FORMATS[name]
         descr = ("|" if base[1:] == "1" else "<") + base

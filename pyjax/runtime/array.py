@@ -320,18 +320,6 @@ def _py_scalar(v, d):
     return struct.unpack(_FMT[d.name], _pack_scalar(v, d))[0]
 
 
-def _bf16_bits(v: float) -> int:
-    """bfloat16 bit pattern of a float: float32 bits rounded to nearest even, top 16 bits."""
-    if math.isnan(v):
-        return 0x7FC0
-    try:
-        (bits,) = struct.unpack("<I", struct.pack("<f", v))
-    except OverflowError:  # beyond float32 range
-        return 0xFF80 if v < 0 else 0x7F80
-    bits += 0x7FFF + ((bits >> 16) & 1)
-    return (bits >> 16) & 0xFFFF
-
-
 def _bf16_unpack(raw: bytes, n: int) -> list:
     halves = struct.unpack(f"<{n}H", raw[: 2 * n])
     return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
@@ -345,7 +333,7 @@ def _pack_scalar(v, d) -> bytes:
     if isinstance(v, complex):  # a complex value stored into a real dtype keeps its real part
         v = v.real
     if d.name == "bfloat16":
-        return struct.pack("<H", _bf16_bits(float(v)))
+        return struct.pack("<H", minifloat.bfloat16_bits(float(v)))
     if d.name in dtypes.FLOAT8:
         return bytes((minifloat.encode(float(v), d.name),))
     fmt = _FMT[d.name]

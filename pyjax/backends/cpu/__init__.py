@@ -161,9 +161,9 @@ def _pack(vals, dtype) -> bytes:
     if not vals:
         return b""
     if dtype.name == "bfloat16":
-        from pyjax.backends.cpu.python_eval import bf16_bits
+        from pyjax.core.minifloat import bfloat16_bits
 
-        return struct.pack(f"<{len(vals)}H", *[bf16_bits(v) for v in vals])
+        return struct.pack(f"<{len(vals)}H", *[bfloat16_bits(v) for v in vals])
     if dtype.name in minifloat.FORMATS:
         return bytes(minifloat.encode(v, dtype.name) for v in vals)
     fmt = _FMT[dtype.name]

@@ -10,11 +10,12 @@ import itertools
 import math
 import struct
 
-from pyjax.backends.cpu.rounding import bf16_bits, normalizer
+from pyjax.backends.cpu.rounding import normalizer
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core import minifloat
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
+from pyjax.core.minifloat import bfloat16_bits
 
 
 def _safe(f):
@@ -253,7 +254,7 @@ def _bitcast(v, frm, to):
     if frm.name in minifloat.FORMATS:
         raw = bytes((minifloat.encode(v, frm.name),))
     else:
-        raw = struct.pack("<H", bf16_bits(v)) if frm.name == "bfloat16" else struct.pack("<" + _FMT[frm.name], v)
+        raw = struct.pack("<H", bfloat16_bits(v)) if frm.name == "bfloat16" else struct.pack("<" + _FMT[frm.name], v)
     if to.name in minifloat.FORMATS:
         return minifloat.decode(raw[0], to.name)
     if to.name == "bfloat16":

@@ -8,6 +8,7 @@ import math
 import struct
 
 from pyjax.core import minifloat
+from pyjax.core.minifloat import bfloat16_bits
 
 _F32_MAX = 3.4028234663852886e38
 
@@ -28,19 +29,8 @@ def _f16(x: float) -> float:
         return math.copysign(math.inf, x)
 
 
-def bf16_bits(x: float) -> int:
-    """bfloat16 bit pattern nearest to x (round half to even on the float32 bits)."""
-    if x != x:
-        return 0x7FC0
-    try:
-        (b,) = struct.unpack("<I", struct.pack("<f", x))
-    except OverflowError:  # beyond float32: rounds to infinity in bfloat16 too
-        return 0xFF80 if x < 0 else 0x7F80
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
-
-
 def _bf16(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<I", bf16_bits(x) << 16))[0]
+    return struct.unpack("<f", struct.pack("<I", bfloat16_bits(x) << 16))[0]
 
 
 def _wrap(bits: int, signed: bool):
