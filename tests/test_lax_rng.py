@@ -1,12 +1,41 @@
-"""lax.rng_bit_generator (pyjax/lax/rng.py)."""
+"""lax.rng_bit_generator and rng_bit_generator_p (pyjax/lax/rng.py): bit-exact with JAX on CPU for each
+algorithm, dtype and shape (odd, even, scalar, empty), under jit and vmap, with counters that carry."""
 
 from __future__ import annotations
 
+import jax
+import numpy as np
 import pytest
 
 import pyjax
+from tests.jax_compare import check, check_all
+
+KEYS = [
+    np.array([1, 2, 3, 4], np.uint32),
+    np.array([0xFFFFFFFF, 7, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32),  # the counter wraps into its high words
+]
+SHAPES = [(), (5,), (3, 5), (2, 3, 4), (3, 1, 5), (0, 3)]
 
 
-def test_rng_bit_generator_not_implemented():
-    with pytest.raises(NotImplementedError, match="pyjax.random"):
-        pyjax.lax.rng_bit_generator(pyjax.numpy.zeros(4, "uint32"), (3,))
+@pytest.mark.parametrize("algorithm", ["RNG_THREE_FRY", "RNG_PHILOX"])
+def test_rng_bit_generator_matches_jax(backend, algorithm):
+    cases = [(k, s, "uint32") for k in KEYS for s in SHAPES] + [(KEYS[0], (5,), "uint8"), (KEYS[1], (2, 3), "uint16")]
+    check_all(lambda j, n, k, s, d: j.lax.rng_bit_generator(k, s, d, getattr(j.lax.RandomAlgorithm, algorithm)), cases)
+
+
+def test_rng_bit_generator_vmap_jit_and_primitive():
+    keys = np.arange(12, dtype=np.uint32).reshape(3, 4)
+    for alg in ("RNG_DEFAULT", "RNG_THREE_FRY"):
+        gen = lambda j, k, alg=alg: j.lax.rng_bit_generator(k, (2, 3), "uint32", getattr(j.lax.RandomAlgorithm, alg))  # noqa: E731
+        check(lambda j, n, ks: j.vmap(lambda k: gen(j, k))(ks), keys)  # JAX's rule: the first key serves all rows
+        check(lambda j, n, ks: j.jit(j.vmap(lambda k: gen(j, k)))(ks), keys)
+        bind = lambda j, k, alg=alg: j.lax.rng_bit_generator_p.bind(  # noqa: E731
+            k, shape=(7,), dtype=np.dtype("uint32"), algorithm=getattr(j.lax.RandomAlgorithm, alg), out_sharding=None
+        )
+        check(lambda j, n, k: bind(j, k), KEYS[1])
+        check(lambda j, n, ks: j.vmap(lambda k: bind(j, k))(ks), keys)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        pyjax.lax.rng_bit_generator(KEYS[0], (3,), "int32")
+    with pytest.raises(AssertionError):
+        pyjax.lax.rng_bit_generator(np.zeros(2, np.uint32), (3,))
+    assert jax.lax.rng_bit_generator_p.name == pyjax.lax.rng_bit_generator_p.name
