@@ -294,3 +294,18 @@ def test_householder_routines_lapack_storage(backend):
     _same_all(pyjax.jit(lambda m: pl.tridiagonal(m, lower=False))(s.real), jl.tridiagonal(s.real, lower=False))
     with pytest.raises(ValueError, match="at least as many rows"):
         pl.householder_product(h.T, taus)
+
+
+def test_qdwh_polar_matches_jax(backend):
+    # JAX's weights and stopping rule: the same iteration counts where the condition number is far from
+    # 1/eps (near it, rounding of the QR steps can move the count by one)
+    from tests.jax_compare import check_all
+
+    scaled = _mat(7, 5) * np.float32([1, 0.1, 0.01, 0.001, 1])
+    padded = np.zeros((6, 5), np.float32)
+    padded[:5, :3] = _mat(5, 3)
+    cases = [(_mat(5, 3), {}), (scaled, {}), (_mat(4, 4), {"max_iterations": 2})]
+    cases += [(padded, {"dynamic_shape": (5, 3)}), (np.zeros((3, 2), np.float32), {})]
+    check_all(lambda j, n, x, kw: j.lax.linalg.qdwh(x, **kw), cases, rtol=1e-4, atol=2e-5)
+    with pytest.raises(ValueError, match="M >= N"):
+        plax.linalg.qdwh(_mat(2, 3))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import builtins
 import enum
+from collections.abc import Callable
+from typing import NamedTuple
 
 from pyjax.core import dtypes, hooks
 from pyjax.core.core import ShapedArray, get_aval
@@ -932,8 +934,24 @@ def cholesky_update(r_matrix, w_vector):
     return _T(cholesky(lax.add(_matmul(_T(r_matrix), r_matrix), _matmul(w, _T(w)))))
 
 
+from pyjax.lax import polar as _polar  # noqa: E402
 from pyjax.lax.decomposed import make_table as _make_table  # noqa: E402
 from pyjax.lax.householder import hessenberg, householder_product, ormqr, tridiagonal  # noqa: E402
+
+
+def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None, dynamic_shape=None):
+    """(u, h, num_iters, is_converged): the polar decomposition x = u h (M >= N) by QDWH (lax/polar.py)."""
+    fx = _Factorizations(qr, cholesky, triangular_solve)
+    x = lax._as_array(x)
+    return _polar.qdwh(
+        x, fx, is_hermitian=is_hermitian, max_iterations=max_iterations, eps=eps, dynamic_shape=dynamic_shape
+    )
+
+
+class _Factorizations(NamedTuple):
+    qr: Callable
+    cholesky: Callable
+    triangular_solve: Callable
 
 
 def _svd_p_meaning(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
@@ -996,6 +1014,7 @@ __all__ = [
     "cholesky",
     "triangular_solve",
     "qr",
+    "qdwh",
     "eigh",
     "svd",
     "tridiagonal_solve",
