@@ -157,3 +157,67 @@ json.dumps(a[::97] + b[:8] + b[-8:] + [dev.backend.caps.cpu_adapter, split])
     want = list(a[::97]) + list(b[:8]) + list(b[-8:])
     assert out[-2:] == [True, 1]  # SwiftShader's plans, the kernel without its cold path compiled
     np.testing.assert_allclose(out[:-2], want, rtol=2e-6, atol=2e-6)
+
+
+def test_jitted_program_replays_a_recording(pyjax_page):
+    """A jitted program on webgpu (a fori_loop of matmuls, tanh and a mean: 19 dispatches) is
+    recorded by the browser host at its first call and replayed after, as WgpuHost does
+    natively: per call one queue entry (a Replay of its handles) instead of one per dispatch,
+    bind groups remade only for the buffers that changed (the output), a few FFI crossings;
+    JAX's results. Counted against the same calls with the plan walked in Python."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    out = pyjax_page.run_json("""
+import functools, json
+import pyjax, pyjax.numpy as jnp
+from pyjax.backends.base import Backend
+await pyjax.init_async("webgpu")
+dev = pyjax.devices("webgpu")[0]
+b, h = dev.backend, dev.backend.host
+js = h.mgr.stats
+
+
+class Crossings:  # counts the host's calls into the shim
+    def __init__(self, mgr):
+        self.mgr, self.n = mgr, 0
+
+    def __getattr__(self, name):
+        self.n += 1
+        return getattr(self.mgr, name)
+
+
+def counts(f, x, calls=5):
+    ys = [f(x) for _ in range(calls)]
+    b.flush()
+    h.mgr = c = Crossings(h.mgr)
+    s = (b.stats["steps"], js.replays, js.dispatches, js.bindGroups, len(h._recorded))
+    ys = [f(x) for _ in range(calls)]
+    b.flush()
+    h.mgr = c.mgr
+    e = (b.stats["steps"], js.replays, js.dispatches, js.bindGroups, len(h._recorded))
+    return [c.n] + [y - z for y, z in zip(e, s)], ys[-1]
+
+
+with pyjax.default_device(dev):
+    x = jnp.linspace(-2, 2, 4096, dtype=jnp.float32).reshape(64, 64)
+    f = pyjax.jit(lambda v: pyjax.lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c @ v * 0.05) * 0.5 + c.mean(axis=0), v))
+    replayed, y = counts(f, x)
+    b.run_plan = functools.partial(Backend.run_plan, b)
+    try:
+        walked, _ = counts(pyjax.jit(lambda v: f(v)), x)
+    finally:
+        del b.run_plan
+    res = [replayed, walked, (await y.tolist_async())[::7]]
+json.dumps(res)
+""")
+    replayed, walked, got = out
+    x = jnp.linspace(-2, 2, 4096, dtype=jnp.float32).reshape(64, 64)
+    want = jax.lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c @ x * 0.05) * 0.5 + c.mean(axis=0), x)
+    np.testing.assert_allclose(got, np.asarray(want)[::7], rtol=2e-5, atol=2e-5)
+    crossings, entries, replays, dispatches, bind_groups, recordings = replayed
+    assert (entries, replays, recordings) == (5, 5, 0), replayed  # one Replay per call, no new recording
+    assert dispatches == walked[3] >= 5 * 10 and walked[1] == dispatches  # walked: an entry per dispatch
+    assert bind_groups <= 5 * 2 and walked[4] == dispatches  # replayed: the output's group (and the loop's)
+    assert crossings <= min(walked[0], 5 * 2), (replayed, walked)  # the submit and few more per call

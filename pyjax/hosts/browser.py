@@ -432,6 +432,7 @@ class BrowserWebGPUHost:
         self._pipeline_bindings: dict = {}
         self.generation = 0
         self.stats = {"dispatches": 0, "submits": 0}
+        self._recorded: dict = {}  # recording -> (steps, buffer positions)
 
     @property
     def lost(self) -> bool:
@@ -529,32 +530,71 @@ class BrowserWebGPUHost:
     def max_workgroups(self) -> int:
         return self._max_wg
 
-    @_lost_guard("dispatch")
-    def dispatch(self, steps) -> None:
-        """steps: (pipeline, buffers, uniforms bytes or None, grid) each; one encoder, one submit."""
+    def _grid(self, grid, where) -> list[int]:
+        """A step's grid as the shim's (x, y, z); an indirect one as (-1, where(buffer), 0)."""
+        from pyjax.hosts.webgpu_contract import grid_2d
+
+        if isinstance(grid, int):
+            return list(grid_2d(grid, self._max_wg))
+        if grid[0] == "indirect":  # counts an earlier step wrote into that buffer
+            return [-1, where(grid[1]), 0]
+        return list((tuple(grid) + (1, 1))[:3])
+
+    @_lost_guard("record")
+    def record(self, steps, nbuffers: int) -> int:
+        """Validate and pack steps once for replaying (as WgpuHost.record): their buffers are
+        positions 0..nbuffers-1 of the handles a ``Replay`` gives. The shim keeps the packed steps,
+        writes their uniforms once into a buffer of the recording's own and caches its bind groups
+        (rebuilding only those whose buffers changed), so a replay crosses the FFI as its handles."""
         from pyodide.ffi import to_js
 
-        from pyjax.hosts.webgpu_contract import append_uniforms, grid_2d
+        from pyjax.hosts.webgpu_contract import append_uniforms, check_recorded_step
 
         ints: list[int] = []
         blob = bytearray()
-        for s in steps:
-            pipeline, buffers, uniforms, grid = tuple(s)
-            ints.append(pipeline)
-            ints.append(len(buffers))
-            ints.extend(buffers)
+        for i, (p, refs, uniforms, grid) in enumerate(steps):
+            check_recorded_step(i, p, refs, uniforms, self._pipeline_bindings[p], nbuffers)
+            if not isinstance(grid, int) and grid[0] == "indirect" and not 0 <= grid[1] < nbuffers:
+                raise ValueError(f"step {i}: indirect grid position {grid[1]} outside 0..{nbuffers - 1}")
             uoff, usize = append_uniforms(blob, uniforms, self._ualign)
-            if isinstance(grid, int):
-                x, y, z = grid_2d(grid, self._max_wg)
-            elif grid[0] == "indirect":  # counts an earlier step wrote into buffer grid[1]
-                x, y, z = -1, grid[1], 0
-            else:
-                x, y, z = (tuple(grid) + (1, 1))[:3]
-            ints += [uoff, usize, x, y, z]
+            ints += [p, len(refs), *refs, uoff, usize, *self._grid(grid, int)]
+        steps_js = to_js(memoryview(struct.pack(f"<{len(ints)}i", *ints)).cast("i"))
+        r = int(self.mgr.record(steps_js, to_js(memoryview(bytes(blob))), nbuffers))
+        self._recorded[r] = (len(steps), nbuffers)
+        return r
+
+    def release_recording(self, r: int) -> None:
+        """Forget a recording (its uniform buffer and bind groups go with it)."""
+        if self._recorded.pop(r, None) is not None:
+            self.mgr.releaseRecording(r)
+
+    @_lost_guard("dispatch")
+    def dispatch(self, steps) -> None:
+        """steps: (pipeline, buffers, uniforms bytes or None, grid) each, or a Replay of a
+        recording; one encoder, one submit, one crossing."""
+        from pyodide.ffi import to_js
+
+        from pyjax.hosts.webgpu_contract import Replay, append_uniforms
+
+        ints: list[int] = []
+        blob = bytearray()
+        count = 0
+        for s in steps:
+            if type(s) is Replay:  # [-1 - recording, nbuf, handles...]
+                n, nbuf = self._recorded[s.recording]
+                if len(s.buffers) != nbuf:
+                    raise ValueError(f"replay of recording {s.recording} gives {len(s.buffers)} buffers, needs {nbuf}")
+                ints += [-1 - s.recording, nbuf, *s.buffers]
+                count += n
+                continue
+            pipeline, buffers, uniforms, grid = tuple(s)
+            uoff, usize = append_uniforms(blob, uniforms, self._ualign)
+            ints += [pipeline, len(buffers), *buffers, uoff, usize, *self._grid(grid, lambda h: h)]
+            count += 1
         steps_js = to_js(memoryview(struct.pack(f"<{len(ints)}i", *ints)).cast("i"))
         self.mgr.dispatch(steps_js, to_js(memoryview(bytes(blob))))
         self.stats["submits"] += 1
-        self.stats["dispatches"] += len(steps)
+        self.stats["dispatches"] += count
 
 
 def proxy_counts() -> dict:

@@ -70,6 +70,16 @@ class Replay(NamedTuple):
     buffers: Sequence[int]
 
 
+def check_recorded_step(i: int, p: int, refs, uniforms, bindings: tuple, nbuffers: int) -> None:
+    """Raise ValueError where step i of a recording (pipeline p with `bindings`, its
+    (writable flags, has uniform)) does not fit p or refers outside positions 0..nbuffers-1."""
+    writable, has_uniform = bindings
+    if len(refs) != len(writable) or (uniforms is not None) != has_uniform:
+        raise ValueError(f"step {i}: pipeline {p} takes {len(writable)} buffers, uniforms {has_uniform}")
+    if any(not 0 <= r < nbuffers for r in refs):
+        raise ValueError(f"step {i}: buffer positions {list(refs)} outside 0..{nbuffers - 1}")
+
+
 def number_lines(source: str) -> str:
     """Prefix each line of WGSL with its 1-based line number (for error messages)."""
     lines = source.splitlines()

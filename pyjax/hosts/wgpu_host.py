@@ -41,6 +41,7 @@ from pyjax.hosts.webgpu_contract import (
     Step,
     WGSLCompileError,
     append_uniforms,
+    check_recorded_step,
     grid_2d,
     number_lines,
     parse_bindings,
@@ -750,12 +751,7 @@ class WgpuHost:
             pipe = self._pipelines[p]
             if pipe.layout_key is None:
                 raise ValueError(f"pipeline {p} does not follow the binding convention: it cannot be recorded")
-            if len(refs) != len(pipe.writable) or (uniforms is not None) != pipe.has_uniform:
-                raise ValueError(
-                    f"step {i}: pipeline {p} takes {len(pipe.writable)} buffers, uniforms {pipe.has_uniform}"
-                )
-            if any(not 0 <= r < nbuffers for r in refs):
-                raise ValueError(f"step {i}: buffer positions {refs} outside 0..{nbuffers - 1}")
+            check_recorded_step(i, p, refs, uniforms, (pipe.writable, pipe.has_uniform), nbuffers)
             uoff, usize = append_uniforms(blob, uniforms, self._ualign)
             if type(grid) is int or grid[0] != "indirect":
                 g = self._grid(grid)

@@ -33,7 +33,9 @@ class WebGPUManager {
     this.ubufSize = 0;
     this.lost = null; // reason string once the device is lost
     this.pendingError = null;
-    this.stats = { dispatches: 0, submits: 0 };
+    this.stats = { dispatches: 0, submits: 0, replays: 0, bindGroups: 0 };
+    this.recordings = new Map(); // handle -> recording (see record)
+    this.nextRecording = 0;
   }
 
   /** Request an adapter and a device with explicit limits; resolves to a description. */
@@ -188,7 +190,7 @@ class WebGPUManager {
           buffer: { type: "uniform", hasDynamicOffset: true },
         });
       const group = this.device.createBindGroupLayout({ entries });
-      l = { group, layout: this.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+      l = { key, group, layout: this.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
       this.layouts.set(key, l);
     }
     return l;
@@ -228,14 +230,94 @@ class WebGPUManager {
     const l = this._layout(writable, hasUniform);
     const gpu = this.device.createComputePipeline({ layout: l.layout, compute: { module, entryPoint: entry } });
     const h = this.pipelines.length;
-    this.pipelines.push({ gpu, writable, hasUniform, group: l.group });
+    this.pipelines.push({ gpu, writable, hasUniform, group: l.group, layoutKey: l.key });
     this.pipelineIds.set(key, h);
     return h;
   }
 
   /**
+   * Keep steps for replaying: records as dispatch's, with buffer positions instead of handles
+   * (an indirect grid's buffer too). Their uniforms go into a buffer of the recording's own,
+   * written once; bind groups are made at the first replay and remade only for the positions
+   * whose handles changed since the last replay (a program's weights stay, its outputs vary).
+   */
+  record(steps, uniforms, nbuffers) {
+    this._check();
+    const rec = { nbuffers, pipes: [], groupOf: [], uoffs: [], grids: [], distinct: [], ubuf: null, groups: null, last: null };
+    if (uniforms && uniforms.byteLength) {
+      rec.ubuf = this.device.createBuffer({ size: Math.ceil(uniforms.byteLength / 16) * 16, usage: USAGE_UNIFORM });
+      this.device.queue.writeBuffer(rec.ubuf, 0, uniforms);
+    }
+    const seen = new Map(); // pipeline layout + positions + uniform size -> index in distinct
+    let i = 0;
+    while (i < steps.length) {
+      const p = this.pipelines[steps[i]];
+      const nbuf = steps[i + 1];
+      const pos = Array.from(steps.subarray(i + 2, i + 2 + nbuf));
+      i += 2 + nbuf;
+      const usize = steps[i + 1];
+      const key = `${p.layoutKey}|${pos.join(",")}|${usize}`;
+      let d = seen.get(key);
+      if (d === undefined) {
+        d = rec.distinct.length;
+        seen.set(key, d);
+        rec.distinct.push({ group: p.group, pos, usize: p.hasUniform ? usize : 0 });
+      }
+      rec.pipes.push(p);
+      rec.groupOf.push(d);
+      rec.uoffs.push(p.hasUniform ? [steps[i]] : []);
+      rec.grids.push([steps[i + 2], steps[i + 3], steps[i + 4]]);
+      i += 5;
+    }
+    const h = this.nextRecording++;
+    this.recordings.set(h, rec);
+    return h;
+  }
+
+  releaseRecording(h) {
+    const rec = this.recordings.get(h);
+    if (!rec) return;
+    this.recordings.delete(h);
+    if (rec.ubuf) rec.ubuf.destroy();
+  }
+
+  /** The recording's bind groups on these buffer handles (see record). */
+  _replayGroups(rec, hs) {
+    const last = rec.last;
+    const groups = rec.groups ? rec.groups.slice() : new Array(rec.distinct.length);
+    for (let d = 0; d < rec.distinct.length; d++) {
+      const { group, pos, usize } = rec.distinct[d];
+      if (last && pos.every((k) => hs[k] === last[k])) continue;
+      const entries = pos.map((k, b) => {
+        const buf = this.buffers.get(hs[k]);
+        return { binding: b, resource: { buffer: buf.gpu, offset: 0, size: Math.max(4, Math.ceil(buf.nbytes / 4) * 4) } };
+      });
+      if (usize) entries.push({ binding: pos.length, resource: { buffer: rec.ubuf, offset: 0, size: usize } });
+      groups[d] = this.device.createBindGroup({ layout: group, entries });
+      this.stats.bindGroups++;
+    }
+    rec.groups = groups;
+    rec.last = hs;
+    return groups;
+  }
+
+  _replay(pass, rec, hs) {
+    const groups = this._replayGroups(rec, hs);
+    for (let s = 0; s < rec.pipes.length; s++) {
+      pass.setPipeline(rec.pipes[s].gpu);
+      pass.setBindGroup(0, groups[rec.groupOf[s]], rec.uoffs[s]);
+      const g = rec.grids[s];
+      if (g[0] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(hs[g[1]]).gpu, 0);
+      else pass.dispatchWorkgroups(g[0], g[1], g[2]);
+    }
+    this.stats.replays++;
+    return rec.pipes.length;
+  }
+
+  /**
    * Record many dispatches in one encoder and submit once.
-   * steps: Int32Array of records [pipeline, nbuf, buf..., uniformOffset, uniformSize, gx, gy, gz];
+   * steps: Int32Array of records [pipeline, nbuf, buf..., uniformOffset, uniformSize, gx, gy, gz]
+   * or, for a replay of a recording, [-1 - recording, nbuf, buf...];
    * uniforms: Uint8Array with every step's uniform data at its (aligned) offset.
    */
   dispatch(steps, uniforms) {
@@ -253,6 +335,12 @@ class WebGPUManager {
     let i = 0;
     let n = 0;
     while (i < steps.length) {
+      if (steps[i] < 0) {
+        const nbuf = steps[i + 1];
+        n += this._replay(pass, this.recordings.get(-1 - steps[i]), Array.from(steps.subarray(i + 2, i + 2 + nbuf)));
+        i += 2 + nbuf;
+        continue;
+      }
       const p = this.pipelines[steps[i]];
       const nbuf = steps[i + 1];
       const entries = [];
@@ -266,6 +354,7 @@ class WebGPUManager {
       if (p.hasUniform) entries.push({ binding: nbuf, resource: { buffer: this.ubuf, offset: 0, size: usize } });
       pass.setPipeline(p.gpu);
       pass.setBindGroup(0, this.device.createBindGroup({ layout: p.group, entries }), p.hasUniform ? [uoff] : []);
+      this.stats.bindGroups++;
       // x < 0: indirect, with the workgroup counts an earlier step wrote into buffer steps[i + 3]
       if (steps[i + 2] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(steps[i + 3]).gpu, 0);
       else pass.dispatchWorkgroups(steps[i + 2], steps[i + 3], steps[i + 4]);
