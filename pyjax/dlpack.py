@@ -26,14 +26,10 @@ _SUPPORTED = {
 
 
 def from_dlpack(external_array: Any, device: Any = None, copy: bool | None = None) -> Any:
-    """A pyjax array with the data of an object that implements __dlpack__ (through numpy's from_dlpack)."""
-    import numpy as np
+    """A pyjax array with the data of an object that implements __dlpack__ (jnp.from_dlpack)."""
+    from pyjax import numpy as jnp
 
-    from pyjax import api
-
-    if not hasattr(external_array, "__dlpack__"):
-        raise TypeError(f"from_dlpack: {type(external_array).__name__} does not implement __dlpack__")
-    return api.device_put(np.from_dlpack(external_array), device)
+    return jnp.from_dlpack(external_array, device=device, copy=copy)
 
 
 def is_supported_dtype(dtype: Any) -> bool:

@@ -107,7 +107,7 @@ def scalar_type_of(x: Any) -> type:
 
 def itemsize_bits(dtype: Any) -> int:
     """The size of one element of dtype in bits."""
-    return _d.dtype(dtype).itemsize * 8
+    return _d.dtype(dtype).bits
 
 
 # --- float0: the tangent dtype of integer and bool values --------------------------------------

@@ -230,6 +230,10 @@ def test_small_top_level_names_as_jax():
         assert j.host_ids() == [0]
         assert isinstance(j.version.__version__, str)
         np.testing.assert_array_equal(np.asarray(j.dlpack.from_dlpack(np.arange(3, dtype=np.int32))), [0, 1, 2])
+        x = j.numpy.from_dlpack(np.arange(3.0), copy=True)  # canonicalized: float32 without x64
+        assert x.dtype == np.float32 and x.tolist() == [0.0, 1.0, 2.0]
+        with pytest.raises(TypeError, match="must have __dlpack__"):
+            j.numpy.from_dlpack([1.0])
         assert j.dlpack.is_supported_dtype(np.float32)
         for ctx in (j.auto_pcast, j.remove_size_one_mesh_axis_from_type):
             with ctx(True):

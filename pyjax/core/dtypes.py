@@ -16,14 +16,16 @@ from pyjax.core.config import config
 
 
 class DType:
-    """A dtype: name, item size in bytes and kind ('b', 'i', 'u', 'f', 'c')."""
+    """A dtype: name, item size in bytes, kind ('b', 'i', 'u', 'f', 'c') and bits (fewer than
+    itemsize * 8 for the sub-byte types, stored one per byte)."""
 
-    __slots__ = ("name", "itemsize", "kind", "_hash")
+    __slots__ = ("name", "itemsize", "kind", "bits", "_hash")
 
-    def __init__(self, name: str, itemsize: int, kind: str):
+    def __init__(self, name: str, itemsize: int, kind: str, bits: int | None = None):
         self.name = name
         self.itemsize = itemsize
         self.kind = kind
+        self.bits = itemsize * 8 if bits is None else bits
         self._hash = hash(name)
 
     @property
@@ -44,10 +46,6 @@ class DType:
     @property
     def str(self) -> str:
         return ("|" if self.itemsize == 1 else "<") + self.kind + builtins.str(self.itemsize)
-
-    @property
-    def bits(self) -> int:
-        return self.itemsize * 8
 
     @property
     def dtype(self):
@@ -106,26 +104,36 @@ complex128 = DType("complex128", 16, "c")
 
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 ALL += (float16, bfloat16, float32, float64, complex64, complex128)
-ALL += tuple(DType(name, 1, "f") for name in minifloat.FORMATS)  # the 8-bit floats
+ALL += tuple(DType(name, 1, "f", minifloat.width(name)) for name in minifloat.FORMATS)  # the 8-bit and smaller floats
+# integers of 4, 2 and 1 bits, one per byte (ml_dtypes' layout: the value's low bits, the rest zero)
+INTN = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2, "int1": 1, "uint1": 1}
+ALL += tuple(DType(name, 1, name[0], bits) for name, bits in INTN.items())
 BY_NAME = {d.name: d for d in ALL}
 float8_e4m3fn, float8_e5m2 = BY_NAME["float8_e4m3fn"], BY_NAME["float8_e5m2"]
+# the floats of core/minifloat.py (8 bits and fewer), one byte each
 FLOAT8 = frozenset(minifloat.FORMATS)
 # dtypes numpy lacks: numpy gets them from the ml_dtypes package (installed with JAX)
-ML_DTYPES = frozenset(("bfloat16",)) | FLOAT8
+ML_DTYPES = frozenset(("bfloat16",)) | FLOAT8 | frozenset(INTN)
 # floats narrower than float32: stored narrow, computed (and accumulated) in float32, rounded once
 NARROW_FLOATS = frozenset(("float16", "bfloat16")) | FLOAT8
 _CHARS = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "l", "uint8": "B"}
 _CHARS.update({"uint16": "H", "uint32": "I", "uint64": "L", "float16": "e", "float32": "f"})
 _CHARS.update({"float64": "d", "bfloat16": "E", "complex64": "F", "complex128": "D"})
 _CHARS.update({name: "V" for name in FLOAT8})  # numpy's kind for ml_dtypes' types
+# ml_dtypes' type characters of the sub-byte types (not dtype aliases: 'e' is float16's)
+_CHARS.update({"int4": "a", "uint4": "A", "int2": "c", "uint2": "C", "int1": "e", "uint1": "E"})
+_CHARS.update({"float4_e2m1fn": "0", "float6_e2m3fn": "8", "float6_e3m2fn": "9", "float8_e8m0fnu": "W"})
 # The `struct` format of each real dtype (little-endian packing of host values; bfloat16 has none).
 STRUCT_FORMAT = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B"}
 STRUCT_FORMAT.update({"uint16": "H", "uint32": "I", "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"})
+# The sub-byte integers are stored as int8/uint8 bytes holding their value (signed ones sign-extended),
+# so every kernel loads them as it loads int8; numpy interop converts to and from ml_dtypes' layout.
+STRUCT_FORMAT.update({name: "b" if name[0] == "i" else "B" for name in INTN})
 _ALIASES = {"float": "float64", "int": "int64", "bool_": "bool", "f4": "float32", "f8": "float64"}
 _ALIASES.update({"f2": "float16", "i4": "int32", "i8": "int64", "u4": "uint32", "u8": "uint64"})
 _ALIASES.update({"i1": "int8", "i2": "int16", "u1": "uint8", "u2": "uint16", "b1": "bool"})
 _ALIASES.update({"complex": "complex128", "c8": "complex64", "c16": "complex128"})
-_ALIASES.update({v: k for k, v in _CHARS.items() if v != "V"})
+_ALIASES.update({v: k for k, v in _CHARS.items() if k not in ML_DTYPES})
 
 
 # --- scalar types: jnp.float32 is both a dtype spec and a constructor, as in JAX ----------
@@ -326,7 +334,7 @@ def default_complex() -> DType:
 # 'c*' (Python complex). Complex sits above every float: float32 + complex64 -> complex64.
 _LATTICE = {
     "bool": ["i*"],
-    "i*": ["uint8", "int8"],
+    "i*": ["uint8", "int8", *INTN],
     "uint8": ["uint16", "int16"],
     "uint16": ["uint32", "int32"],
     "uint32": ["uint64", "int64"],
@@ -336,8 +344,10 @@ _LATTICE = {
     "int32": ["int64"],
     "int64": ["f*"],
     "f*": ["float16", "bfloat16", *minifloat.FORMATS, "c*"],
-    # 8-bit floats promote with nothing but themselves, bool, integers and weak types, as in JAX
+    # 8-bit and smaller floats promote with nothing but themselves, bool, integers and weak types, and
+    # 4/2/1-bit integers with nothing but themselves, bool and Python ints, as in JAX
     **{name: [] for name in minifloat.FORMATS},
+    **{name: [] for name in INTN},
     "float16": ["float32"],
     "bfloat16": ["float32"],
     "float32": ["float64", "complex64"],
@@ -367,10 +377,29 @@ def _join(a: str, b: str) -> str:
     for c in common:
         if common <= _upper_bounds(c):
             return c
+    names = tuple(_WEAK_NAMES.get(n, n) for n in (a, b))
+    what = next((w for w, group in _NO_PROMOTION if any(n in group for n in names)), None)
+    if what is None:
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path. Try explicitly casting"
+            " inputs to the desired output type."
+        )
+    target = "int32" if what.endswith("integers") else "float32"
     raise TypePromotionError(
-        f"Input dtypes ({a!r}, {b!r}) have no available implicit dtype promotion path. 8-bit floats do not"
-        " support implicit promotion: convert explicitly, e.g. x.astype('float32')"
+        f"Input dtypes {names} have no available implicit dtype promotion path. To avoid unintended"
+        f" promotion, {what} do not support implicit promotion. If you'd like your inputs to be promoted to"
+        f" another type, you can do so explicitly using e.g. x.astype('{target}')"
     )
+
+
+_WEAK_NAMES = {"i*": "<class 'int'>", "f*": "<class 'float'>", "c*": "<class 'complex'>"}
+# JAX's words for the dtypes that promote only with themselves, in the order its message checks them
+_NO_PROMOTION = (
+    ("8-bit floats", frozenset(n for n in FLOAT8 if n.startswith("float8"))),
+    ("6-bit floats", frozenset(("float6_e2m3fn", "float6_e3m2fn"))),
+    ("4-bit floats", frozenset(("float4_e2m1fn",))),
+    ("1-bit, 2-bit and 4-bit integers", frozenset(INTN)),
+)
 
 
 def _node(d: DType, weak: bool) -> str:
@@ -435,10 +464,11 @@ class finfo:
     }
     _TABLE.update(
         {
-            name: (m, e, 2.0 ** (1 - bias), minifloat.largest(name), 2.0**-m, 2.0 ** (1 - bias - m))
+            name: (m, e, minifloat.decode(1 << m, name), minifloat.largest(name), 2.0**-m, minifloat.decode(1, name))
             for name, (e, m, bias, _) in minifloat.FORMATS.items()
         }
     )
+    _TABLE["float8_e8m0fnu"] = (0, 8, 2.0**-127, 2.0**127, 1.0, 2.0**-127)  # no subnormals: code 0 is 2**-127
 
     def __init__(self, d):
         self.dtype = real_dtype(d)  # finfo(complex64) describes its float32 parts, as in numpy
@@ -448,11 +478,11 @@ class finfo:
         self.bits = self.dtype.bits
         self.nmant, self.nexp, self.eps = nmant, nexp, eps
         self.tiny = self.smallest_normal = tiny
-        self.max, self.min = fmax, -fmax
+        self.max, self.min = fmax, (tiny if self.dtype.name == "float8_e8m0fnu" else -fmax)  # e8m0 is unsigned
         self.smallest_subnormal = smallest_sub
         self.resolution = 10.0 ** -{"float16": 3, "bfloat16": 2, "float32": 6}.get(self.dtype.name, 15)
-        if self.dtype.name in FLOAT8:  # ml_dtypes' resolution for its 8-bit floats
-            self.resolution = minifloat.round_to(0.1, self.dtype.name)
+        if self.dtype.name in FLOAT8:  # ml_dtypes' resolution: 10**-precision, precision 1 for 8 bits, else 0
+            self.resolution = minifloat.round_to(0.1 if self.bits == 8 else 1.0, self.dtype.name)
 
     def __repr__(self):
         return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype.name})"

@@ -156,6 +156,19 @@ sqrt_p = _unop("sqrt")
 rsqrt_p = _unop("rsqrt")
 cbrt_p = _unop("cbrt")
 abs_p = _unop("abs", NUM)
+
+
+def _abs_abstract(x, **params):
+    """abs rejects the 4- and 2-bit integers, as JAX's does (not the 1-bit ones)."""
+    if x.dtype.name in ("int4", "uint4", "int2", "uint2"):
+        raise TypeError(
+            f"abs does not accept dtype {x.dtype.name}. Support for narrow-width integers is platform-dependent"
+            " and limited to a few specific operations, e.g. basic arithmetic and type casting."
+        )
+    return _unary_abstract(NUM, "abs")(x, **params)
+
+
+abs_p.abstract_eval = _abs_abstract
 not_p = _unop("not", "biu")
 erf_p = _unop("erf")
 erfc_p = _unop("erfc")

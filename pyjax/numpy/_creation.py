@@ -26,7 +26,7 @@ from pyjax.numpy import _elementwise, _manipulation
 from pyjax.numpy._promotion import _is_array, _shape_tuple, array, asarray, broadcast_shapes, broadcast_to
 from pyjax.numpy._util import _SCALARS, _aval, _result, _to_dtype
 
-__all__ = ["logspace", "geomspace", "diagflat", "fromfunction", "frombuffer", "fromiter", "fromstring"]
+__all__ = ["logspace", "geomspace", "diagflat", "fromfunction", "frombuffer", "from_dlpack", "fromiter", "fromstring"]
 
 
 # --- spaced sequences -----------------------------------------------------------------------------
@@ -111,6 +111,17 @@ def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
     del size
     values = mv[: n * item].cast(code).tolist()
     return asarray(values, dtype=dtypes.canonicalize(dtype))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array with the data of an object that implements __dlpack__ (through numpy's from_dlpack), on device."""
+    from pyjax.api import device_put
+
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError("The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods.")
+    if _np is None:
+        raise TypeError("from_dlpack needs numpy")
+    return device_put(_np.from_dlpack(x, copy=copy), device)
 
 
 def fromiter(iterable: Any, dtype: Any, count: int = -1, *, like: Any = None) -> Any:

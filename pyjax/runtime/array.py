@@ -122,6 +122,8 @@ class Array(core.ArrayMethods):
         if self._host is not None and self._buf is None:
             return np.full(self.aval.shape, self._host, dtype=_np_dtype(d))
         raw = self._contiguous_bytes()
+        if d.name in dtypes.INTN:  # stored as int8/uint8 values (core/dtypes.py STRUCT_FORMAT)
+            return np.frombuffer(raw, dtype=_FMT[d.name]).astype(_np_dtype(d)).reshape(self.aval.shape)
         return np.frombuffer(raw, dtype=_np_dtype(d)).reshape(self.aval.shape).copy()
 
     def _flat_list(self) -> list:

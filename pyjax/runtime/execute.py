@@ -432,6 +432,16 @@ def from_numpy(a, device=None, dtype=None, weak: bool = False) -> Array:
         except AttributeError:
             raw = bytes(minifloat.encode(float(v), d.name) for v in np.asarray(a, dtype=np.float32).ravel())
         return from_bytes(raw, ShapedArray(shape, d, weak), device)
+    if d.name in dtypes.INTN:  # stored as int8/uint8 values (core/dtypes.py STRUCT_FORMAT)
+        try:
+            a = np.asarray(a).astype(d.dtype)  # ml_dtypes' conversion, as JAX's host transfer
+        except AttributeError:
+            a = np.asarray(a).astype(np.int64)
+        bits, stored = d.bits, np.dtype(dtypes.STRUCT_FORMAT[d.name])
+        a = np.asarray(a).astype(np.int64) & ((1 << bits) - 1)
+        if d.kind == "i":
+            a = np.where(a >= 1 << (bits - 1), a - (1 << bits), a)
+        return from_bytes(np.ascontiguousarray(a, dtype=stored).tobytes(), ShapedArray(shape, d, weak), device)
     a = np.ascontiguousarray(a, dtype=np.dtype(d.name))
     return from_bytes(a.tobytes(), ShapedArray(shape, d, weak), device)
 

@@ -21,8 +21,20 @@ _NP = {}
 def np_dtype(d):
     t = _NP.get(d.name)
     if t is None:
-        t = _NP[d.name] = _ml_dtype(d.name) if d.name in dtypes.ML_DTYPES else np.dtype(d.name)
+        if d.name in dtypes.INTN:  # computed as int8/uint8 and wrapped to their bits (intn_wrap)
+            t = np.dtype(dtypes.STRUCT_FORMAT[d.name])
+        else:
+            t = _ml_dtype(d.name) if d.name in dtypes.ML_DTYPES else np.dtype(d.name)
+        _NP[d.name] = t
     return t
+
+
+def intn_wrap(r, d):
+    """r (int8/uint8 values) wrapped into the range of sub-byte integer dtype d, as its arithmetic wraps."""
+    if d.kind == "u":
+        return r & np.uint8((1 << d.bits) - 1)
+    shift = np.int8(8 - d.bits)
+    return (r << shift) >> shift
 
 
 def _ml_dtype(name: str):
@@ -251,15 +263,16 @@ def _binary(op, a, b):
 
 def _cast(a, to):
     t = np_dtype(to)
-    if a.dtype.kind == "f" and to.kind in "iu":
-        info = np.iinfo(t)
+    if (a.dtype.kind == "f" or a.dtype.name in dtypes.NARROW_FLOATS) and to.kind in "iu":  # ml_dtypes' are kind V
+        info = dtypes.iinfo(to)
         with np.errstate(invalid="ignore"):
-            r = np.trunc(np.nan_to_num(a, nan=0.0, posinf=info.max, neginf=info.min).astype(np.float64))
+            # through float64: numpy sees no NaN in ml_dtypes' floats
+            r = np.trunc(np.nan_to_num(a.astype(np.float64), nan=0.0, posinf=info.max, neginf=info.min))
             r = np.clip(r, info.min, info.max)
         return r.astype(t)
     if to.kind == "b":
         return a != 0
-    return a.astype(t)
+    return intn_wrap(a.astype(t), to) if to.name in dtypes.INTN else a.astype(t)
 
 
 class Plan:
@@ -333,6 +346,9 @@ class Plan:
                 if type(r) is not np.ndarray or r.dtype != dt:
                     r = np.asarray(r).astype(dt, copy=False)
                 return bc(r)
+
+            if n.dtype.name in dtypes.INTN and op not in ("cast", "where"):
+                step = lambda ins, v, acc, step=step, d=n.dtype: intn_wrap(step(ins, v, acc), d)  # noqa: E731
 
             k = self._step(step)
         slot[n] = k

@@ -63,6 +63,8 @@ DTYPE_INFO = {
     "int8": (I32, "i32.load8_s", "i32.store8"),
     "uint8": (I32, "i32.load8_u", "i32.store8"),
     "bool": (I32, "i32.load8_u", "i32.store8"),
+    # 4/2/1-bit integers: stored as int8/uint8 values (core/dtypes.py STRUCT_FORMAT), wrapped by _WRAP
+    **{n: (I32, "i32.load8_s" if n[0] == "i" else "i32.load8_u", "i32.store8") for n in dtypes.INTN},
     "int64": (I64, "i64.load", "i64.store"),
     "uint64": (I64, "i64.load", "i64.store"),
 }
@@ -84,7 +86,7 @@ def _signed(d) -> bool:
 
 
 def _bits(d) -> int:
-    return 1 if d.kind == "b" else d.itemsize * 8
+    return 1 if d.kind == "b" else d.bits
 
 
 def _int_min(d) -> int:
@@ -1815,6 +1817,8 @@ _REINTERPRET = {
 }
 # narrow integer dtype -> program wrapping an i32 into its range
 _WRAP = {"int8": "i32.extend8_s", "int16": "i32.extend16_s", "uint8": "255 i32.and", "uint16": "65535 i32.and"}
+_WRAP.update({n: f"{32 - b} i32.shl {32 - b} i32.shr_s" for n, b in dtypes.INTN.items() if n[0] == "i"})
+_WRAP.update({n: f"{(1 << b) - 1} i32.and" for n, b in dtypes.INTN.items() if n[0] == "u"})
 
 # SIMD forms (float32, int32, uint32, bool as a lane mask 0/-1); an op without a row, or whose
 # function returns False, runs lane by lane.

@@ -1,5 +1,5 @@
-"""float16/bfloat16/float8 <-> float32 conversions for Wasm kernels (Wasm has no narrow floats):
-values are stored as 16- or 8-bit patterns and computed in float32."""
+"""float16/bfloat16/float8 (and smaller) <-> float32 conversions for Wasm kernels (Wasm has no narrow
+floats): values are stored as 16- or 8-bit patterns and computed in float32."""
 
 from __future__ import annotations
 
@@ -90,23 +90,28 @@ def _i32(v: int) -> int:
 
 
 def f8_helpers(m: Module, name: str) -> dict[str, int]:
-    """Emit 8-bit float (core/minifloat.py FORMATS[name]) <-> float32 conversions; role -> index.
+    """Emit 8-bit (or smaller) float (core/minifloat.py FORMATS[name]) <-> float32 conversions; role -> index.
 
     load(i32 byte) -> f32, store(f32) -> i32 byte (round half to even; overflow to infinity or, for
-    fn formats, NaN), round(f32) -> f32 (the value rounded to the format).
+    fn formats, NaN; finite formats saturate), round(f32) -> f32 (the value rounded to the format).
     """
     key = "pyjax." + name
     memo = m.memo.get(key)
     if memo is not None:
         return memo
     e, mb, bias, rule = minifloat.FORMATS[name]
+    if rule == "e8m0":
+        out = _e8m0_helpers(m, name)
+        m.memo[key] = out
+        return out
     shift = 23 - mb
+    sb, w = minifloat.sign_bit(name), minifloat.width(name)
     out: dict[str, int] = {}
     # byte -> f32
     f = m.function(f"pyjax_{name}_to_f32", [I32], [F32])
     h, c, ef, s = 0, f.local(I32), f.local(I32), f.local(I32)
-    f.local_get(h).i32_const(0x80).i32_and().i32_const(24).i32_shl().local_set(s)
-    f.local_get(h).i32_const(0x7F).i32_and().local_tee(c).i32_const(mb).i32_shr_u().local_set(ef)
+    f.local_get(h).i32_const(sb).i32_and().i32_const(32 - w).i32_shl().local_set(s)
+    f.local_get(h).i32_const(sb - 1).i32_and().local_tee(c).i32_const(mb).i32_shr_u().local_set(ef)
     # normal: rebias the exponent, widen the mantissa
     f.local_get(c).i32_const(shift).i32_shl().i32_const((127 - bias) << 23).i32_add().local_get(s).i32_or()
     if rule == "fn":  # 0x7f is NaN
@@ -128,7 +133,7 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     f = m.function(f"pyjax_f32_to_{name}", [F32], [I32])
     u, s = f.local(I32), f.local(I32)
     magic = ((127 - bias) + shift + 1) << 23  # adding it rounds a subnormal to the format's quantum
-    f.local_get(0).i32_reinterpret_f32().local_tee(u).i32_const(24).i32_shr_u().i32_const(0x80).i32_and().local_set(s)
+    f.local_get(0).i32_reinterpret_f32().local_tee(u).i32_const(32 - w).i32_shr_u().i32_const(sb).i32_and().local_set(s)
     f.local_get(u).i32_const(0x7FFFFFFF).i32_and().local_set(u)
     f.i32_const(minifloat.nan_code(name))
     # small: add the magic float, subtract its bits
@@ -145,6 +150,8 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     if rule == "fnuz":  # no -0: a zero magnitude drops the sign
         mag = f.local(I32)
         f.local_tee(mag).local_get(s).i32_const(0).local_get(mag).select().i32_or()
+    elif rule == "finite":  # NaN (sb) gives the zero of the other sign; below sb, xor is or
+        f.local_get(s).i32_xor()
     else:
         f.local_get(s).i32_or()
     f.finish()
@@ -154,6 +161,35 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     f.finish()
     out["round"] = f.index
     m.memo[key] = out
+    return out
+
+
+def _e8m0_helpers(m: Module, name: str) -> dict[str, int]:
+    """float8_e8m0fnu's load/store/round (core/minifloat.py): code c is 2**(c - 127), 0xff NaN."""
+    out: dict[str, int] = {}
+    f = m.function(f"pyjax_{name}_to_f32", [I32], [F32])
+    c = 0
+    # c << 23 is 2**(c - 127) for c >= 1; code 0 is the float32 subnormal 0x400000; 0xff is NaN
+    f.local_get(c).i32_const(23).i32_shl().i32_const(0x400000).local_get(c).select()
+    f.i32_const(0x7FC00000).local_get(c).i32_const(0xFF).i32_ne().select().f32_reinterpret_i32()
+    f.finish()
+    out["load"] = f.index
+    f = m.function(f"pyjax_f32_to_{name}", [F32], [I32])
+    u = f.local(I32)
+    # round to the nearest power of two, ties up: add half the gap to the next one (below 2**-126, the
+    # gap between 2**-127 and 2**-126 is 2**-127, half of it 0x200000) and keep the exponent
+    f.local_get(0).i32_reinterpret_f32().local_tee(u)
+    f.i32_const(0x200000).i32_const(0x400000).local_get(u).i32_const(0x800000).i32_lt_s().select().i32_add()
+    f.i32_const(23).i32_shr_u()
+    # zero, negatives, infinity and NaN: 0xff
+    f.i32_const(0xFF).local_get(u).i32_const(0).i32_gt_s().local_get(u).i32_const(0x7F800000).i32_lt_s().i32_and()
+    f.select()
+    f.finish()
+    out["store"] = f.index
+    f = m.function(f"pyjax_round_{name}", [F32], [F32])
+    f.local_get(0).call(out["store"]).call(out["load"])
+    f.finish()
+    out["round"] = f.index
     return out
 
 

@@ -33,6 +33,8 @@ _CTYPE = {
     "uint16": "u32",
     "uint8": "u32",
     "bool": "bool",
+    # 4/2/1-bit integers: stored as int8/uint8 values (core/dtypes.py STRUCT_FORMAT), wrapped by _WRAP
+    **{n: "i32" if n[0] == "i" else "u32" for n in dtypes.INTN},
 }
 
 
@@ -67,6 +69,7 @@ def storage_type(d) -> str:
 
 
 def bits(d) -> int:
+    """The bits an element of dtype d takes in storage (a whole byte for the sub-byte types)."""
     return 8 * d.itemsize
 
 
@@ -130,6 +133,7 @@ _FROM_RAW = {
     "bool": "({raw} != 0u)",
     "uint8": "{raw}",
     "uint16": "{raw}",
+    **{n: "{raw}" for n in dtypes.INTN if n[0] == "u"},
     "float16": "pj_f16_to_f32({raw})",
     "bfloat16": "pj_bf16_to_f32({raw})",
     **{n: f"pj_{n}_to_f32({{raw}})" for n in minifloat.FORMATS},
@@ -141,6 +145,7 @@ _TO_BITS = {
     "uint16": "({v} & 0xffffu)",
     "int8": "(bitcast<u32>({v}) & 0xffu)",
     "int16": "(bitcast<u32>({v}) & 0xffffu)",
+    **{n: "(bitcast<u32>({v}) & 0xffu)" if n[0] == "i" else "({v} & 0xffu)" for n in dtypes.INTN},
     "float16": "pj_f32_to_f16({v})",
     "bfloat16": "pj_f32_to_bf16({v})",
     **{n: f"pj_f32_to_{n}({{v}})" for n in minifloat.FORMATS},
@@ -157,7 +162,7 @@ def unpack(word: str, d, sub: str) -> str:
     """Element number `sub` (u32 expression) of a packed word, as d's compute type."""
     b = bits(d)
     sh = f"({sub} * {b}u)"
-    if d.name in ("int8", "int16"):  # sign-extend by shifting the element to the top
+    if d.kind == "i":  # sign-extend by shifting the element to the top
         return f"(bitcast<i32>({word} << ({32 - b}u - {sh})) >> {32 - b}u)"
     if d.name not in _FROM_RAW:
         raise UnsupportedDtype(d.name)
@@ -203,6 +208,8 @@ _WRAP = {
     "int16": "(({v} << 16u) >> 16u)",
     "uint8": "({v} & 0xffu)",
     "uint16": "({v} & 0xffffu)",
+    **{n: f"(({{v}} << {32 - b}u) >> {32 - b}u)" for n, b in dtypes.INTN.items() if n[0] == "i"},
+    **{n: f"({{v}} & {hex((1 << b) - 1)}u)" for n, b in dtypes.INTN.items() if n[0] == "u"},
 }
 # half float dtype -> `{v}` (an f32 compute value) rounded to its precision
 _ROUND = {"float16": "pj_rf16({v})", "bfloat16": "pj_rbf16({v})", **{n: f"pj_r{n}({{v}})" for n in minifloat.FORMATS}}
@@ -550,7 +557,7 @@ def _bit_count(template: str):
     """popcnt/clz: count in u32 over the dtype's bits (`{a}`, the bits; `{pad}`, 32 - bits)."""
 
     def row(em, n, a, b, d):
-        w = bits(d)
+        w = d.bits
         u = a if ctype(d) == "u32" else f"bitcast<u32>({a})"
         if w < 32:
             u = f"({u} & {hex((1 << w) - 1)}u)"
@@ -660,7 +667,7 @@ def _i_floor_div_mod(sym: str, helper: str):
 
 
 def _i_shift(em, n, a, b, d) -> str:
-    bw, y = bits(d), n.srcs[1]
+    bw, y = d.bits, n.srcs[1]
     ub = b if ctype(y.dtype) == "u32" else f"bitcast<u32>({b})"
     const = y.op == "const" and 0 <= y.arg < bw
     if n.op == "shl":

@@ -348,13 +348,18 @@ fn pj_nextafter(x: f32, y: f32) -> f32 {
 
 
 def _f8_defs(name: str, e: int, mb: int, bias: int, rule: str) -> None:
-    """pj_{name}_to_f32, pj_f32_to_{name} and pj_r{name} for an 8-bit float of core/minifloat.py."""
+    """pj_{name}_to_f32, pj_f32_to_{name} and pj_r{name} for an 8-bit (or smaller) float of core/minifloat.py."""
+    if rule == "e8m0":
+        _e8m0_defs(name)
+        return
     shift = 23 - mb
+    sb, w = minifloat.sign_bit(name), minifloat.width(name)
+    special = ""
     if rule == "fn":  # 0x7f is NaN
         special = "if (c == 0x7fu) { return bitcast<f32>(s | 0x7fc00000u); }"
     elif rule == "fnuz":  # 0x80 (what would be -0) is the NaN
         special = "if (h == 0x80u) { return bitcast<f32>(0x7fc00000u); }"
-    else:  # all-ones exponent: infinity or NaN
+    elif rule == "ieee":  # all-ones exponent: infinity or NaN
         special = f"if (c >> {mb}u == {(1 << e) - 1}u) {{ return bitcast<f32>(s | 0x7f800000u | (c << {shift}u)); }}"
     _def(
         f"{name}_to_f32",
@@ -362,8 +367,8 @@ def _f8_defs(name: str, e: int, mb: int, bias: int, rule: str) -> None:
         f"pj_{name}_to_f32(h: u32) -> f32  ({name} bits)",
         f"""
 fn pj_{name}_to_f32(h: u32) -> f32 {{
-  let s = (h & 0x80u) << 24u;
-  let c = h & 0x7fu;
+  let s = (h & {sb}u) << {32 - w}u;
+  let c = h & {sb - 1}u;
   {special}
   if (c >> {mb}u == 0u) {{ return bitcast<f32>(s | bitcast<u32>(f32(c) * {2.0 ** (1 - bias - mb)!r})); }}
   return bitcast<f32>(s | ((c << {shift}u) + {(127 - bias) << 23}u));
@@ -379,9 +384,9 @@ fn pj_{name}_to_f32(h: u32) -> f32 {{
         f"""
 fn pj_f32_to_{name}(x: f32) -> u32 {{
   let b = bitcast<u32>(x);
-  let s = (b >> 24u) & 0x80u;
+  let s = (b >> {32 - w}u) & {sb}u;
   let u = b & 0x7fffffffu;
-  if (u > 0x7f800000u) {{ return s | {minifloat.nan_code(name)}u; }}
+  if (u > 0x7f800000u) {{ return s {"^" if rule == "finite" else "|"} {minifloat.nan_code(name)}u; }}
   var r: u32;
   if (u < {(128 - bias) << 23}u) {{
     r = bitcast<u32>(bitcast<f32>(u) + bitcast<f32>({magic}u)) - {magic}u;
@@ -401,13 +406,55 @@ fn pj_f32_to_{name}(x: f32) -> u32 {{
     )
 
 
+def _e8m0_defs(name: str) -> None:
+    """float8_e8m0fnu's helpers (core/minifloat.py): code c is 2**(c - 127), 0xff NaN, ties round up."""
+    _def(
+        f"{name}_to_f32",
+        (),
+        f"pj_{name}_to_f32(h: u32) -> f32  ({name} bits)",
+        f"""
+fn pj_{name}_to_f32(h: u32) -> f32 {{
+  if (h == 0xffu) {{ return bitcast<f32>(0x7fc00000u); }}
+  return bitcast<f32>(select(h << 23u, 0x400000u, h == 0u));
+}}
+""",
+    )
+    _def(
+        f"f32_to_{name}",
+        (),
+        f"pj_f32_to_{name}(x: f32) -> u32  ({name} bits, nearest power of two, ties up)",
+        f"""
+fn pj_f32_to_{name}(x: f32) -> u32 {{
+  let u = bitcast<i32>(x);
+  if (u <= 0i || u >= 0x7f800000i) {{ return 0xffu; }}
+  return u32(u + select(0x400000i, 0x200000i, u < 0x800000i)) >> 23u;
+}}
+""",
+    )
+    _def(
+        f"r{name}",
+        (f"f32_to_{name}", f"{name}_to_f32"),
+        f"pj_r{name}(x: f32) -> f32  (x rounded to {name})",
+        f"fn pj_r{name}(x: f32) -> f32 {{ return pj_{name}_to_f32(pj_f32_to_{name}(x)); }}",
+    )
+
+
 for _name, _fmt in minifloat.FORMATS.items():
     _f8_defs(_name, *_fmt)
 
 for _h, _to, _from, _sign, _mag in (
     ("float16", "f32_to_f16", "f16_to_f32", "0x8000u", "0x7fffu"),
     ("bfloat16", "f32_to_bf16", "bf16_to_f32", "0x8000u", "0x7fffu"),
-    *((n, f"f32_to_{n}", f"{n}_to_f32", "0x80u", "0x7fu") for n in minifloat.FORMATS),
+    *(
+        (
+            n,
+            f"f32_to_{n}",
+            f"{n}_to_f32",
+            f"{minifloat.sign_bit(n) or 0x80}u",
+            f"{(minifloat.sign_bit(n) or 0x80) - 1}u",
+        )
+        for n in minifloat.FORMATS
+    ),
 ):
     _def(
         "nextafter_" + _h,
