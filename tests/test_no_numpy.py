@@ -60,6 +60,10 @@ CASES = {
     "repr_weak": "repr(jnp.array(3.5))",
     "repr_bool": "repr(jnp.arange(3) > 1)",
     "repr_int8": "repr(jnp.array(3, jnp.int8))",
+    "subbyte": "[jnp.array([7, -8, 3], jnp.int4) + jnp.array([1, -1, 7], jnp.int4), jnp.array([9, 2], jnp.uint4) * 3, "
+    "jnp.array([1.5, -6, 7, 0.3], jnp.float4_e2m1fn) * 2, jnp.array([0.3, 1e30], jnp.float8_e8m0fnu) * 4]",
+    "repr_subbyte": "repr([jnp.array([5, -1], jnp.int4), jnp.array([-2.5, 0.5], jnp.float4_e2m1fn), "
+    "jnp.array([[1e30, 0.25], [3, 1]], jnp.float8_e8m0fnu), jnp.array([0.1, -300], jnp.float8_e4m3fn)])",
     "repr_empty": "repr(jnp.ones((2, 0)))",
     "repr_sci": "repr(jnp.array([1e10, -1e-10, 3.0, jnp.nan, -jnp.inf]))",
     "repr_3d": "repr(jnp.arange(24).reshape(2, 3, 4))",

@@ -13,6 +13,8 @@ import contextlib
 import math
 import struct
 
+from pyjax.core import dtypes
+
 try:
     import numpy as np
 except ImportError:  # pragma: no cover - exercised by the no-numpy test in a subprocess
@@ -115,7 +117,7 @@ def format_scalar(v, dtype_name: str) -> str:
         return f"({re}{sign}{im}j)"
     if dtype_name == "bool":
         return str(bool(v))
-    if dtype_name == "bfloat16":
+    if dtype_name == "bfloat16" or dtype_name in dtypes.FLOAT8:
         return _bf16_str(v)
     if isinstance(v, int) or dtype_name[0] in "iu":
         return str(int(v))
@@ -205,10 +207,12 @@ def _formatter(values: list, dtype_name: str, scalar: bool):
         return _complex_formatter(values, _PART[dtype_name])
     if dtype_name == "bool":
         return (lambda v: str(bool(v))) if scalar else (lambda v: str(bool(v)).rjust(5))
+    if dtype_name in dtypes.INTN:  # ml_dtypes prints each element of its types on its own, unaligned
+        return lambda v: str(int(v))
     if dtype_name[0] in "iu":
         w = max(len(str(int(v))) for v in values)
         return lambda v: str(int(v)).rjust(w)
-    if dtype_name == "bfloat16":  # ml_dtypes prints each element on its own, unaligned
+    if dtype_name == "bfloat16" or dtype_name in dtypes.FLOAT8:
         return _bf16_str
     return _float_formatter(values, dtype_name)
 
