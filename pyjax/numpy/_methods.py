@@ -10,11 +10,16 @@ from pyjax.numpy import _elementwise, _manipulation, _products, _reductions
 from pyjax.numpy._promotion import array, astype
 
 _NOT_IMPLEMENTED_TYPES = (str, bytes, dict, set)
+# Operands whose type outranks tracers (1000) handle the operator themselves (sparse arrays' reflected ops)
+_DEFER_PRIORITY = 1000
 
 
 def _defer(fn, swap=False):
     def op(self, other):
         if isinstance(other, _NOT_IMPLEMENTED_TYPES) or (isinstance(other, (list, tuple))):
+            return NotImplemented
+        priority = getattr(other, "__array_priority__", 0)
+        if isinstance(priority, (int, float)) and priority > _DEFER_PRIORITY:
             return NotImplemented
         if hasattr(other, "__jax_array__"):
             other = other.__jax_array__()
