@@ -8,9 +8,10 @@ pyjax.tree) treat keys as leaves, as JAX does (see register_array_like_node).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pyjax.core.core import get_aval, pytype_aval_mappings
+from pyjax.core.core import Tracer, get_aval, pytype_aval_mappings
 from pyjax.core.pytree import register_array_like_node, register_pytree_node
 
 
@@ -43,6 +44,7 @@ class KeyDtype:
 
 
 KEY_DTYPE = KeyDtype()
+_KEY_BITS_TYPE = re.compile(r"uint32\[(?:([\d,]*),)?2\]")  # a key's raw bits (..., 2) in a tracer's repr
 
 
 def _dtype_name(x: Any) -> str:
@@ -214,6 +216,8 @@ class PRNGKeyArray:
     # --- printing ---------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
+        if isinstance(self._data, Tracer):  # traced keys print as their tracer, typed as keys (JitTracer(key<fry>[]))
+            return _KEY_BITS_TYPE.sub(lambda m: f"{KEY_DTYPE}[{m.group(1) or ''}]", self._data._short_repr())
         return f"Array({self.shape}, dtype={KEY_DTYPE}) overlaying:\n{self._data}"
 
     __str__ = __repr__

@@ -85,6 +85,32 @@ class _Float0Out:
 register_pytree_node(_Float0Out, lambda x: ((), x.shape), lambda shape, _: float0_zeros(shape))
 
 
+_fun_caches: dict = {}  # id(fun) -> (weakref to fun, {jit options: LRUCache})
+
+
+def _shared_cache(fun, options) -> LRUCache:
+    """fun's cache of traced programs under these jit options. jit(f) made again for the same f (and
+    options) shares it, as in JAX: `jax.jit(f)(x)` in a loop traces once, and f's Python side effects
+    run on the first call only. Keyed by identity (never by f's __eq__); dropped when f is."""
+    key = id(fun)
+    hit = _fun_caches.get(key)
+    if hit is None or hit[0]() is not fun:
+        try:
+            ref = weakref.ref(
+                fun, lambda r, key=key: _fun_caches.pop(key) if _fun_caches.get(key, (r,))[0] is r else None
+            )
+        except TypeError:  # not weak-referenceable: a cache of its own
+            return LRUCache(cache_size("jit", 512))
+        hit = _fun_caches[key] = (ref, {})
+    try:
+        cache = hit[1].get(options)
+        if cache is None:
+            cache = hit[1][options] = LRUCache(cache_size("jit", 512))
+    except TypeError:  # unhashable shardings
+        return LRUCache(cache_size("jit", 512))
+    return cache
+
+
 class _Jitted(stages.Wrapped):
     """The callable returned by jit; caches traced jaxprs by argument signature."""
 
@@ -136,7 +162,11 @@ class _Jitted(stages.Wrapped):
                     if i < len(params) and params[i].kind in (params[i].POSITIONAL_OR_KEYWORD,)
                 }
             )
-        self.cache = LRUCache(cache_size("jit", 512))  # traced programs per argument signature
+        self.cache = _shared_cache(  # traced programs per argument signature
+            fun,
+            (self.static_argnums, frozenset(self.static_argnames), self.donate_argnums, inline)
+            + (self.in_shardings, self.out_shardings),
+        )
         self.__name__ = getattr(fun, "__name__", "jitted")
         self.__doc__ = getattr(fun, "__doc__", None)
         self.__wrapped__ = fun

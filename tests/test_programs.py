@@ -740,6 +740,52 @@ def test_printing_arrays(backend):
     assert format(pyjax.numpy.array(2.5), "") == format(jax.numpy.array(2.5), "")
 
 
+def test_printing_tracers(capsys):
+    """What print() shows for a value inside each transformation (users print to debug shapes)."""
+
+    def prog(jx, np_):
+        def show(*xs):
+            print(*xs, sep=" | ")
+            return xs[0]
+
+        jx.jit(show)(1.0, np_.ones((2, 3), np_.int8))
+        jx.vmap(show, (0, None))(np_.ones((4, 2)), np_.float32(2))
+        jx.jvp(show, (np_.float32(1.5),), (np_.float32(1.0),))
+        jx.grad(show)(2.0)
+        jx.vmap(jx.grad(show))(np_.ones(3))
+        jx.jit(jx.vmap(show))(np_.ones((3, 2), np_.bfloat16))
+        jx.jit(show)(jx.random.key(0))
+        jx.vmap(show)(jx.random.split(jx.random.key(1), 3))
+        return capsys.readouterr().out
+
+    pj, jx = _both(lambda m: prog(m, m.numpy))
+    assert pj.splitlines() == jx.splitlines()
+
+
+def test_jit_of_the_same_function_traces_once():
+    """jit(f) made anew for the same f reuses f's traced program, as in JAX: a second call neither
+    re-runs f's Python code nor sees a changed global (the documented sharp bit)."""
+
+    def prog(jx):
+        calls, scale = [], [2.0]
+
+        def f(x):
+            calls.append(1)
+            return x * scale[0]
+
+        out = [jx.jit(f)(1.0)]
+        scale[0] = 10.0
+        out.append(jx.jit(f)(1.0))  # the cached trace: still x * 2
+        out.append(jx.jit(f, static_argnums=())(3.0))
+        out.append(jx.jit(f)(jx.numpy.ones(2)))  # a new signature: traced again, sees 10
+        out.append(jx.jit(lambda x: f(x) + 1)(1.0))  # another function: its own trace
+        return out, len(calls)
+
+    (pj, pn), (jxo, jn) = _both(prog)
+    assert_close(pj, jxo)
+    assert pn == jn
+
+
 def test_user_errors(backend):
     _raises_same(lambda jx, np_: np_.ones((3, 4)) + np_.ones((2, 4)))
     _raises_same(lambda jx, np_: np_.ones((3, 4)) @ np_.ones((3, 4)))

@@ -36,6 +36,23 @@ def test_tree_flatten_mixed_keys(tree):
     assert pleaves == jleaves and str(pdef) == str(jdef)
 
 
+class _Pair(NamedTuple):
+    lo: int
+    hi: float
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        _Pair(1, (2.0, 3)),
+        [collections.namedtuple("Span", "start stop")(0, {"k": 1})],
+        collections.OrderedDict(b=1, a=2),
+    ],
+)
+def test_treedef_repr_of_library_nodes(tree):
+    assert str(pyjax.tree.structure(tree)) == str(jax.tree.structure(tree))
+
+
 def test_tree_util_additions():
     tree = {"a": 1, "b": [2, (3, 4)]}
     for name in ("flatten_one_level", "flatten_one_level_with_keys"):

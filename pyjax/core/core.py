@@ -382,7 +382,21 @@ class Tracer(ArrayMethods):
         raise ConcretizationTypeError(self, "tolist() was called on a traced value.")
 
     def __repr__(self):
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        return self._short_repr()
+
+    def _short_repr(self) -> str:
+        """How print() shows this tracer; each transformation's tracer names itself, as JAX's do."""
+        return f"Traced<{aval_str(self.aval)}>with<{type(self._trace).__name__}>"
+
+
+def aval_str(aval) -> str:
+    """An aval as JAX prints it in tracer reprs: full dtype name, ~ for weak types (~float32[3])."""
+    return ("~" if getattr(aval, "weak_type", False) else "") + str(aval)
+
+
+def short_repr(x) -> str:
+    """A tracer's short repr, or str() of a concrete value (the fields of AD tracers' reprs)."""
+    return x._short_repr() if isinstance(x, Tracer) else str(x)
 
 
 def _leaked_tracer(x: Tracer):

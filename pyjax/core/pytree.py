@@ -211,6 +211,8 @@ def _pp_def(d: PyTreeDef) -> str:
     if t is type(None):
         return "None"
     name = t.__name__ if isinstance(t, type) else str(t)
+    if isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"):  # JAX: namedtuple[Point]
+        return f"CustomNode(namedtuple[{name}], [{', '.join(kids)}])"
     return f"CustomNode({name}[{d.node_data}], [{', '.join(kids)}])"
 
 

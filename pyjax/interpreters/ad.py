@@ -142,6 +142,9 @@ class JVPTracer(_PrimalTracer):
         super().__init__(trace, primal)
         self.tangent = tangent
 
+    def _short_repr(self):
+        return f"JVPTracer(primal={core.short_repr(self.primal)}, tangent={core.short_repr(self.tangent)})"
+
 
 class JVPTrace(Trace):
     __slots__ = ()
@@ -194,6 +197,9 @@ class VJPTracer(_PrimalTracer):
     def __init__(self, trace, primal, ref):
         super().__init__(trace, primal)
         self.ref = ref
+
+    def _short_repr(self):  # JAX's grad tracer (its tangent is only a type here, as there)
+        return f"GradTracer(primal={core.short_repr(self.primal)}, typeof(tangent)={self.aval.str_short()})"
 
 
 class _Tape:

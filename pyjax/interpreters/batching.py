@@ -71,6 +71,9 @@ class BatchTracer(Tracer):
         del shape[self.batch_dim]
         return aval.update(shape=tuple(shape))
 
+    def _short_repr(self):
+        return f"VmapTracer(aval={core.aval_str(self.aval)}, batched={core.aval_str(get_aval(self.val))})"
+
     def full_lower(self):
         if self.batch_dim is None:
             return self.val

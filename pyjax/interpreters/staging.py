@@ -25,6 +25,9 @@ class JaxprTracer(Tracer):
     def aval(self):
         return self._aval
 
+    def _short_repr(self):
+        return f"JitTracer({core.aval_str(self._aval)})"
+
 
 class JaxprBuilder:
     def __init__(self):
