@@ -773,12 +773,26 @@ class _CheckpointPolicies:
     dots_saveable = everything_saveable
     checkpoint_dots = everything_saveable
     dots_with_no_batch_dims_saveable = everything_saveable
+    checkpoint_dots_with_no_batch_dims = everything_saveable
 
     @staticmethod
     def save_only_these_names(*names):
         return lambda *_, **__: True
 
     save_any_names_but_these = save_only_these_names
+    save_anything_except_these_names = save_only_these_names
+
+    @staticmethod
+    def save_and_offload_only_these_names(*, names_which_can_be_saved=(), names_which_can_be_offloaded=(), **_):
+        return lambda *_, **__: True
+
+    @staticmethod
+    def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):
+        return lambda *_, **__: True
+
+    @staticmethod
+    def save_from_both_policies(policy_1, policy_2):
+        return lambda *a, **k: policy_1(*a, **k) or policy_2(*a, **k)
 
 
 checkpoint_policies = _CheckpointPolicies()

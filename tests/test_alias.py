@@ -32,6 +32,14 @@ def test_alias_resolves_jax_and_its_submodules():
         import jax.test_util, jax.extend, jax.extend.core, jax.core, jax.interpreters.ad
         from jax.experimental import checkify
         from jax._src import compiler  # chex imports it
+        from jax._src.util import safe_map, safe_zip  # custom interpreters (JAX's docs) import them
+        assert safe_map(lambda a, b: a + b, [1, 2], (3, 4)) == [4, 6] and safe_zip("ab", [1, 2]) == [("a", 1), ("b", 2)]
+        try:
+            safe_map(max, [1], [1, 2])
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("safe_map took lists of different lengths")
         assert jax.core is pyjax.extend.core and jax.core.Tracer is pyjax.core.core.Tracer
         assert checkify is pyjax.experimental.checkify and jax.interpreters.ad is pyjax.extend.interpreters.ad
         import jax.image  # loaded lazily by pyjax

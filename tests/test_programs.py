@@ -786,6 +786,49 @@ def test_jit_of_the_same_function_traces_once():
     assert pn == jn
 
 
+def test_interpreter_callbacks_and_names(backend):
+    """A user's jaxpr interpreter (make_jaxpr, then bind each equation's primitive on the literals and
+    inputs), pure_callback typed with ShapeDtypeStruct.like under jit and vmap, and checkpoint_name
+    inside a policy-checkpointed function under grad."""
+    import jax.ad_checkpoint  # noqa: F401  (jx.ad_checkpoint below: a submodule loads on import)
+
+    import pyjax.ad_checkpoint  # noqa: F401
+
+    def prog(jx, np_):
+        def f(x):
+            return np_.exp(np_.tanh(x)) * np_.arange(3.0)
+
+        closed = jx.make_jaxpr(f)(np_.ones(3))
+        env = dict(zip(closed.jaxpr.constvars, closed.literals))
+        env.update(zip(closed.jaxpr.invars, [np_.linspace(0.0, 1.0, 3)]))
+        read = lambda v: v.val if type(v).__name__ == "Literal" else env[v]  # noqa: E731
+        for eqn in closed.jaxpr.eqns:
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+
+        def host_cos(x):
+            return np.cos(x).astype(x.dtype)
+
+        def cb(x):
+            return jx.pure_callback(host_cos, jx.ShapeDtypeStruct.like(x), x, vmap_method="sequential")
+
+        like = jx.ShapeDtypeStruct.like(2.0)
+        name = jx.ad_checkpoint.checkpoint_name
+        policy = jx.checkpoint_policies.save_only_these_names("h")
+        layer = jx.checkpoint(lambda w, x: np_.sin(name(w @ x, "h")) @ w, policy=policy)
+        w = np_.asarray(M44)
+        return [
+            [read(v) for v in closed.jaxpr.outvars],
+            jx.jit(cb)(np_.arange(3.0)),
+            jx.vmap(cb)(np_.ones((2, 2))),
+            (like.shape, str(like.dtype), like.weak_type, repr(like)),
+            jx.grad(lambda w: layer(w, layer(w, np_.ones(4))).sum())(w),
+        ]
+
+    pj, jx = _both(lambda m: prog(m, m.numpy))
+    assert_close(pj, jx, rtol=1e-5, atol=1e-5)
+
+
 def test_user_errors(backend):
     _raises_same(lambda jx, np_: np_.ones((3, 4)) + np_.ones((2, 4)))
     _raises_same(lambda jx, np_: np_.ones((3, 4)) @ np_.ones((3, 4)))

@@ -557,6 +557,7 @@ class ClosedJaxpr:
 
     in_avals = property(lambda self: self.jaxpr.in_avals[len(self.consts) :])
     out_avals = property(lambda self: self.jaxpr.out_avals)
+    literals = property(lambda self: self.consts)  # JAX's newer name for consts
     eqns = property(lambda self: self.jaxpr.eqns)
 
     def __repr__(self):
