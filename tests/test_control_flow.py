@@ -425,6 +425,55 @@ def test_while_loop_webgpu_speculative(monkeypatch, limit):
         check(f, XS[0], np.float32(limit))
 
 
+def _inner_while(jx, np_, v, n):
+    """n trips of a small matmul step (a while loop to nest)."""
+    return jx.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, np_.tanh(c[1] @ W) + 0.1), (0, v))[1]
+
+
+_NESTED_WHILE = {
+    # a scan whose steps run 0..10 trips of a while loop (recorded 4, then 8, then 16 trips)
+    "scan": lambda jx, np_, x, xs: jx.lax.scan(
+        lambda c, i: (_inner_while(jx, np_, c + xs[i % 5], (i * 3) % 11), c.sum()), x, np_.arange(8)
+    ),
+    # a while loop of 6 trips around one of 1, 3, .., 11 trips
+    "while": lambda jx, np_, x, xs: jx.lax.while_loop(
+        lambda c: c[0] < 6, lambda c: (c[0] + 1, _inner_while(jx, np_, c[1], 2 * c[0] + 1)), (0, x)
+    ),
+    # two levels: a fori_loop around a while loop around another
+    "deep": lambda jx, np_, x, xs: jx.lax.fori_loop(
+        0,
+        3,
+        lambda i, v: jx.lax.while_loop(
+            lambda c: c[0] < i + 1, lambda c: (c[0] + 1, _inner_while(jx, np_, c[1], i + c[0])), (0, v)
+        )[1],
+        x,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_NESTED_WHILE))
+def test_nested_while_webgpu_on_device(monkeypatch, kind):
+    """On webgpu a while loop nested in a loop is decided on the device (trips gated by a flag,
+    more trips recorded when a loop needed them): JAX's results, no Python walk, and a call of
+    dozens of inner trips submits at most 3 times (28-50 before: a read per trip)."""
+    from pyjax.backends.base import Backend
+
+    def walk(*args):
+        raise AssertionError("walked in Python")
+
+    monkeypatch.setattr(Backend, "_run_steps", walk)
+    f = _NESTED_WHILE[kind]
+    dev = pyjax.devices("webgpu")[0]
+    with pyjax.default_device(dev):
+        check(lambda jx, np_, x, xs: jx.jit(lambda x, xs: f(jx, np_, x, xs))(x, xs), X4, XS)
+        g = pyjax.jit(lambda x, xs: f(pyjax, pjnp, x, xs))
+        x, xs = pjnp.asarray(X4 * 0.5), pjnp.asarray(XS)
+        pyjax.block_until_ready(g(x, xs))  # records more trips where the first 4 were too few
+        before = dev.backend.host.stats["submits"]
+        pyjax.block_until_ready(g(x, xs))
+        assert dev.backend.host.stats["submits"] - before <= 3
+
+
 def test_loop_with_callback_runs_on_host(backend):
     """A body with a host step (a callback) is not planned: the host loop still calls back every trip."""
 

@@ -24,7 +24,7 @@ from pyjax.backends.webgpu import replay as _replay
 from pyjax.backends.webgpu import routines as _routines
 from pyjax.backends.webgpu.gpu_kernel import Caps, GPUKernel
 from pyjax.backends.webgpu.renderer import DEBUG, render_kernel
-from pyjax.backends.webgpu.wgsl import ENTRY, LINEAR_WG
+from pyjax.backends.webgpu.wgsl import copy_shader
 from pyjax.compiler.ir import Kernel, Routine
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.hosts.webgpu_contract import Replay
@@ -44,33 +44,7 @@ def _round16(n: int) -> int:
     return (n + 15) & ~15
 
 
-_COPY_WGSL = f"""
-struct U {{ so: u32, d0: u32, n: u32, pad: u32 }}
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> u: U;
-@compute @workgroup_size(256)
-fn main({ENTRY}) {{
-  {LINEAR_WG}
-  let w = (u.d0 >> 2u) + wgl * 256u + lid;
-  let end = u.d0 + u.n;
-  if (w * 4u >= end) {{ return; }}
-  if (((u.so | u.d0) & 3u) == 0u && w * 4u + 4u <= end) {{
-    dst[w] = src[(u.so >> 2u) + w - (u.d0 >> 2u)];
-    return;
-  }}
-  var word = dst[w];
-  for (var j = 0u; j < 4u; j = j + 1u) {{
-    let a = w * 4u + j;
-    if (a >= u.d0 && a < end) {{
-      let s = a - u.d0 + u.so;
-      let byte = (src[s >> 2u] >> ((s & 3u) * 8u)) & 0xffu;
-      word = (word & ~(0xffu << (j * 8u))) | (byte << (j * 8u));
-    }}
-  }}
-  dst[w] = word;
-}}
-"""
+_COPY_WGSL = copy_shader()
 
 
 class HostExe:
@@ -347,6 +321,8 @@ class WebGPUBackend(Backend):
                 self._maybe_flush()
             elif type(node) is _replay.Speculative:
                 self._run_speculative(node, slots)
+            elif type(node) is _replay.Chunked:
+                self._run_chunked(node, slots)
             else:
                 if counters is None:
                     counters = [0] * plan.levels
@@ -363,18 +339,61 @@ class WebGPUBackend(Backend):
         self._replayed += node.steps - 1
 
     def _run_speculative(self, spec, slots: list) -> None:
-        """A while loop k trips per read back of the predicates (replay.Speculative)."""
-        k = min(_replay.FIRST_TRIPS, spec.max_trips)
+        """A while loop k trips per read back of the predicates (replay.Speculative); with while
+        loops nested in it, trip i's overflow word comes back in the same read."""
+        k = _replay.FIRST_TRIPS
         while True:
+            k = min(k, spec.limit())
+            if k < 1:  # a nested loop needs more trips than a recording holds: walk the rest
+                return self._run_steps([spec.loop], slots, [0] * spec.levels)
             self._queue_replay(spec.trips(k, self), slots)
-            preds = self.read(spec.preds, k)
+            if spec.nest is None:
+                preds = self.read(spec.preds, k)
+            else:
+                got = self.read(spec.preds, spec.overflow_at + 4 * k)
+                preds, ovf = got[:k], got[spec.overflow_at :]
             j = next((i for i, b in enumerate(preds) if not b), -1)
+            if spec.nest is not None:
+                o = next((i for i in range(j if j >= 0 else k) if ovf[4 * i]), -1)
+                if o >= 0:  # trip o's nested loop did not finish: rerun from trip o, more trips
+                    self._restore(spec, o, slots)
+                    spec.nest.grow()
+                    spec.recorded.clear()
+                    continue
             if j >= 0:
-                for (p, n), off in zip(spec.carry, spec.offsets):
-                    self._copy_step(spec.snap, j * spec.stride + off, slots[p], 0, n)
+                self._restore(spec, j, slots)
                 self._maybe_flush()
                 return
             k = min(2 * k, spec.max_trips)
+
+    def _restore(self, spec, trip: int, slots: list) -> None:
+        """The loop state as trip `trip` of a Speculative began (its snapshot slot)."""
+        for (p, n), off in zip(spec.carry, spec.offsets):
+            self._copy_step(spec.snap, trip * spec.stride + off, slots[p], 0, n)
+
+    def _run_chunked(self, node, slots: list) -> None:
+        """A fixed-trip loop as Replays of chunks of trips (replay.Chunked); with while loops
+        nested in it, one read of the overflow word per chunk."""
+        rep, i = node.rep, 0
+        while i < rep.count:
+            n = (_replay.MAX_STEPS - len(node.state) - 1) // node.per_trip()
+            if n < 1:  # a nested loop needs more trips than a recording holds: walk the rest
+                counters = [0] * node.levels
+                for t in range(i, rep.count):
+                    counters[rep.level] = t
+                    self._run_steps(rep.body, slots, counters)
+                return
+            n = min(n, rep.count - i)
+            self._queue_replay(node.chunk(i, n, self), slots)
+            if node.nest is not None and self.read(node.buf, 4)[0]:
+                for p, nbytes, off in node.state:  # back to the chunk's start, more trips per loop
+                    if nbytes:
+                        self._copy_step(node.buf, off, slots[p], 0, nbytes)
+                node.nest.grow()
+                node.recorded.clear()
+                continue
+            self._maybe_flush()
+            i += n
 
     def run_kernel(self, gk: GPUKernel, in_slots: list, out_slots: list) -> None:
         """Queue the launches of a compiled kernel."""

@@ -12,6 +12,13 @@ predicate to byte i of a scratch buffer and the carry to slot i of another, then
 One read of the k predicates finds the first false one, j; the carry then comes back from slot j
 (the state the loop stopped in). Later trips computed on a finished state are thrown away: the
 kernels are pure and cannot trap (gathers clamp). k doubles from 4 up to 64 while the loop runs.
+
+A while loop nested in a recorded loop (a fixed-trip loop, `Chunked`, or a Speculative's body) is
+decided on the device (`Nested`): K trips are recorded, each running the cond, clearing the loop's
+flag word once the predicate is false, then the body, whose final copies into the carry are
+gated by the flag; a last cond clears it if the loop ended after exactly K. A flag still set
+raises an overflow word, read back once per chunk (per batch of trips of a Speculative): then
+the state is restored from a snapshot, K doubles and the trips run again.
 """
 
 from __future__ import annotations
@@ -21,11 +28,29 @@ import struct
 
 from pyjax.backends.base import Call, Copy, Repeat, While
 from pyjax.backends.webgpu.gpu_kernel import GPUKernel
+from pyjax.backends.webgpu.wgsl import copy_shader
 
 MAX_STEPS = 1 << 16  # dispatches one recording may hold (a repeat unrolls into it)
 FIRST_TRIPS, MAX_TRIPS = 4, 64  # trips of a speculative while loop per read back
 MAX_SNAPSHOT = 32 << 20  # bytes of carry kept per read back (fewer trips when the carry is large)
 TRIP_WORKGROUPS = 1 << 16  # workgroups of k trips at most (fewer trips when one trip has many)
+FIRST_NESTED = 4  # trips recorded per nested while loop at first (doubled when one needed more)
+MAX_CHUNKS = 4  # recordings kept of a fixed-trip loop whose chunks differ (copies move with its counter)
+
+# A nested while loop's flag word: op 0 clears dst's word unless src's byte (the predicate) is
+# nonzero; op 1 sets dst's word when src's byte (a flag) is nonzero (the overflow word).
+_FLAG_WGSL = """
+struct U { op: u32, so: u32, d0: u32, pad: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> u: U;
+@compute @workgroup_size(1)
+fn main() {
+  let on = ((src[u.so >> 2u] >> ((u.so & 3u) * 8u)) & 0xffu) != 0u;
+  let d = u.d0 >> 2u;
+  if (u.op == 0u) { dst[d] = select(0u, dst[d], on); } else if (on) { dst[d] = 1u; }
+}
+"""
 
 
 class Recorded:
@@ -42,23 +67,61 @@ class Recorded:
         self.backend.dead_recordings.append(self.recording)
 
 
+class Nested:
+    """The while loops nested in a node's recording, decided on the device (see the module
+    docstring): trips recorded per loop, a flag buffer per loop, and while emitting, the flag the
+    enclosing work runs under and where an unfinished loop raises the overflow word."""
+
+    def __init__(self, loops: list):
+        self.trips = dict.fromkeys(loops, FIRST_NESTED)
+        self.flags: dict = {}  # While -> buffer handle (its flag word)
+        self.backend = None
+        self.parent = self.overflow = None  # (ref, byte offset), set by the node while emitting
+
+    def __del__(self):
+        if self.backend is not None:
+            self.backend._dead.extend(self.flags.values())
+
+    def grow(self) -> None:
+        """A loop needed more trips than recorded: double them all."""
+        for w in self.trips:
+            self.trips[w] *= 2
+
+    def flag(self, backend, w) -> tuple:
+        h = self.flags.get(w)
+        if h is None:
+            self.backend = backend
+            h = self.flags[w] = backend.host.create_buffer(16)
+        return ("h", h)
+
+
+def _consts(backend) -> int:
+    """A buffer of the words 1, 0, 0, 0 (a flag that is always set, a zero to clear with)."""
+    h = getattr(backend, "_replay_consts", None)
+    if h is None:
+        h = backend._replay_consts = backend.host.create_buffer(16)
+        backend.host.write(h, struct.pack("<4I", 1, 0, 0, 0))
+    return h
+
+
 class Speculative:
     """A while loop run k trips per read back (see the module docstring). carry: (param, nbytes)
-    of the loop state, at offsets[i] in each trip's slot of `stride` bytes."""
+    of the loop state, at offsets[i] in each trip's slot of `stride` bytes. nest: the while loops
+    inside it (or None); trip i raises overflow word i, at byte `overflow_at` of the predicates."""
 
-    def __init__(self, loop: While, carry: list, levels: int):
-        self.loop, self.carry, self.levels = loop, carry, levels
+    def __init__(self, loop: While, carry: list, levels: int, nest: Nested | None):
+        self.loop, self.carry, self.levels, self.nest = loop, carry, levels, nest
         self.offsets, self.stride = [], 0
         for _, n in carry:
             self.offsets.append(self.stride)
             self.stride += (n + 15) & ~15
         steps = list(loop.cond) + list(loop.body)
-        per_trip = sum(_size(s) for s in steps) + 1 + len(carry)
         # a trip of much GPU work gains little from fewer read backs and loses more to trips run
         # past the end: fewer trips per read back the more workgroups a trip has
         wgs = max(1, _workgroups(steps))
-        self.max_trips = max(1, min(MAX_TRIPS, MAX_SNAPSHOT // max(self.stride, 1), MAX_STEPS // per_trip))
+        self.max_trips = max(1, min(MAX_TRIPS, MAX_SNAPSHOT // max(self.stride, 1), MAX_STEPS // self.per_trip()))
         self.max_trips = min(self.max_trips, 1 << max(0, (TRIP_WORKGROUPS // wgs).bit_length() - 1))
+        self.overflow_at = (self.max_trips + 15) & ~15
         self.backend = None
         self.preds = self.snap = None  # buffer handles, made with the first recording
         self.recorded: dict = {}  # trips -> Recorded
@@ -67,28 +130,156 @@ class Speculative:
         if self.backend is not None:  # freed after the next flush: queued work may still use them
             self.backend._dead.extend([self.preds, self.snap])
 
+    def per_trip(self) -> int:
+        """Dispatches one trip records (more as nested loops get more trips)."""
+        n = sum(_size(s, self.nest) for s in list(self.loop.cond) + list(self.loop.body))
+        return n + 1 + len(self.carry) + (self.nest is not None)
+
+    def limit(self) -> int:
+        """Trips one recording may hold now (0: one trip is too large to record)."""
+        return min(self.max_trips, MAX_STEPS // self.per_trip())
+
     def trips(self, k: int, backend) -> Recorded:
         """The recording of k trips."""
         rec = self.recorded.get(k)
         if rec is None:
             if self.backend is None:
-                self.preds = backend.host.create_buffer((self.max_trips + 15) & ~15)
+                self.preds = backend.host.create_buffer(self.overflow_at + 4 * self.max_trips)
                 self.snap = backend.host.create_buffer(self.max_trips * self.stride)
                 self.backend = backend
             run: list = []
             counters = [0] * self.levels
             pipe = backend.copy_pipeline()
+            nest = self.nest
             for i in range(k):
+                if nest is not None:  # clear trip i's overflow word; its loops run under the always-set flag
+                    ovf = self.overflow_at + 4 * i
+                    run.append(_copy(pipe, ("h", _consts(backend)), 4, ("h", self.preds), ovf, 4))
+                    nest.parent, nest.overflow = (("h", _consts(backend)), 0), (("h", self.preds), ovf)
                 for st in self.loop.cond:
-                    _emit(backend, st, counters, run)
+                    _emit(backend, st, counters, run, nest)
                 run.append(_copy(pipe, ("p", self.loop.pred), 0, ("h", self.preds), i, 1))
                 for (p, n), off in zip(self.carry, self.offsets):
                     if n:
                         run.append(_copy(pipe, ("p", p), 0, ("h", self.snap), i * self.stride + off, n))
                 for st in self.loop.body:
-                    _emit(backend, st, counters, run)
+                    _emit(backend, st, counters, run, nest)
             rec = self.recorded[k] = _record(backend, run)
         return rec
+
+
+class Chunked:
+    """A fixed-trip loop recorded in chunks of trips (one Replay each): one too long for a single
+    recording, or one holding while loops (nest). Then each chunk first keeps the loop's state
+    (`state`: (param, nbytes, offset) of what its body writes, but for outputs it only stacks
+    into) in a snapshot after the overflow word of `buf`, and the word is read after the chunk."""
+
+    def __init__(self, rep: Repeat, plan, nest: Nested | None):
+        self.rep, self.levels, self.nest = rep, plan.levels, nest
+        self.varies = _moves_with(rep.body, rep.level)  # chunks differ by their first trip
+        self.state, off = [], 16
+        if nest is not None:
+            reads, writes, stacked = set(), set(), set()
+            _accesses(rep.body, reads, writes, stacked)
+            for p in sorted(writes | (stacked & reads)):
+                self.state.append((p, plan.nbytes[p], off))
+                off += (plan.nbytes[p] + 15) & ~15
+        self.nbytes = off
+        self.backend = self.buf = None
+        self.recorded: dict = {}  # (first trip or 0, trips) -> Recorded
+
+    def __del__(self):
+        if self.backend is not None:
+            self.backend._dead.append(self.buf)
+
+    def per_trip(self) -> int:
+        return sum(_size(s, self.nest) for s in self.rep.body)
+
+    def chunk(self, start: int, count: int, backend) -> Recorded:
+        """The recording of trips start .. start + count - 1."""
+        key = (start if self.varies else 0, count)
+        rec = self.recorded.get(key)
+        if rec is None:
+            run: list = []
+            nest = self.nest
+            if nest is not None:
+                if self.buf is None:
+                    self.buf, self.backend = backend.host.create_buffer(self.nbytes), backend
+                pipe, buf = backend.copy_pipeline(), ("h", self.buf)
+                run.append(_copy(pipe, ("h", _consts(backend)), 4, buf, 0, 4))
+                for p, n, off in self.state:
+                    if n:
+                        run.append(_copy(pipe, ("p", p), 0, buf, off, n))
+                nest.parent, nest.overflow = (("h", _consts(backend)), 0), (buf, 0)
+            counters = [0] * self.levels
+            for i in range(start, start + count):
+                counters[self.rep.level] = i
+                for b in self.rep.body:
+                    _emit(backend, b, counters, run, nest)
+            if len(self.recorded) >= MAX_CHUNKS:
+                self.recorded.clear()
+            rec = self.recorded[key] = _record(backend, run)
+        return rec
+
+
+def _moves_with(steps, level: int) -> bool:
+    """Does a copy in steps move with counter `level`?"""
+    for s in steps:
+        t = type(s)
+        if t is Copy and s.level == level and (s.src_stride or s.dst_stride):
+            return True
+        if t is Repeat and _moves_with(s.body, level):
+            return True
+        if t is While and _moves_with(list(s.cond) + list(s.body), level):
+            return True
+    return False
+
+
+def _accesses(steps, reads: set, writes: set, stacked: set) -> None:
+    """The params steps read, write, and write only slices of that move with a counter (stacked)."""
+    for s in steps:
+        t = type(s)
+        if t is Call:
+            reads.update(s.ins)
+            writes.update(s.outs)
+        elif t is Copy:
+            reads.add(s.src)
+            (stacked if s.level is not None and s.dst_stride else writes).add(s.dst)
+        elif t is Repeat:
+            _accesses(s.body, reads, writes, stacked)
+        elif t is While:
+            reads.add(s.pred)
+            _accesses(list(s.cond) + list(s.body), reads, writes, stacked)
+    stacked -= writes
+
+
+def _tail(w: While) -> list:
+    """The copies w's body ends with: the loop state (runtime/plans.py loop_while)."""
+    tail = []
+    for b in reversed(w.body):
+        if type(b) is not Copy or b.level is not None or b.dst_off or b.src_off:
+            break
+        tail.append(b)
+    return tail[::-1]
+
+
+def _nested_loops(steps, found: list) -> bool:
+    """Collect the while loops in steps into found; False when one cannot be decided on the
+    device (its body writes its state other than through its final copies)."""
+    for s in steps:
+        t = type(s)
+        if t is Repeat and not _nested_loops(s.body, found):
+            return False
+        if t is While:
+            tail = _tail(s)
+            if not tail or any(c.src == c.dst for c in tail):
+                return False
+            writes, stacked = set(), set()
+            _accesses(list(s.cond) + list(s.body[: len(s.body) - len(tail)]), set(), writes, stacked)
+            if (writes | stacked) & {c.dst for c in tail} or not _nested_loops(list(s.cond) + list(s.body), found):
+                return False
+            found.append(s)
+    return True
 
 
 def _workgroups(steps) -> int:
@@ -103,6 +294,8 @@ def _workgroups(steps) -> int:
             total += -(-s.nbytes // 1024)
         elif t is Repeat:
             total += s.count * _workgroups(s.body)
+        elif t is While:
+            total += _workgroups(list(s.cond) + list(s.body))
     return total
 
 
@@ -110,25 +303,50 @@ def _is_xyz(grid) -> bool:
     return type(grid) is tuple and type(grid[0]) is int
 
 
+def _nest(steps) -> Nested | None | bool:
+    """The Nested of the while loops in steps (None: there are none; False: one cannot be nested)."""
+    found: list = []
+    if not _nested_loops(steps, found):
+        return False
+    return Nested(found) if found else None
+
+
 def _speculative(s, plan) -> Speculative | None:
     """s as a Speculative when it is a while loop whose cond and body can be recorded."""
-    if type(s) is not While or any(_size(b) is None for b in list(s.cond) + list(s.body)):
+    if type(s) is not While:
         return None
-    # the loop state: the carry the body ends by copying into (runtime/plans.py loop_while)
-    carry = []
-    for b in reversed(s.body):
-        if type(b) is not Copy or b.level is not None or b.dst_off or b.src_off:
-            break
-        carry.append((b.dst, plan.nbytes[b.dst]))
+    steps = list(s.cond) + list(s.body)
+    nest = _nest(steps)
+    if nest is False or any(_size(b, nest) is None for b in steps):
+        return None
+    carry = [(b.dst, plan.nbytes[b.dst]) for b in _tail(s)]
     if not carry or sum(n for _, n in carry) > MAX_SNAPSHOT:
         return None
-    spec = Speculative(s, carry[::-1], plan.levels)
+    spec = Speculative(s, carry, plan.levels, nest)
     return spec if spec.max_trips >= 2 else None
 
 
-def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int) -> tuple:
+def _chunked(s, plan) -> Chunked | None:
+    """s as a Chunked when it is a fixed-trip loop holding while loops or too long for one
+    recording, and all of it can be recorded."""
+    if type(s) is not Repeat:
+        return None
+    nest = _nest(s.body)
+    if nest is False or any(_size(b, nest) is None for b in s.body):
+        return None
+    node = Chunked(s, plan, nest)
+    n = node.per_trip()
+    if nest is None and (n * s.count <= MAX_STEPS or node.varies and n * s.count > MAX_CHUNKS * MAX_STEPS):
+        return None  # recorded inline, or walked (too many different chunks to keep)
+    if nest is not None and node.nbytes > MAX_SNAPSHOT:
+        return None
+    return node
+
+
+def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int, flag=None) -> tuple:
     words = -(-(dst_off + nbytes) // 4) - dst_off // 4
-    return (pipeline, [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
+    refs = [src, dst] if flag is None else [src, dst, flag]
+    return (pipeline, refs, struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
 
 
 def build(backend, plan) -> list | bool:
@@ -143,10 +361,10 @@ def build(backend, plan) -> list | bool:
 
     counters = [0] * plan.levels
     for s in plan.steps:
-        spec = _speculative(s, plan)
-        if spec is not None:
+        node = _speculative(s, plan) or _chunked(s, plan)
+        if node is not None:
             close()
-            nodes.append(spec)
+            nodes.append(node)
             continue
         n = _size(s)
         if n is None or n > MAX_STEPS:
@@ -157,13 +375,14 @@ def build(backend, plan) -> list | bool:
             close()
         _emit(backend, s, counters, run)
     close()
-    if not any(type(n) in (Recorded, Speculative) for n in nodes):
+    if not any(type(n) in (Recorded, Speculative, Chunked) for n in nodes):
         return False
     return nodes
 
 
-def _size(s) -> int | None:
-    """How many dispatches step s records into, or None when it cannot be recorded."""
+def _size(s, nest: Nested | None = None) -> int | None:
+    """How many dispatches step s records into, or None when it cannot be recorded (a while
+    loop only as one of nest's)."""
     t = type(s)
     if t is Call:
         exe = s.exe
@@ -175,17 +394,23 @@ def _size(s) -> int | None:
     if t is Repeat:
         total = 0
         for b in s.body:
-            n = _size(b)
+            n = _size(b, nest)
             if n is None:
                 return None
             total += n
             if total * s.count > MAX_STEPS:
                 return MAX_STEPS + 1
         return total * s.count
+    if t is While and nest is not None and s in nest.trips:
+        sizes = [_size(b, nest) for b in list(s.cond) + list(s.body)]
+        if None in sizes:
+            return None
+        cond = sum(sizes[: len(s.cond)])
+        return nest.trips[s] * (sum(sizes) + 1) + cond + 3  # + the flag's start, last gate, overflow
     return None
 
 
-def _emit(backend, s, counters: list, run: list) -> None:
+def _emit(backend, s, counters: list, run: list, nest: Nested | None = None) -> None:
     """Append step s's dispatches to run (counters: the enclosing repeats' trip numbers)."""
     t = type(s)
     if t is Call:
@@ -207,11 +432,38 @@ def _emit(backend, s, counters: list, run: list) -> None:
         k = counters[s.level] if s.level is not None else 0
         so, do = s.src_off + k * s.src_stride, s.dst_off + k * s.dst_stride
         run.append(_copy(backend.copy_pipeline(), ("p", s.src), so, ("p", s.dst), do, s.nbytes))
+    elif t is While:  # one of nest's (its size was checked)
+        _emit_nested(backend, s, counters, run, nest)
     else:  # Repeat (its size was checked)
         for i in range(s.count):
             counters[s.level] = i
             for b in s.body:
-                _emit(backend, b, counters, run)
+                _emit(backend, b, counters, run, nest)
+
+
+def _emit_nested(backend, w: While, counters: list, run: list, nest: Nested) -> None:
+    """A nested while loop as nest.trips[w] trips gated by its flag (see the module docstring)."""
+    flag, parent = nest.flag(backend, w), nest.parent
+    copy, gated, gate = backend.copy_pipeline(), backend.pipeline(copy_shader(True)), backend.pipeline(_FLAG_WGSL)
+    tail = _tail(w)
+    body = w.body[: len(w.body) - len(tail)]
+    run.append(_copy(copy, parent[0], parent[1], flag, 0, 4))  # runs only where the enclosing work does
+    nest.parent = (flag, 0)
+    for _ in range(nest.trips[w]):
+        for b in w.cond:
+            _emit(backend, b, counters, run, nest)
+        run.append((gate, [("p", w.pred), flag], struct.pack("<4I", 0, 0, 0, 0), 1))
+        for b in body:
+            _emit(backend, b, counters, run, nest)
+        for c in tail:
+            if c.nbytes > 0:
+                run.append(_copy(gated, ("p", c.src), 0, ("p", c.dst), 0, c.nbytes, flag))
+    for b in w.cond:  # ended after exactly the trips recorded: not an overflow
+        _emit(backend, b, counters, run, nest)
+    run.append((gate, [("p", w.pred), flag], struct.pack("<4I", 0, 0, 0, 0), 1))
+    ovf, off = nest.overflow
+    run.append((gate, [flag, ovf], struct.pack("<4I", 1, 0, off, 0), 1))
+    nest.parent = parent
 
 
 def _record(backend, run: list) -> Recorded:

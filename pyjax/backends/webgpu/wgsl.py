@@ -854,3 +854,38 @@ def runtime_zero(binding: str) -> str:
         f"let pj_rt = arrayLength(&{binding}) == 0u; "
         "let pj_z = bitcast<f32>(select(0x80000000u, 0x3f800000u, pj_rt)); let pj_one = select(1.0f, 2.0f, pj_rt);"
     )
+
+
+def copy_shader(gated: bool = False) -> str:
+    """The WGSL of a byte copy: uniforms (src offset, dst offset, bytes, 0), one workgroup per
+    1 KiB. gated: a third buffer's first word must be nonzero or the copy does nothing (a while
+    loop's trips past its end, replay.py)."""
+    flag = "@group(0) @binding(2) var<storage, read> flag: array<u32>;\n" if gated else ""
+    skip = "  if (flag[0] == 0u) { return; }\n" if gated else ""
+    return f"""
+struct U {{ so: u32, d0: u32, n: u32, pad: u32 }}
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+{flag}@group(0) @binding({3 if gated else 2}) var<uniform> u: U;
+@compute @workgroup_size(256)
+fn main({ENTRY}) {{
+{skip}  {LINEAR_WG}
+  let w = (u.d0 >> 2u) + wgl * 256u + lid;
+  let end = u.d0 + u.n;
+  if (w * 4u >= end) {{ return; }}
+  if (((u.so | u.d0) & 3u) == 0u && w * 4u + 4u <= end) {{
+    dst[w] = src[(u.so >> 2u) + w - (u.d0 >> 2u)];
+    return;
+  }}
+  var word = dst[w];
+  for (var j = 0u; j < 4u; j = j + 1u) {{
+    let a = w * 4u + j;
+    if (a >= u.d0 && a < end) {{
+      let s = a - u.d0 + u.so;
+      let byte = (src[s >> 2u] >> ((s & 3u) * 8u)) & 0xffu;
+      word = (word & ~(0xffu << (j * 8u))) | (byte << (j * 8u));
+    }}
+  }}
+  dst[w] = word;
+}}
+"""
