@@ -149,6 +149,17 @@ OPS = [
         True,
     ),
     (
+        "sparsify_loops",
+        lambda sp, jnp, lax, x, v: sp.sparsify(
+            lambda m, v: (
+                lax.fori_loop(0, 3, lambda i, c: m.T @ (m @ c) / 10 + c, v),
+                lax.cond(v[0] > 0, lambda a: a * 2, lambda a: a * 3, m),
+            )
+        )(sp.BCOO.fromdense(x), v),
+        (X2, V5),
+        True,
+    ),
+    (
         "reshape",
         lambda sp, jnp, lax, x, y: (
             sp.BCOO.fromdense(x).reshape(2, 10),

@@ -106,6 +106,44 @@ def _same_pattern(x: BCOO, y: BCOO) -> bool:
     return ref is not None and ref is getattr(y, "_pattern", None)
 
 
+def _dense_only(values, what):
+    if any(isinstance(v, BCOO) for v in values):
+        raise NotImplementedError(f"sparsify: sparse {what} are not implemented; only loop-invariant sparse operands")
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """lax.while_loop whose constants may be sparse (they reach the loop as closed-over BCOO buffers)."""
+    cconsts, bconsts = args[:cond_nconsts], args[cond_nconsts : cond_nconsts + body_nconsts]
+    init = args[cond_nconsts + body_nconsts :]
+    _dense_only(init, "loop carries")
+    out = lax.while_loop(
+        lambda c: _eval(cond_jaxpr, [*cconsts, *c])[0], lambda c: _eval(body_jaxpr, [*bconsts, *c]), list(init)
+    )
+    return list(out)
+
+
+def _cond(index, *ops, branches):
+    """lax.switch over branches evaluated sparsely (sparse operands pass as pytrees)."""
+    return list(lax.switch(index, [functools.partial(_branch, b) for b in branches], *ops))
+
+
+def _branch(jaxpr, *ops):
+    return _eval(jaxpr, list(ops))
+
+
+def _scan(*args, jaxpr, length, reverse, num_consts, num_carry, unroll=1, **_):
+    """lax.scan whose constants may be sparse."""
+    consts, carry, xs = args[:num_consts], args[num_consts : num_consts + num_carry], args[num_consts + num_carry :]
+    _dense_only((*carry, *xs), "scan carries and inputs")
+
+    def body(c, x):
+        outs = _eval(jaxpr, [*consts, *c, *x])
+        return outs[:num_carry], outs[num_carry:]
+
+    c, ys = lax.scan(body, list(carry), list(xs), length=length, reverse=reverse, unroll=unroll)
+    return [*c, *ys]
+
+
 def _like(mat: BCOO, data) -> BCOO:
     """mat's sparsity pattern with new data."""
     out = BCOO(
@@ -249,6 +287,9 @@ _RULES = {
         )
     ),
     "rev": _sparse_only(lambda x, *, dimensions: bcoo_rev(x, dimensions)),
+    "while": _while,
+    "cond": _cond,
+    "scan": _scan,
     "pjit": _call,
     "closed_call": _call,
     "custom_jvp_call": _call,
