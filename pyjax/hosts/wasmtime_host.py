@@ -288,6 +288,7 @@ class WasmtimeHost:
         self.generation = 0  # bumped when the store is recycled
         self.store = wasmtime.Store(self.wasm_engine)
         self.memory = self._new_memory(pages)
+        self._mem = (None,)  # (memory, its size, its address) while unchanged (see _base)
         self._modules: dict[str, Any] = {}
         self._instances: dict[str, WasmInstance] = {}
         self._links = 0  # instances made by link() in this store (they count toward max_modules)
@@ -415,16 +416,25 @@ class WasmtimeHost:
 
         if pages < 0 or self.pages + pages > self.max_pages:
             raise MemoryError(f"cannot grow wasm memory by {pages} pages (now {self.pages}, max {self.max_pages})")
+        self._mem = (None,)
         try:
             return self.memory.grow(self.store, pages)
         except wasmtime.WasmtimeError as e:
             raise MemoryError(f"cannot grow wasm memory by {pages} pages: {e}") from None
 
     def _base(self, ptr: int, nbytes: int) -> int:
-        size = self.memory.data_len(self.store)
+        # (memory, size, address) asked of wasmtime once, not per read or write (its two C calls
+        # cost more than a small write): grow() and a new memory reset it, and a range past the
+        # known size asks again (a module may grow the memory itself; the 64-bit engine reserves
+        # the whole 4 GiB up front, so growing never moves it)
+        mem = self._mem
+        if mem[0] is not self.memory or ptr + nbytes > mem[1]:
+            size = self.memory.data_len(self.store)
+            mem = self._mem = (self.memory, size, ctypes.addressof(self.memory.data_ptr(self.store).contents))
+        size = mem[1]
         if ptr < 0 or nbytes < 0 or ptr + nbytes > size:
             raise IndexError(f"range [{ptr}, {ptr + nbytes}) outside wasm memory of {size} bytes")
-        return ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        return mem[2]
 
     def read(self, ptr: int, nbytes: int) -> bytes:
         """Copy `nbytes` at `ptr` out of linear memory."""

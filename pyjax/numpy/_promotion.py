@@ -204,8 +204,48 @@ def _check_int_range(x: int) -> None:
         raise OverflowError(f"Python int {x} too large to convert to {dtypes.default_int().name}")
 
 
+def _promote_fast(args: tuple, to_float: bool):
+    """_promote's answer for the common eager cases, without its general machinery (None when
+    it takes the general path): operands of one aval (nothing to do), and Python scalars next
+    to one non-weak Array whose dtype they take (a float array with ints or floats, an
+    int32/int64 array with ints in int32 range), made host constants of its shape as
+    broadcast_to makes them eagerly."""
+    ref = None
+    for a in args:
+        if type(a) is Array or isinstance(a, Tracer):
+            ref = a
+            break
+    if ref is None:
+        return None
+    av = ref.aval
+    kind = av.dtype.kind
+    if to_float and kind not in "fc":
+        return None
+    scalars = False
+    for a in args:
+        t = type(a)
+        if t is builtins.float:
+            if kind != "f":
+                return None
+            scalars = True
+        elif t is builtins.int:
+            if not (kind == "f" or (kind == "i" and av.dtype.itemsize >= 4)) or not -(2**31) <= a < 2**31:
+                return None
+            scalars = True
+        elif (t is not Array and not isinstance(a, Tracer)) or a.aval != av:
+            return None
+    if not scalars:
+        return list(args)
+    if type(ref) is not Array or av.weak_type or core.find_top_trace((ref,)) is not None:
+        return None
+    return [a if type(a) is Array else Array(av, None, None, ref._device, host=a) for a in args]
+
+
 def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     """Promote dtypes (weak-type aware) and broadcast shapes of jnp function arguments."""
+    fast = _promote_fast(args, to_float)
+    if fast is not None:
+        return fast
     args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
     for a in args:
         if type(a) is builtins.int:

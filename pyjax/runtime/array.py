@@ -7,6 +7,7 @@ Buffer with a new view. Everything that touches a backend runs under buffers.LOC
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
@@ -88,9 +89,7 @@ class Array(core.ArrayMethods):
                 self._buf, self._tracker = buf, ShapeTracker.contiguous((2,))
                 self._tracker = self._tracker.reshape((1,) * len(shape[:-1]) + (2,)).expand(shape)
                 return
-            self._buf, self._tracker = buf, ShapeTracker.contiguous(())
-            if self.aval.shape:
-                self._tracker = self._tracker.reshape((1,) * len(self.aval.shape)).expand(self.aval.shape)
+            self._buf, self._tracker = buf, _scalar_view(self.aval.shape)
 
     def _contiguous_bytes(self) -> bytes:
         """The array's elements in C order, as raw bytes."""
@@ -325,6 +324,13 @@ def _py_scalar(v, d):
 def _bf16_unpack(raw: bytes, n: int) -> list:
     halves = struct.unpack(f"<{n}H", raw[: 2 * n])
     return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
+
+
+@functools.lru_cache(maxsize=1024)
+def _scalar_view(shape: tuple) -> ShapeTracker:
+    """One element read at every index of shape (a host scalar uploaded once, broadcast)."""
+    tracker = ShapeTracker.contiguous(())
+    return tracker.reshape((1,) * len(shape)).expand(shape) if shape else tracker
 
 
 def _pack_scalar(v, d) -> bytes:

@@ -96,38 +96,114 @@ def _on_device(a: Array, device) -> Array:
 def execute(prim, args, params):
     """Eager impl of every lax primitive (the library calls it for every primitive)."""
     with LOCK:
-        device = _device_of(args)
-        if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
-            # A broadcast host scalar stays a host constant: no upload, no kernel (but no larger
-            # than the device could hold, as JAX allocates it).
-            a = args[0]
-            aval = prim.abstract_eval(a.aval, **params)
-            be = a._device.backend
-            if be.max_buffer_bytes is not None:
-                check_bytes(math.prod(aval.shape) * aval.dtype.itemsize, be.max_buffer_bytes, be.name, be.limit_reason)
-            return Array(aval, None, None, a._device, host=a._host)
-        arrays = [_on_device(_to_array(a, device), device) for a in args]
-        for a in arrays:
-            if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
-                raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
+        # The hot path: every operand an Array on one device (host scalars uploaded) and a
+        # plan compiled before for these avals and views: one dict lookup, then (mostly) one
+        # allocation and one dispatch.
+        dev, on_host = None, False
+        for a in args:
+            if type(a) is not Array or (dev is not None and a._device is not dev):
+                break
+            dev = a._device
             if a._buf is None:
-                a._ensure_buffer()
-        try:
-            key = (prim, tuple(params.items()), tuple((a.aval, a._tracker) for a in arrays), device.platform)
-            hash(key)
-        except TypeError:
-            key = None
-        plan = _eager_cache.get(key) if key is not None else None
-        if plan is None:
-            plan = _compile_eqn(prim, arrays, params, device)
-            if key is not None:
-                _eager_cache[key] = plan
-        program, out_avals = plan
-        outs = run_program(program, device, [a._buf for a in arrays], out_avals)
+                on_host = True
+        else:
+            if dev is not None and PROFILE is None and (not on_host or _uploads_only(args)):
+                key = [prim, tuple(params.items()) if params else ()]
+                for a in args:
+                    key.append(a.aval)
+                    key.append(a._tracker)
+                key.append(dev.platform)
+                try:
+                    plan = _eager_cache.get(tuple(key))
+                except TypeError:  # an unhashable param
+                    plan = None
+                if plan is not None:
+                    return plan.run(dev, args)
+        return _execute(prim, args, params)
+
+
+def _uploads_only(args) -> bool:
+    """Upload the host scalars among args (at least one other operand is on the device, so
+    the slow path would pick the same device); False (nothing uploaded) when none is."""
+    if not any(a._buf is not None for a in args):
+        return False
+    for a in args:
+        if a._buf is None:
+            a._ensure_buffer()
+    return True
+
+
+def _execute(prim, args, params):
+    device = _device_of(args)
+    if prim.name in ("broadcast_in_dim", "reshape") and type(args[0]) is Array and args[0]._buf is None:
+        # A broadcast host scalar stays a host constant: no upload, no kernel (but no larger
+        # than the device could hold, as JAX allocates it).
+        a = args[0]
+        aval = prim.abstract_eval(a.aval, **params)
+        be = a._device.backend
+        if be.max_buffer_bytes is not None:
+            check_bytes(math.prod(aval.shape) * aval.dtype.itemsize, be.max_buffer_bytes, be.name, be.limit_reason)
+        return Array(aval, None, None, a._device, host=a._host)
+    arrays = [_on_device(_to_array(a, device), device) for a in args]
+    for a in arrays:
+        if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
+            raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
+        if a._buf is None:
+            a._ensure_buffer()
+    key = [prim, tuple(params.items()) if params else ()]
+    for a in arrays:
+        key.append(a.aval)
+        key.append(a._tracker)
+    key.append(device.platform)
+    key = tuple(key)
+    try:
+        plan = _eager_cache.get(key)
+    except TypeError:  # an unhashable param: compiled each time
+        key = plan = None
+    if plan is None:
+        plan = _compile_eqn(prim, arrays, params, device)
+        if key is not None:
+            _eager_cache[key] = plan
+    if PROFILE is not None or DEBUG:
+        outs = run_program(plan.program, device, [a._buf for a in arrays], plan.out_avals)
         return outs if prim.multiple_results else outs[0]
+    return plan.run(device, arrays)
 
 
-def _compile_eqn(prim, arrays, params, device):
+class EagerPlan:
+    """One primitive compiled for given operand avals and views. `run` takes the operands as
+    Arrays on the device; a program of one kernel whose result is the output (most eager ops)
+    runs inline: one Buffer, one dispatch, one Array."""
+
+    __slots__ = ("program", "out_avals", "multiple", "kernel")
+
+    def __init__(self, program: Program, out_avals: list, multiple: bool):
+        self.program, self.out_avals, self.multiple = program, out_avals, multiple
+        self.kernel = None
+        steps, outs = program.steps, program.outputs
+        if (
+            not multiple
+            and len(steps) == 1
+            and type(steps[0]) is KernelStep
+            and outs[0][0] == "buf"
+            and outs[0][1] == steps[0].out
+        ):
+            s = steps[0]
+            self.kernel = (s.exe, s.srcs, s.nbytes, out_avals[0], outs[0][2])
+
+    def run(self, device, arrays):
+        k = self.kernel
+        if k is not None:
+            exe, srcs, nbytes, aval, tracker = k
+            backend = device.backend
+            out = Buffer(backend, nbytes)
+            backend.dispatch(exe, [arrays[i]._buf.slot for i in srcs], [out.slot])
+            return Array(aval, out, tracker, device)
+        outs = run_program(self.program, device, [a._buf for a in arrays], self.out_avals)
+        return outs if self.multiple else outs[0]
+
+
+def _compile_eqn(prim, arrays, params, device) -> EagerPlan:
     avals = [a.aval for a in arrays]
     out = prim.abstract_eval(*avals, **params)
     out_avals = out if prim.multiple_results else [out]
@@ -137,7 +213,7 @@ def _compile_eqn(prim, arrays, params, device):
     specs = [(a.aval.dtype, a._tracker) for a in arrays]
     program = compile_jaxpr(jaxpr, specs, _scalar_literal)
     _prepare(program, device.backend)
-    return program, out_avals
+    return EagerPlan(program, out_avals, prim.multiple_results)
 
 
 def _scalar_literal(val, aval) -> lowering.Lazy:
