@@ -164,41 +164,19 @@ def _execute(prim, args, params):
         plan = _compile_eqn(prim, arrays, params, device)
         if key is not None:
             _eager_cache[key] = plan
-    if PROFILE is not None or DEBUG:
-        outs = run_program(plan.program, device, [a._buf for a in arrays], plan.out_avals)
-        return outs if prim.multiple_results else outs[0]
     return plan.run(device, arrays)
 
 
 class EagerPlan:
-    """One primitive compiled for given operand avals and views. `run` takes the operands as
-    Arrays on the device; a program of one kernel whose result is the output (most eager ops)
-    runs inline: one Buffer, one dispatch, one Array."""
+    """One primitive compiled for given operand avals and views (its Program runs through the
+    program's plan: most are a KernelPlan, one Buffer and one dispatch, or a view)."""
 
-    __slots__ = ("program", "out_avals", "multiple", "kernel")
+    __slots__ = ("program", "out_avals", "multiple")
 
     def __init__(self, program: Program, out_avals: list, multiple: bool):
         self.program, self.out_avals, self.multiple = program, out_avals, multiple
-        self.kernel = None
-        steps, outs = program.steps, program.outputs
-        if (
-            not multiple
-            and len(steps) == 1
-            and type(steps[0]) is KernelStep
-            and outs[0][0] == "buf"
-            and outs[0][1] == steps[0].out
-        ):
-            s = steps[0]
-            self.kernel = (s.exe, s.srcs, s.nbytes, out_avals[0], outs[0][2])
 
     def run(self, device, arrays):
-        k = self.kernel
-        if k is not None:
-            exe, srcs, nbytes, aval, tracker = k
-            backend = device.backend
-            out = Buffer(backend, nbytes)
-            backend.dispatch(exe, [arrays[i]._buf.slot for i in srcs], [out.slot])
-            return Array(aval, out, tracker, device)
         outs = run_program(self.program, device, [a._buf for a in arrays], self.out_avals)
         return outs if self.multiple else outs[0]
 

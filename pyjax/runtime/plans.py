@@ -75,14 +75,47 @@ class ProgramPlan:
         return results
 
 
+class KernelPlan:
+    """A Program of one kernel or none (most eager ops, views, small jitted functions): at most
+    one Buffer and one dispatch per call, nothing laid out. A profile in progress times the
+    step walk instead."""
+
+    def __init__(self, program):
+        s = program.steps[0] if program.steps else None
+        self.step = s
+        self.out = s.out if s is not None else -1
+
+    @property
+    def busy(self) -> bool:
+        return execute.PROFILE is not None
+
+    def run(self, program, device, in_bufs: list, out_avals: list) -> list:
+        s = self.step
+        out = None
+        if s is not None:
+            backend = device.backend
+            out = Buffer(backend, s.nbytes)
+            backend.dispatch(s.exe, [in_bufs[i].slot for i in s.srcs], [out.slot])
+        results = []
+        for o, aval in zip(program.outputs, out_avals):
+            if o[0] == "const":
+                results.append(Array(aval, None, None, device, host=o[1]))
+            else:
+                results.append(Array(aval, out if o[1] == self.out else in_bufs[o[1]], o[2], device))
+        return results
+
+
 def program_plan(program, device):
     """program's ProgramPlan on device (made once, kept on the program), or False to run it step
     by step: single steps, host steps other than loops and conds, the debug and profile modes."""
     pp = program.plan
     if pp is None:
         pp = False
-        worth = len(program.steps) > 1 or any(type(s) is HostStep for s in program.steps)
-        if worth and ENABLED and not execute.DEBUG and execute.PROFILE is None:
+        steps = program.steps
+        worth = len(steps) > 1 or any(type(s) is HostStep for s in steps)
+        if (not steps or (len(steps) == 1 and type(steps[0]) is KernelStep)) and not execute.DEBUG:
+            pp = KernelPlan(program)
+        elif worth and ENABLED and not execute.DEBUG and execute.PROFILE is None:
             try:
                 pp = _build_program(program, device)
             except _Unsupported:

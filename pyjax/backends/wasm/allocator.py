@@ -39,8 +39,20 @@ def _class_size(i: int) -> int:
     return (1 << (p + 6)) + quarter * (1 << (p + 4))
 
 
+_CLASS_OF: dict[int, int] = {}  # request -> size_class, for the small requests seen (a malloc's hot path)
+
+
 def size_class(nbytes: int) -> int:
     """Size actually reserved for a request of `nbytes` bytes."""
+    n = _CLASS_OF.get(nbytes)
+    if n is None:
+        n = _size_class(nbytes)
+        if nbytes <= _SMALL and len(_CLASS_OF) < 4096:
+            _CLASS_OF[nbytes] = n
+    return n
+
+
+def _size_class(nbytes: int) -> int:
     n = max(nbytes, 1)
     n = (n + ALIGN - 1) // ALIGN * ALIGN
     if n > _SMALL:
