@@ -17,6 +17,7 @@ from pyjax.core.core import Primitive, ShapedArray, bind, get_aval
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.ad import Zero
 from pyjax.runtime import execute as _execute
+from pyjax.runtime.array import Array as _Array
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -238,7 +239,13 @@ def _broadcast_operands(name: str, *args) -> list:
 
 def _bin(p):
     def f(x, y):
-        x, y = _broadcast_operands(p.name, *_promote_scalars(x, y))
+        # operands of one shape, neither a Python scalar (the usual case) need neither step
+        if not (
+            (type(x) is _Array or isinstance(x, core.Tracer))
+            and (type(y) is _Array or isinstance(y, core.Tracer))
+            and x.aval.shape == y.aval.shape
+        ):
+            x, y = _broadcast_operands(p.name, *_promote_scalars(x, y))
         return bind(p, x, y)
 
     f.__name__ = p.name

@@ -8,6 +8,7 @@ from pyjax.core import core, dtypes, hooks
 from pyjax.lax import lax
 from pyjax.numpy import _elementwise, _manipulation, _products, _reductions
 from pyjax.numpy._promotion import array, astype
+from pyjax.runtime.array import Array
 
 _NOT_IMPLEMENTED_TYPES = (str, bytes, dict, set)
 # Operands whose type outranks tracers (1000) handle the operator themselves (sparse arrays' reflected ops)
@@ -16,6 +17,9 @@ _DEFER_PRIORITY = 1000
 
 def _defer(fn, swap=False):
     def op(self, other):
+        t = type(other)
+        if t is Array or t is builtins.float or t is builtins.int:  # the common operands: straight through
+            return fn(other, self) if swap else fn(self, other)
         if isinstance(other, _NOT_IMPLEMENTED_TYPES) or (isinstance(other, (list, tuple))):
             return NotImplemented
         priority = getattr(other, "__array_priority__", 0)
