@@ -174,12 +174,14 @@ class BrowserWasmFunction:
         self.is_fast = True
 
     def __call__(self, *args):
-        from pyodide.ffi import JsException
-
         try:
             return self._fn(*args)
-        except JsException as e:
-            raise WasmTrap(self.name, str(e)) from None
+        except Exception as e:  # (the import only when something went wrong: not per call)
+            from pyodide.ffi import JsException
+
+            if isinstance(e, JsException):
+                raise WasmTrap(self.name, str(e)) from None
+            raise
 
     unchecked = __call__
 
@@ -214,12 +216,14 @@ class BrowserSplitFunction:
         self.is_fast = True
 
     def __call__(self, *args):
-        from pyodide.ffi import JsException
-
         try:
             return self._run(self._job, *args)
-        except JsException as e:
-            raise WasmTrap(self.name, str(e)) from None
+        except Exception as e:  # (the import only when something went wrong: not per call)
+            from pyodide.ffi import JsException
+
+            if isinstance(e, JsException):
+                raise WasmTrap(self.name, str(e)) from None
+            raise
 
     unchecked = __call__
 

@@ -18,8 +18,9 @@ import operator
 from collections.abc import Callable
 
 from pyjax.core import dtypes
-from pyjax.core.core import Tracer
+from pyjax.core.core import Tracer, find_top_trace
 from pyjax.core.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
+from pyjax.core.lru import LRUCache, cache_size
 from pyjax.lax import lax, slicing
 from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _creation, _elementwise, _keys, _manipulation, _reductions
@@ -64,7 +65,47 @@ _MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
 
 def getitem(x, idx):
     """x[idx] with numpy's basic and advanced indexing (out-of-range indices clamp, as in JAX)."""
+    if type(x) is Array and x._buf is not None:
+        key = _basic_key(idx)
+        if key is not None and find_top_trace((x,)) is None:
+            key = (x.aval, x._tracker, key)
+            view = _views.get(key)
+            if view is not None:
+                return Array(view[0], x._buf, view[1], x._device)
+            y = advanced_getitem(x, idx)
+            if type(y) is Array and y is not x and y._buf is x._buf and y._device is x._device:
+                _views[key] = (y.aval, y._tracker)
+            return y
     return advanced_getitem(x, idx)
+
+
+# Basic indexing of a concrete Array (ints, slices, None, ...) is a view whose aval and view
+# depend only on the Array's: (aval, view, index) -> (aval, view) of the result, so a repeated
+# x[i] eagerly is one lookup (the first goes the whole way and must come out a view of x).
+_views = LRUCache(cache_size("index_views", 1024))
+
+
+def _basic_key(idx):
+    """A hashable form of an index of ints, slices of ints, None and Ellipsis; None for others."""
+    out = []
+    for i in idx if type(idx) is tuple else (idx,):
+        t = type(i)
+        if t is builtins.int:
+            out.append(i)
+        elif t is builtins.slice:
+            a, b, c = i.start, i.stop, i.step
+            if not (
+                (a is None or type(a) is builtins.int)
+                and (b is None or type(b) is builtins.int)
+                and (c is None or type(c) is builtins.int)
+            ):
+                return None
+            out.append((a, b, c))
+        elif i is None or i is Ellipsis:
+            out.append(i)
+        else:
+            return None
+    return tuple(out)
 
 
 class _IndexUpdateHelper:
