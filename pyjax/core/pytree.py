@@ -164,7 +164,13 @@ class PyTreeDef:
         self.node_type = node_type
         self.node_data = node_data
         self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        if node_type is None:
+            self.num_leaves = 1
+        else:
+            n = 0
+            for c in children:
+                n += c.num_leaves
+            self.num_leaves = n
         self._hash = None
 
     @property
@@ -234,13 +240,15 @@ def _flatten(x, leaves, is_leaf):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return LEAF
-    nt = _node_type(x)
-    if nt is None:
-        leaves.append(x)
-        return LEAF
-    children, aux = nt.to_iter(x)
     typ = type(x)
-    return PyTreeDef(typ, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+    nt = _registry.get(typ)  # (_node_type, inline: this runs once per node of every jit call's arguments)
+    if nt is None:
+        if not (isinstance(x, tuple) and hasattr(x, "_fields")):
+            leaves.append(x)
+            return LEAF
+        nt = _NAMEDTUPLE
+    children, aux = nt.to_iter(x)
+    return PyTreeDef(typ, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves):
