@@ -160,6 +160,12 @@ OPS = [
         True,
     ),
     (
+        "sparsify_todense",
+        lambda sp, jnp, lax, x: sp.sparsify(lambda m: (sp.todense(m * 2) + 1, sp.todense(x)))(sp.BCOO.fromdense(x)),
+        (X2,),
+        True,
+    ),
+    (
         "reshape",
         lambda sp, jnp, lax, x, y: (
             sp.BCOO.fromdense(x).reshape(2, 10),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pyjax.api import jit
+from pyjax.core.core import Tracer
 from pyjax.experimental.sparse._base import JAXSparse
 from pyjax.experimental.sparse.bcoo import BCOO
 from pyjax.experimental.sparse.bcsr import BCSR
@@ -27,6 +29,19 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, index_dtype="int32
     return _format(sparse_format)._eye(N, N if M is None else M, k, dtype=dtype, index_dtype=index_dtype, **kwds)
 
 
+def _identity(x):
+    return x
+
+
+# The name of the jitted identity that a traced todense() leaves in a jaxpr: sparsify's rule for it densifies
+# (a dotted name no Python function has).
+TODENSE_NAME = "sparse.todense"
+_identity.__name__ = _identity.__qualname__ = TODENSE_NAME
+_todense_traced = jit(_identity)
+
+
 def todense(arr):
-    """arr as a dense array (dense arrays pass through)."""
-    return arr.todense() if isinstance(arr, JAXSparse) else arr
+    """arr as a dense array (dense arrays pass through; inside sparsify, sparse values densify)."""
+    if isinstance(arr, JAXSparse):
+        return arr.todense()
+    return _todense_traced(arr) if isinstance(arr, Tracer) else arr

@@ -17,6 +17,7 @@ from pyjax.api import ShapeDtypeStruct, make_jaxpr
 from pyjax.core.core import ClosedJaxpr, Literal, bind
 from pyjax.core.pytree import tree_flatten, tree_unflatten
 from pyjax.experimental.sparse._base import JAXSparse
+from pyjax.experimental.sparse.api import TODENSE_NAME
 from pyjax.experimental.sparse.bcoo import (
     BCOO,
     bcoo_broadcast_in_dim,
@@ -87,6 +88,8 @@ def _eval(jaxpr, args):
 def _call(*args, **params):
     """pjit / custom_jvp_call / custom_vjp_call: evaluate the inner jaxpr sparsely (the custom rule is dropped:
     derivatives of the result come from the sparse operations themselves)."""
+    if params.get("name") == TODENSE_NAME:
+        return [x.todense() if isinstance(x, BCOO) else x for x in args]
     inner = params.get("jaxpr", params.get("call_jaxpr"))
     if isinstance(inner, ClosedJaxpr):
         return _eval(inner.jaxpr, [*inner.consts, *args])
