@@ -26,8 +26,10 @@ from pyjax.api import jit
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import Tracer, get_aval
+from pyjax.interpreters import ad
 from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
+from pyjax.lax.decomposed import composed_primitive
 from pyjax.lax.special import _gamma_sample_grad
 
 __all__ = [
@@ -1183,6 +1185,49 @@ def _gamma_sampler(name: str, key, a, shape, dtype, log_space: bool):
         return out, dz / z if log_space else dz
 
     return f(a)
+
+
+def _random_gamma_meaning(key, a, *, log_space=False):
+    """JAX's random_gamma_p: Gamma(a) samples for each key (a's leading axes follow the keys' axes), each
+    key split over the rest of a, as jax.random.gamma draws them."""
+    from pyjax.api import vmap
+
+    data, a = lax._as_array(key), lax._as_array(a)
+
+    def one(k, x):
+        return _gamma_impl(k, x, get_aval(x).shape, get_aval(x).dtype, log_space)
+
+    for _ in range(get_aval(data).ndim - 1):
+        one = vmap(one)
+    return one(data, a)
+
+
+def _random_gamma_jvp(primals, tangents, *, log_space=False):
+    key, a = primals
+    out = _random_gamma_p.bind(key, a, log_space=log_space)
+    da = tangents[1]
+    if type(da) is ad.Zero:
+        return out, ad.Zero(get_aval(out))
+    z = lax.exp(out) if log_space else out
+    dz = lax.mul(_gamma_sample_grad(a, lax.stop_gradient(z)), da)
+    return out, lax.div(dz, z) if log_space else dz
+
+
+class _KeyOperandPrimitive(core.Primitive):
+    """A primitive whose first operand is a key: typed keys are bound as their uint32 data (pyjax's
+    transformations trace numbers only)."""
+
+    def __init__(self, inner: core.Primitive):
+        super().__init__(inner.name)
+        self.inner = inner
+
+    def bind(self, key, *args, **params):
+        return self.inner.bind(key_data(key) if isinstance(key, PRNGKeyArray) else key, *args, **params)
+
+
+_random_gamma_p = composed_primitive("random_gamma", _random_gamma_meaning)
+ad.jvp_rules[_random_gamma_p] = _random_gamma_jvp
+random_gamma_p = _KeyOperandPrimitive(_random_gamma_p)
 
 
 def gamma(key, a, shape: Sequence[int] | None = None, dtype=None, *, out_sharding=None):

@@ -150,3 +150,55 @@ def test_reduce_window_and_stage_primitives():
         np.testing.assert_array_equal(g, w)
     np.testing.assert_array_equal(pyjax.lax.stage_p.bind(x), jax.lax.stage_p.bind(x))
     assert pyjax.lax.dce_sink_p.bind(x) == [] and pyjax.lax.dce_sink_p.multiple_results
+
+
+def test_total_order_window_solve_and_placement_primitives():
+    """eq_to/le_to/lt_to (XLA's total order), the max/min-pool derivative primitives, linear_solve_p,
+    device_put_p, sharding_constraint_p, axis_index_p and the token primitives bind as JAX's do."""
+    v = np.array([-np.nan, -np.inf, -1.0, -0.0, 0.0, 1.0, np.inf, np.nan], np.float32)
+    a, b = np.meshgrid(v, v)
+    for n in ("eq_to_p", "le_to_p", "lt_to_p"):
+        np.testing.assert_array_equal(getattr(pyjax.lax, n).bind(a, b), getattr(jax.lax, n).bind(a, b), err_msg=n)
+    x = np.array([[1, 3, 3, 2], [3, 0, 1, 3], [2, 2, 2, 2], [0, 5, 5, 0]], np.float32)
+    src = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    win = dict(window_dimensions=(2, 2), window_strides=(1, 2), padding=((0, 1), (0, 0)))
+    for lib in (jax, pyjax):  # JAX's own primitive objects and jaxprs are accepted too
+        sel = lib.make_jaxpr(lambda p, q: p >= q)(1.0, 1.0).jaxpr
+        add = lib.make_jaxpr(lambda p, q: p + q)(1.0, 1.0).jaxpr
+        got = pyjax.lax.select_and_scatter_p.bind(
+            x,
+            src[:4, :2],
+            np.float32(1),
+            select_jaxpr=sel,
+            select_consts=(),
+            scatter_jaxpr=add,
+            scatter_consts=(),
+            **win,
+        )
+        np.testing.assert_array_equal(
+            got, jax.lax.select_and_scatter_add_p.bind(src[:4, :2], x, select_prim=jax.lax.ge_p, **win) + 1
+        )
+        for prim in ("ge_p", "le_p"):
+            gather = dict(select_prim=getattr(lib.lax, prim), base_dilation=(1, 1), window_dilation=(1, 1), **win)
+            np.testing.assert_array_equal(
+                pyjax.lax.select_and_gather_add_p.bind(src, x, **gather),
+                jax.lax.select_and_gather_add_p.bind(src, x, **{**gather, "select_prim": getattr(jax.lax, prim)}),
+            )
+            np.testing.assert_array_equal(
+                pyjax.lax.select_and_scatter_add_p.bind(src[:4, :2], x, select_prim=getattr(lib.lax, prim), **win),
+                jax.lax.select_and_scatter_add_p.bind(src[:4, :2], x, select_prim=getattr(jax.lax, prim), **win),
+            )
+    solve = pyjax.make_jaxpr(lambda c, r: r / c)(X, X)
+    lengths = (0, 0, 1, 0)
+    (sol,) = pyjax.lax.linear_solve_p.bind(
+        X, np.ones(3, np.float32), const_lengths=lengths, jaxprs=(None, None, solve, None)
+    )
+    np.testing.assert_allclose(sol, 1 / X)
+    (moved,) = pyjax.lax.device_put_p.bind(X, devices=[pyjax.devices()[0]], srcs=[None], copy_semantics=[None])
+    assert moved.devices() == {pyjax.devices()[0]}
+    np.testing.assert_array_equal(pyjax.jit(lambda v: pyjax.lax.sharding_constraint_p.bind(v, sharding=None))(X), X)
+    np.testing.assert_array_equal(
+        pyjax.vmap(lambda v: v + pyjax.lax.axis_index_p.bind(axis_name="i"), axis_name="i")(X), X + np.arange(3)
+    )
+    token = pyjax.lax.create_token_p.bind()
+    assert isinstance(pyjax.jit(lambda: pyjax.lax.after_all_p.bind(token, token))(), pyjax.lax.Token)

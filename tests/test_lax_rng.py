@@ -39,3 +39,18 @@ def test_rng_bit_generator_vmap_jit_and_primitive():
     with pytest.raises(AssertionError):
         pyjax.lax.rng_bit_generator(np.zeros(2, np.uint32), (3,))
     assert jax.lax.rng_bit_generator_p.name == pyjax.lax.rng_bit_generator_p.name
+
+
+def test_rng_uniform_is_stateful_and_in_range():
+    """rng_uniform (XLA's stateful RngUniform) draws new values at every call, eagerly and under jit, in
+    [a, b) with a's dtype, as JAX's does on CPU (whose values come from XLA's hidden state: no oracle)."""
+    f = pyjax.jit(lambda a, b: pyjax.lax.rng_uniform(a, b, (1000,)))
+    draws = [pyjax.lax.rng_uniform(np.float32(-2), np.float32(5), (1000,)), f(np.float32(-2), np.float32(5))]
+    draws.append(f(np.float32(-2), np.float32(5)))
+    for d in draws:
+        v = np.asarray(d)
+        assert v.dtype == np.float32 and v.min() >= -2 and v.max() < 5 and 0.5 < v.mean() < 2.5
+    assert not np.array_equal(draws[1], draws[2])
+    ints = np.asarray(pyjax.lax.rng_uniform(np.int32(3), np.int32(7), (500,)))
+    assert ints.dtype == jax.lax.rng_uniform(np.int32(3), np.int32(7), (2,)).dtype and set(ints) == {3, 4, 5, 6}
+    assert "rng_uniform[shape=(2,)]" in str(pyjax.make_jaxpr(lambda: pyjax.lax.rng_uniform(0.0, 1.0, (2,)))())

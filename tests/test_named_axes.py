@@ -351,3 +351,35 @@ def test_results_match_numpy():
     """A direct check of the semantics (independent of the oracle)."""
     out = pyjax.vmap(lambda y: pyjax.lax.psum(y, "i") - y, axis_name="i")(pjnp.asarray(X4))
     assert_close(out, jjnp.asarray(X4.sum() - X4))
+
+
+def test_pbroadcast_ragged_all_to_all_and_psend():
+    """pbroadcast and ragged_all_to_all with JAX's documented semantics (JAX's CPU backend runs neither:
+    ragged_all_to_all's expected values are those of its docstring); psend/precv raise as JAX does off GPU."""
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    np.testing.assert_array_equal(pyjax.vmap(lambda v: pyjax.lax.pbroadcast(v, "i", 1), axis_name="i")(x), x[[1, 1, 1]])
+    with pytest.raises(ValueError, match="out of range"):
+        pyjax.vmap(lambda v: pyjax.lax.pbroadcast(v, "i", 3), axis_name="i")(x)
+    args = (
+        np.array([[1, 2, 2], [3, 4, 0]], np.float32),  # operand
+        np.zeros((2, 4), np.float32),  # output
+        np.array([[0, 1], [0, 1]], np.int32),  # input_offsets
+        np.array([[1, 2], [1, 1]], np.int32),  # send_sizes
+        np.array([[0, 0], [1, 2]], np.int32),  # output_offsets
+        np.array([[1, 1], [2, 1]], np.int32),  # recv_sizes
+    )
+    want = np.array([[1, 3, 0, 0], [2, 2, 4, 0]], np.float32)
+    for ragged in (pyjax.lax.ragged_all_to_all, lambda *a, **k: pyjax.lax.ragged_all_to_all_p.bind(*a, **k)):
+        got = pyjax.jit(pyjax.vmap(lambda *a: ragged(*a, axis_name="i"), axis_name="i"))(*args)  # noqa: B023
+        np.testing.assert_array_equal(got, want)
+    for lib in (jax, pyjax):
+        with pytest.raises(NotImplementedError, match="only implemented on GPU"):
+            shard = lib.shard_map(
+                lambda v: lib.lax.precv(
+                    lib.lax.psend(v, "i", [(0, 0)]), lib.ShapeDtypeStruct(v.shape, v.dtype), "i", [(0, 0)]
+                ),  # noqa: B023
+                mesh=lib.sharding.Mesh(np.array(lib.devices()), ("i",)),
+                in_specs=lib.sharding.PartitionSpec("i"),
+                out_specs=lib.sharding.PartitionSpec("i"),
+            )
+            lib.jit(shard)(x)

@@ -171,3 +171,21 @@ def test_errors(backend):
     with pytest.raises(ValueError, match="float dtype"):
         prandom.gamma(k, 2.0, dtype=pjnp.int32)
     assert prandom.gamma(k, 2.0, (0, 3)).shape == (0, 3)
+
+
+def test_random_gamma_primitive_binds_as_jax():
+    """random_gamma_p with JAX's operands (a typed key, or a batch of keys leading a) and log_space: JAX's
+    samples and implicit gradients."""
+    a = np.array([[0.5, 1.0, 3.0], [2.0, 0.1, 7.0]], np.float32)
+    for log_space in (False, True):
+        for lib_keys in (lambda lib: lib.random.key(3), lambda lib: lib.random.split(lib.random.key(3), 2)):
+            got = prandom.random_gamma_p.bind(lib_keys(pyjax), a, log_space=log_space)
+            want = jax.random.random_gamma_p.bind(lib_keys(jax), a, log_space=log_space)
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+        grads = [
+            lib.grad(
+                lambda x, lib=lib: lib.random.random_gamma_p.bind(lib.random.key(3), x, log_space=log_space).sum()
+            )(a)
+            for lib in (pyjax, jax)
+        ]
+        np.testing.assert_allclose(*grads, rtol=2e-5)

@@ -27,7 +27,7 @@ from pyjax.lax.shapes import *  # noqa: F401,F403,E402
 from pyjax.lax.bits import *  # noqa: F401,F403,E402
 from pyjax.lax.reductions import *  # noqa: F401,F403,E402
 from pyjax.lax.parallel import *  # noqa: F401,F403,E402
-from pyjax.lax.custom_solve import custom_linear_solve, custom_root  # noqa: F401,E402
+from pyjax.lax.custom_solve import custom_linear_solve, custom_root, linear_solve_p  # noqa: F401,E402
 from pyjax.lax.gather_scatter import *  # noqa: F401,F403,E402
 from pyjax.lax.complex import complex, complex_p, conj, imag, imag_p, real, real_p  # noqa: F401,E402
 from pyjax.sharding import with_sharding_constraint  # noqa: F401,E402
@@ -35,10 +35,12 @@ from pyjax.lax.types import *  # noqa: F401,F403,E402
 from pyjax.lax.fft import *  # noqa: F401,F403,E402
 from pyjax.lax.ragged import *  # noqa: F401,F403,E402
 from pyjax.lax.rng import *  # noqa: F401,F403,E402
+from pyjax.lax.scaled_dot import scaled_dot  # noqa: F401,E402
 from pyjax.lax.tokens import *  # noqa: F401,F403,E402
 from pyjax.lax.lifting import *  # noqa: F401,F403,E402
 import functools as _functools  # noqa: E402
 
+from pyjax.lax import bits as _bits  # noqa: E402
 from pyjax.lax import decomposed as _decomposed  # noqa: E402
 
 
@@ -75,6 +77,9 @@ globals().update(
             "stage": (lambda x: x, False),
             "dce_sink": (lambda *xs, prevent_mlir_dce=False: [], True),
             "approx_top_k": (_decomposed.approx_top_k_meaning(_ns["approx_max_k"], _ns["approx_min_k"]), True),
+            **{f"{d}_to": (_functools.partial(_bits.total_order_compare, d), False) for d in ("eq", "le", "lt")},
+            "sharding_constraint": (lambda x, **_: x, False),
+            "device_put": (_decomposed.device_put_meaning, True),
         },
         _ns,
     )

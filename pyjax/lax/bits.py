@@ -1,5 +1,6 @@
-"""Integer and float bit manipulation: mulhi (high half of a product) and reduce_precision (round
-to fewer exponent / mantissa bits).
+"""Integer and float bit manipulation: mulhi (high half of a product), reduce_precision (round
+to fewer exponent / mantissa bits) and total_order_compare (XLA's TOTALORDER comparisons, the meaning
+of JAX's eq_to_p, le_to_p and lt_to_p).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pyjax.lax._util import _arr
 from pyjax.lax.shapes import broadcast_shapes, broadcast_to
 
 __all__ = ["mulhi", "reduce_precision"]
+
+_TOTAL_ORDER = {"eq": lax.eq, "le": lax.le, "lt": lax.lt}
 
 
 # --- integer and float bit manipulation ---------------------------------------------------------
@@ -96,3 +99,23 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     if mantissa_bits < src_man:
         out = lax.select(lax.ne(x, x), x, out)  # NaNs keep their payload
     return out
+
+
+def _total_order_key(x):
+    """A signed integer with the order of x's floats as XLA's TOTALORDER: -NaN < -inf < ... < -0 < +0 < ...
+    < inf < NaN (the sign bit flips the other bits of negative values); integers are their own keys."""
+    d = get_aval(x).dtype
+    if d.kind != "f":
+        return x
+    i = dtypes.canonicalize(f"int{d.itemsize * 8}")
+    k = lax.bitcast_convert_type(x, i)
+    flip = lax.full((), (1 << (d.itemsize * 8 - 1)) - 1, i)
+    return lax.select(lax.lt(k, lax.full((), 0, i)), lax.bitwise_xor(k, flip), k)
+
+
+def total_order_compare(direction: str, x: Any, y: Any) -> Any:
+    """x `direction` y (eq, le or lt) under XLA's total order of floats (-0 < +0; NaNs equal to themselves)."""
+    x, y = _arr(x), _arr(y)
+    shape = broadcast_shapes(get_aval(x).shape, get_aval(y).shape)
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    return _TOTAL_ORDER[direction](_total_order_key(x), _total_order_key(y))

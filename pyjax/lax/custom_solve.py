@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyjax.core import core
 from pyjax.core.core import get_aval
 from pyjax.core.pytree import tree_leaves, tree_map, tree_structure
+from pyjax.lax.decomposed import composed_primitive
 
-__all__ = ["custom_linear_solve", "custom_root"]
+__all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 
 def _api():
@@ -163,3 +165,16 @@ def custom_root(
         return x, x_dot
 
     return _root(consts, r_consts, guess)
+
+
+def _linear_solve_meaning(*args, const_lengths, jaxprs):
+    """JAX's linear_solve_p (custom_linear_solve's primitive): operands are the consts of matvec, vecmat,
+    solve and transpose_solve (const_lengths of each), then b's leaves; the value is `solve` applied to b."""
+    counts = list(const_lengths)
+    start = sum(counts[:2])
+    consts, b = args[start : start + counts[2]], args[sum(counts) :]
+    solve = jaxprs[2]
+    return core.eval_jaxpr(getattr(solve, "jaxpr", solve), [*getattr(solve, "consts", ()), *consts, *b])
+
+
+linear_solve_p = composed_primitive("custom_linear_solve", _linear_solve_meaning, multi=True)

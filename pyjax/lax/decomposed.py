@@ -15,6 +15,7 @@ import functools
 
 from pyjax.core import core
 from pyjax.interpreters import ad, batching, staging
+from pyjax.lax._util import _arr
 from pyjax.runtime import control
 
 
@@ -109,6 +110,23 @@ def approx_top_k_meaning(max_k, min_k):
     return meaning
 
 
+def device_put_meaning(*xs, devices, srcs=None, copy_semantics=None):
+    """device_put_p's meaning: each x on its device or its sharding's one device (None: where it is)."""
+    from pyjax.runtime import device as devmod
+    from pyjax.runtime.array import Array
+    from pyjax.runtime.execute import transfer
+
+    def put(x, d):
+        x = x if isinstance(x, core.Tracer) else _arr(x)
+        if d is None or type(x) is not Array:
+            return x
+        if not isinstance(d, devmod.Device):
+            (d,) = d.device_set
+        return transfer(x, d)
+
+    return [put(x, d) for x, d in zip(xs, devices)]
+
+
 def top_k_along(x, *, k, axis=-1, top_k=None, transpose=None):
     """top_k_p's meaning: the k largest along `axis`, from a top_k over the last axis."""
     nd = len(x.shape)
@@ -149,3 +167,16 @@ def composed_primitive(name: str, fn, multi: bool = False) -> core.Primitive:
     batching.batch_rules[p] = batch
     control.register_host_primitive(name, lambda arrays, **params: flat(*arrays, **params))
     return p
+
+
+class CallingPrimitive(core.Primitive):
+    """A JAX primitive whose operands are not arrays (tokens, axis names): binding it, under any trace, is
+    calling its function, which binds pyjax's own primitives."""
+
+    def __init__(self, name: str, fn, multiple_results: bool = False):
+        super().__init__(name)
+        self.impl = fn
+        self.multiple_results = multiple_results
+
+    def bind(self, *args, **params):
+        return self.impl(*args, **params)

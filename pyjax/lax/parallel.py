@@ -1,5 +1,6 @@
 """Collectives over named axes (JAX's lax.psum, pmean, pmax, pmin, all_gather, ppermute, psum_scatter,
-all_to_all, pswapaxes, axis_index, axis_size) for vmap(axis_name=...) and pmap.
+all_to_all, pswapaxes, axis_index, axis_size, pbroadcast, ragged_all_to_all) for vmap(axis_name=...) and
+pmap; psend/precv raise as JAX does off GPU.
 
 pyjax has one device, so every named axis is a vmap axis and a collective over it is a reduction or a
 data movement along that batch dimension, done by the BatchTrace of the axis (its rule in
@@ -22,6 +23,8 @@ from pyjax.core.pytree import tree_flatten, tree_unflatten
 from pyjax.interpreters import ad, batching
 from pyjax.interpreters.batching import BatchTrace, BatchTracer, lookup_axis
 from pyjax.lax import lax
+from pyjax.lax.decomposed import CallingPrimitive
+from pyjax.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim, index_in_dim
 
 __all__ = [
     "all_gather",
@@ -43,6 +46,12 @@ __all__ = [
     "all_gather_p",
     "all_to_all_p",
     "ppermute_p",
+    "axis_index_p",
+    "pbroadcast",
+    "psend",
+    "precv",
+    "ragged_all_to_all",
+    "ragged_all_to_all_p",
 ]
 
 psum_p = core.Primitive("psum")
@@ -557,3 +566,73 @@ def pcast(x: Any, axis_name, *, to: str) -> Any:
 def host_runner(prim):
     """A runner for compiled programs (runtime HostStep): the invariant formula on concrete arrays."""
     return lambda arrays, **params: [prim.impl(*arrays, **params)]
+
+
+axis_index_p = CallingPrimitive("axis_index", lambda *, axis_name, **_: axis_index(axis_name))
+
+
+def pbroadcast(x: Any, axis_name, source: int) -> Any:
+    """Every member gets member `source`'s x."""
+    name, a = _axis_and_size(axis_name, "pbroadcast")
+    source = int(source)
+    if not 0 <= source < a.size:
+        raise ValueError(f"pbroadcast source {source} is out of range for axis {name!r} of size {a.size}")
+    return _tree_apply(lambda v: index_in_dim(all_gather(v, name), source, 0, keepdims=False), x)
+
+
+def psend(x: Any, axis_name, perm) -> Any:
+    """JAX implements psend on GPU only; pyjax (one device, no GPU collectives) not at all."""
+    raise NotImplementedError("psend is currently only implemented on GPU (JAX); pyjax does not implement it")
+
+
+def precv(token: Any, out_shape: Any, axis_name, perm) -> Any:
+    """JAX implements precv on GPU only; pyjax (one device, no GPU collectives) not at all."""
+    raise NotImplementedError("precv is currently only implemented on GPU (JAX); pyjax does not implement it")
+
+
+def ragged_all_to_all(
+    operand, output, input_offsets, send_sizes, output_offsets, recv_sizes, *, axis_name, axis_index_groups=None
+):
+    """Each member sends slices operand[input_offsets[i] : + send_sizes[i]] to member i // (N / axis size),
+    which writes them into its `output` at the sender's output_offsets[i] (JAX's semantics; JAX's CPU
+    backend cannot run it, pyjax composes it from all_gather and masked windows)."""
+    _no_groups(axis_index_groups)
+    name, a = _axis_and_size(axis_name, "ragged_all_to_all")
+    operand, output = lax._as_array(operand), lax._as_array(output)
+    n_slices = get_aval(input_offsets).shape[0]
+    per, left = divmod(n_slices, a.size)
+    if left:
+        raise ValueError(f"ragged_all_to_all: {n_slices} offsets do not divide among the {a.size} members of {name!r}")
+    rows, m = get_aval(operand).shape[0], get_aval(output).shape[0]
+    i32 = dtypes.int32
+    me = lax.mul(lax.convert_element_type(axis_index(name), i32), lax.full((), per, i32))
+    ops, in_offs, out_offs = (all_gather(v, name) for v in (operand, input_offsets, output_offsets))
+    zeros = [(m, m, 0)] + [(0, 0, 0)] * (len(get_aval(operand).shape) - 1)
+    row = lax.broadcasted_iota(i32, get_aval(output).shape, 0)
+    result = output
+    for k in range(a.size):
+        padded = lax.pad(index_in_dim(ops, k, 0, keepdims=False), lax.full((), 0, get_aval(operand).dtype), zeros)
+        for s in range(per):
+            slot = lax.add(me, lax.full((), s, i32))
+            src = lax.convert_element_type(
+                dynamic_index_in_dim(index_in_dim(in_offs, k, 0, False), slot, 0, False), i32
+            )
+            dst = lax.convert_element_type(
+                dynamic_index_in_dim(index_in_dim(out_offs, k, 0, False), slot, 0, False), i32
+            )
+            size = lax.convert_element_type(dynamic_index_in_dim(recv_sizes, k * per + s, 0, False), i32)
+            start = lax.clamp(
+                lax.full((), 0, i32), lax.add(lax.sub(src, dst), lax.full((), m, i32)), lax.full((), rows + m, i32)
+            )
+            window = dynamic_slice_in_dim(padded, start, m, 0)
+            inside = lax.bitwise_and(lax.ge(row, dst), lax.lt(row, lax.add(dst, size)))
+            result = lax.select(inside, window, result)
+    return result
+
+
+ragged_all_to_all_p = CallingPrimitive(  # its collectives need the named axes: binding is calling
+    "ragged_all_to_all",
+    lambda *args, axis_name, axis_index_groups=None: ragged_all_to_all(
+        *args, axis_name=axis_name, axis_index_groups=axis_index_groups
+    ),
+)

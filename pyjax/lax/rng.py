@@ -1,4 +1,5 @@
-"""rng_bit_generator (XLA's RngBitGenerator, bit-exact with JAX on CPU) and RandomAlgorithm.
+"""rng_bit_generator (XLA's RngBitGenerator, bit-exact with JAX on CPU), RandomAlgorithm and rng_uniform
+(XLA's stateful RngUniform: fresh operating-system randomness at every run, eager or jitted).
 
 The key is a uint32[4] (or uint64[2] with x64): XLA reads it as two 64-bit words, the first the
 generator's key and the second its counter. ThreeFry-2x32 encrypts the counters state + i of half
@@ -12,19 +13,22 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from pyjax.core import dtypes
-from pyjax.core.core import get_aval
+from pyjax.core import core, dtypes
+from pyjax.core.core import ShapedArray, get_aval
 from pyjax.interpreters import batching
 from pyjax.lax import lax
 from pyjax.lax._util import _arr
 from pyjax.lax.bits import mulhi
 from pyjax.lax.decomposed import composed_primitive
 from pyjax.lax.slicing import dynamic_update_index_in_dim, index_in_dim
+from pyjax.runtime import control
+from pyjax.runtime import execute as _execute
 
-__all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p"]
+__all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform", "rng_uniform_p"]
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -228,3 +232,44 @@ def rng_bit_generator(
         lambda size, _, k: (tuple(_first_key_bits(k, size, shape=shape, dtype=dt, algorithm=algorithm)), (True, True))
     )
     return gen(key)
+
+
+# --- rng_uniform ----------------------------------------------------------------------------------------
+
+rng_uniform_p = core.Primitive("rng_uniform")
+
+
+@rng_uniform_p.def_abstract_eval
+def _rng_uniform_abstract(a, b, *, shape):
+    if a.shape or b.shape:
+        raise TypeError(f"rng_uniform bounds must be scalars, got shapes {a.shape} and {b.shape}")
+    if a.dtype is not b.dtype or a.dtype.kind not in "fiu":
+        raise TypeError(f"rng_uniform bounds must share an integer or float dtype, got {a.dtype.name}, {b.dtype.name}")
+    return ShapedArray(tuple(shape), a.dtype)
+
+
+def _rng_uniform_draw(a, b, *, shape):
+    """Uniform values in [a, b) from os.urandom: floats from the top mantissa bits, integers a + bits mod (b - a)."""
+    d = get_aval(a).dtype
+    wide = d.itemsize == 8
+    u = dtypes.uint64 if wide else _U32
+    with core.new_base_main():  # a host step: concrete values even while a jit is tracing
+        bits = _execute.from_bytes(os.urandom(u.itemsize * math.prod(shape)), ShapedArray(tuple(shape), u))
+        if d.kind == "f":
+            mant = {2: 10, 4: 23, 8: 52}[d.itemsize] if d.name != "bfloat16" else 7
+            drop = lax.full((), u.itemsize * 8 - mant, u)
+            frac = lax.mul(
+                lax.convert_element_type(lax.shift_right_logical(bits, drop), d), lax.full((), 2.0**-mant, d)
+            )
+            return lax.add(a, lax.mul(lax.sub(b, a), frac))
+        span = lax.convert_element_type(lax.sub(lax.convert_element_type(b, u), lax.convert_element_type(a, u)), u)
+        return lax.add(a, lax.convert_element_type(lax.rem(bits, span), d))
+
+
+rng_uniform_p.def_impl(_rng_uniform_draw)
+control.register_host_primitive("rng_uniform", lambda arrays, **params: [_rng_uniform_draw(*arrays, **params)])
+
+
+def rng_uniform(a, b, shape):
+    """Stateful uniform random values in [a, b) of `shape` with a's dtype: new ones at every call, under jit too."""
+    return rng_uniform_p.bind(lax._as_array(a), lax._as_array(b), shape=tuple(int(s) for s in shape))

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from pyjax.core.pytree import register_pytree_node
+from pyjax.lax.decomposed import CallingPrimitive
 
-__all__ = ["Token", "create_token", "after_all", "dce_sink"]
+__all__ = ["Token", "create_token", "after_all", "dce_sink", "create_token_p", "after_all_p"]
 
 
 class Token:
@@ -40,3 +41,7 @@ def after_all(*operands: Token) -> Token:
 def dce_sink(val: Any, *, prevent_mlir_dce: bool = False) -> None:
     """Marks val as used (JAX keeps it from dead-code elimination); pyjax computes what it is given."""
     del val, prevent_mlir_dce
+
+
+create_token_p = CallingPrimitive("create_token", lambda *_, **__: Token())
+after_all_p = CallingPrimitive("after_all", lambda *tokens, **__: after_all(*tokens))

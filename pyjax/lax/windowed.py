@@ -8,6 +8,9 @@ monoid's identity (or is traced) seeds every window's reduction once, as in JAX.
 computations, and several operands at once (the variadic form), fold the window's strided slices
 in one by one (_reduce_window_unrolled).
 
+JAX's select_and_gather_add_p, select_and_scatter_add_p and select_and_scatter_p (the max/min-pool
+derivatives) are composed primitives here: the jvp and the vjp of reduce_window_max/min.
+
 Gradients: the sum's transpose is itself a windowed sum of the dilated cotangent; max/min
 send each window's tangent to its first maximal element (JAX's select-and-gather rule), and
 their vjp is the transpose of that linear map.
@@ -29,6 +32,7 @@ from pyjax.interpreters.ad import Zero
 from pyjax.lax import lax
 from pyjax.lax._util import _arr, static_ints
 from pyjax.lax.convolution import padtype_to_pads
+from pyjax.lax.decomposed import composed_primitive
 from pyjax.lax.lax import _as_array, _aval, _prim
 from pyjax.runtime import execute as _execute
 
@@ -42,6 +46,9 @@ __all__ = [
     "reduce_window_max_p",
     "reduce_window_min_p",
     "reduce_window_prod_p",
+    "select_and_gather_add_p",
+    "select_and_scatter_add_p",
+    "select_and_scatter_p",
 ]
 
 
@@ -443,3 +450,61 @@ def reduce_window_min(
     return bind(
         reduce_window_min_p, x, **_params(x, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     )
+
+
+# --- JAX's select-and-gather / select-and-scatter primitives ------------------------------------------
+
+
+def _pool_of(select_prim) -> Callable:
+    """The windowed reduction whose derivative a select primitive picks: ge (first maximum) or le (first minimum)."""
+    name = getattr(select_prim, "name", select_prim)
+    if name == "ge":
+        return reduce_window_max
+    if name == "le":
+        return reduce_window_min
+    raise NotImplementedError(f"pyjax selects windows with ge or le only (the max/min-pool rules), got {name}")
+
+
+def _select_and_gather_add(
+    tangents, operand, *, select_prim, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """Each window's tangent at its selected (first maximal / minimal) operand element."""
+    from pyjax.api import jvp
+
+    pool = _pool_of(select_prim)
+    return jvp(
+        lambda x: pool(x, window_dimensions, window_strides, padding, base_dilation, window_dilation),
+        (operand,),
+        (tangents,),
+    )[1]
+
+
+def _select_and_scatter_add(source, operand, *, select_prim, window_dimensions, window_strides, padding):
+    """Each window's source value added at its selected operand element (zeros elsewhere)."""
+    from pyjax.api import vjp
+
+    pool = _pool_of(select_prim)
+    _, pull = vjp(lambda x: pool(x, window_dimensions, window_strides, padding), operand)
+    return pull(source)[0]
+
+
+def _only_primitive(jaxpr) -> str:
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    names = [e.primitive.name for e in inner.eqns]
+    return names[0] if len(names) == 1 else "/".join(names)
+
+
+def _select_and_scatter(operand, source, init_value, *, select_jaxpr, scatter_jaxpr, **params):
+    """select_and_scatter_p with a ge/le select and an add scatter: init_value plus the scattered source."""
+    params = {k: params[k] for k in ("window_dimensions", "window_strides", "padding")}
+    if _only_primitive(scatter_jaxpr) != "add":
+        raise NotImplementedError(
+            f"pyjax's select_and_scatter scatters with add only, got {_only_primitive(scatter_jaxpr)}"
+        )
+    out = _select_and_scatter_add(source, operand, select_prim=_only_primitive(select_jaxpr), **params)
+    return lax.add(out, lax.convert_element_type(init_value, _aval(out).dtype))
+
+
+select_and_gather_add_p = composed_primitive("select_and_gather_add", _select_and_gather_add)
+select_and_scatter_add_p = composed_primitive("select_and_scatter_add", _select_and_scatter_add)
+select_and_scatter_p = composed_primitive("select_and_scatter", _select_and_scatter)
