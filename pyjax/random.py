@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from pyjax._prng import KEY_DTYPE, KeyDtype, PRNGKeyArray
 from pyjax.api import jit
-from pyjax.core import core, dtypes
+from pyjax.core import core, dtypes, minifloat
 from pyjax.core.config import config
 from pyjax.core.core import Tracer, get_aval
 from pyjax.interpreters import ad
@@ -440,6 +440,9 @@ def _fma32(a, b, c):
 
 
 def _one_bits(d) -> int:
+    """The bits of 1.0 in float dtype d."""
+    if d.name in dtypes.FLOAT8:
+        return minifloat.encode(1.0, d.name)
     info = dtypes.finfo(d)
     return ((1 << (info.nexp - 1)) - 1) << info.nmant
 
@@ -447,8 +450,10 @@ def _one_bits(d) -> int:
 def _uniform_impl(key, minval, maxval, shape: tuple, dtype):
     info = dtypes.finfo(dtype)
     nbits, nmant = info.bits, info.nmant
+    if nbits not in (8, 16, 32, 64):
+        raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypesgot {dtype.name}.")  # JAX's words
     rng_bits = 8 if nmant < 8 else nbits
-    udt = {16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[nbits]
+    udt = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[nbits]
     b = _bits_impl(key, rng_bits, shape)
     if rng_bits != nbits:
         b = lax.convert_element_type(b, udt)

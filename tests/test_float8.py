@@ -133,3 +133,16 @@ def test_finfo_and_numpy_interop(name):
     np.testing.assert_array_equal(x.tolist(), a.astype(np.float32).tolist())
     if name in ON_JAX:
         assert repr(x) == repr(jnp.asarray(a)) and str(x) == str(jnp.asarray(a))
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e8m0fnu", "bfloat16"])
+def test_random_matches_jax(backend, name):
+    # uniform's bits land in the format through a uint8 bitcast; normal's constants are rounded to it
+    for fn in ("uniform", "normal"):
+        got = getattr(pyjax.random, fn)(pyjax.random.key(1), (64,), name)
+        want = getattr(jax.random, fn)(jax.random.key(1), (64,), name)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got).astype(np.float32), np.asarray(want).astype(np.float32))
+    assert repr(pjnp.dtype(name)) == repr(jnp.dtype(name))
+    with pytest.raises(TypeError, match="uniform only accepts 8-, 16-, 32-, or 64-bit dtypesgot float4_e2m1fn"):
+        pyjax.random.uniform(pyjax.random.key(1), (2,), pjnp.float4_e2m1fn)

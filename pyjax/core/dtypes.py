@@ -76,8 +76,8 @@ class DType:
     def __hash__(self):
         return self._hash
 
-    def __repr__(self):
-        return f"dtype('{self.name}')"
+    def __repr__(self):  # numpy quotes its own types' names, not ml_dtypes' (dtype(bfloat16))
+        return f"dtype({self.name})" if self.name in ML_DTYPES else f"dtype('{self.name}')"
 
     def __str__(self):
         return self.name

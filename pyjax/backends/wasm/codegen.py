@@ -38,7 +38,7 @@ from pyjax.backends.wasm.halffloat import narrow_helper
 from pyjax.compiler import ir
 from pyjax.compiler.ir import Kernel, Node
 from pyjax.compiler.mathlib import expand_kernel
-from pyjax.core import dtypes
+from pyjax.core import dtypes, minifloat
 
 __all__ = ["DTYPE_INFO", "KernelCodegen", "compile_kernel_bytes", "scalar_ops", "valtype"]
 
@@ -75,6 +75,18 @@ def valtype(d: dtypes.DType) -> str:
     if info is None:
         raise NotImplementedError(f"wasm backend: dtype {d.name} is not supported")
     return info[0]
+
+
+def _narrow_value(v: float, name: str) -> float:
+    """v rounded to half float dtype `name` (round half to even; inf on overflow)."""
+    if name in minifloat.FORMATS:
+        return minifloat.round_to(v, name)
+    if name == "bfloat16":
+        return struct.unpack("<f", struct.pack("<I", minifloat.bfloat16_bits(v) << 16))[0]
+    try:
+        return struct.unpack("<e", struct.pack("<e", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def _float(d) -> bool:
@@ -920,7 +932,9 @@ class KernelCodegen:
 
     def _const(self, v, d) -> None:
         t = valtype(d)
-        if t in (F32, F64):
+        if d.name in HALF:  # the value the narrow dtype holds, as a stored one would load
+            self.f.f32_const(_narrow_value(float(v), d.name))
+        elif t in (F32, F64):
             getattr(self.f, t + "_const")(float(v))
         else:
             getattr(self.f, t + "_const")(int(v) & ((1 << (64 if t == I64 else 32)) - 1))
