@@ -107,6 +107,9 @@ class Backend:
         # weak references of garbage-collected runtime Buffers, queued by the collector; the
         # runtime frees their slots at its next allocation (see pyjax.runtime.buffers)
         self.dead: deque = deque()
+        # buffers the runtime keeps for reuse (shared host-scalar constants): live_buffers()
+        # leaves them out, as they outlive every Array on purpose
+        self.constants = 0
 
     # --- memory ---
     def malloc(self, nbytes: int) -> int:

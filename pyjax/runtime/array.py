@@ -15,6 +15,7 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import ShapedArray
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
+from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
 
@@ -81,9 +82,9 @@ class Array(core.ArrayMethods):
         if self._buf is None:
             backend = self._device.backend
             d = self.aval.dtype
+            raw = _pack_scalar(self._host, d)
             with LOCK:
-                buf = Buffer(backend, d.itemsize)
-                backend.write(buf.slot, _pack_scalar(self._host, d))
+                buf = _constant_buffer(backend, d, raw)
             if d.kind == "c":  # complex: the view is over (..., 2) real parts (see complex_phys)
                 shape = self.aval.shape + (2,)
                 self._buf, self._tracker = buf, ShapeTracker.contiguous((2,))
@@ -324,6 +325,36 @@ def _py_scalar(v, d):
 def _bf16_unpack(raw: bytes, n: int) -> list:
     halves = struct.unpack(f"<{n}H", raw[: 2 * n])
     return list(struct.unpack(f"<{n}f", struct.pack(f"<{n}I", *[h << 16 for h in halves])))
+
+
+# Host scalars met eagerly (the 1 of x + 1) are uploaded once per (backend, dtype, bytes) and
+# shared: reading a constant never writes it, and an op with a Python scalar then allocates
+# and writes nothing for it (a Buffer and a host write each time, a third of a small eager
+# op). Backend.constants counts the kept ones, which live_buffers() leaves out.
+_constants = LRUCache(cache_size("constants", 64))
+
+
+def _constant_buffer(backend, dtype, raw: bytes) -> Buffer:
+    """A buffer holding raw (one element of dtype) on backend, shared (call under LOCK)."""
+    key = (backend, dtype, raw)
+    buf = _constants.get(key)
+    if buf is None:
+        buf = Buffer(backend, dtype.itemsize)
+        backend.write(buf.slot, raw)
+        if len(_constants) >= _constants.maxsize:
+            _, old = _constants.popitem(last=False)
+            old.backend.constants -= 1
+        _constants[key] = buf
+        backend.constants += 1
+    return buf
+
+
+def clear_constants() -> None:
+    """Let go of the shared host-scalar buffers (freed once no Array holds them)."""
+    with LOCK:
+        while _constants:
+            _, buf = _constants.popitem()
+            buf.backend.constants -= 1
 
 
 @functools.lru_cache(maxsize=1024)

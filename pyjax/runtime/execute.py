@@ -30,7 +30,7 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes, hooks, minifloat
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
-from pyjax.runtime.array import Array, Buffer, complex_from_phys, complex_phys
+from pyjax.runtime.array import Array, Buffer, clear_constants, complex_from_phys, complex_phys
 from pyjax.runtime.buffers import LOCK
 from pyjax.runtime.device import default_device, started_devices
 
@@ -52,6 +52,7 @@ def clear_caches() -> None:
     """Forget the eager plans and every started backend's executables (rebuilt on next use)."""
     _eager_cache.clear()
     _materialize_cache.clear()
+    clear_constants()
     for dev in started_devices():
         dev.backend.clear_caches()
 

@@ -76,7 +76,7 @@ class CpuBackend(Backend):
             self._bufs[dst][dst_off : dst_off + nbytes] = self._bufs[src][src_off : src_off + nbytes]
 
     def live_buffers(self) -> int:
-        return len(self._bufs) - len(self.dead)  # collected, freed at the next allocation
+        return len(self._bufs) - len(self.dead) - self.constants  # dead: collected, freed at the next allocation
 
     def numpy_view(self, slot: int, dtype, count: int):
         """Zero-copy typed view of a slot (numpy mode only)."""

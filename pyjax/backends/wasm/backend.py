@@ -137,7 +137,7 @@ class WasmBackend(Backend):
             self._copy(dst + dst_off, src + src_off, nbytes)
 
     def live_buffers(self) -> int:
-        return len(self._sizes) - len(self.dead)  # collected, freed at the next allocation
+        return len(self._sizes) - len(self.dead) - self.constants  # dead: collected, freed at the next allocation
 
     def numpy_view(self, slot: int, dtype, count: int):
         """Zero-copy numpy view of a slot (native host only; invalid after the memory grows)."""

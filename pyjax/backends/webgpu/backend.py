@@ -175,7 +175,7 @@ class WebGPUBackend(Backend):
         return self.pipeline(_COPY_WGSL)
 
     def live_buffers(self) -> int:
-        return len(self._nbytes) - len(self.dead)  # collected, freed at the next allocation
+        return len(self._nbytes) - len(self.dead) - self.constants  # dead: collected, freed at the next allocation
 
     def synchronize(self) -> None:
         self.flush()
