@@ -194,6 +194,8 @@ class _Jitted(stages.Wrapped):
                 self._closed_refs.append(e.ref)
 
     def _split(self, args, kwargs):
+        if not self.static_argnums and not self.static_argnames:  # nothing static: everything is dynamic
+            return (), (), tuple(args), dict(kwargs)
         n = len(args)
         for i in self.static_argnums:
             if i >= n and self.sig is not None:

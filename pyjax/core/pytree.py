@@ -178,6 +178,8 @@ class PyTreeDef:
         return 1 + sum(c.num_nodes for c in self.children)
 
     def __eq__(self, other):
+        if self is other:
+            return True
         return (
             isinstance(other, PyTreeDef)
             and self.node_type == other.node_type
