@@ -85,6 +85,10 @@ class _Float0Out:
 register_pytree_node(_Float0Out, lambda x: ((), x.shape), lambda shape, _: float0_zeros(shape))
 
 
+def _checks_nonfinite() -> bool:
+    return config.jax_debug_nans or config.jax_debug_infs
+
+
 _fun_caches: dict = {}  # id(fun) -> (weakref to fun, {jit options: LRUCache})
 
 
@@ -244,7 +248,7 @@ class _Jitted(stages.Wrapped):
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             # Fast path: flat positional arrays, nothing being traced -> cached program.
-            ok = core.state.dynamic_trace is None and not batching.axis_env
+            ok = core.state.dynamic_trace is None and not batching.axis_env and not _checks_nonfinite()
             for a in args:
                 if type(a) is not Array:
                     ok = False
@@ -268,8 +272,26 @@ class _Jitted(stages.Wrapped):
             raise RuntimeError(
                 f"JAX tried to execute function jit({self.__name__}), but the no_execution config option is set"
             )
-        outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
-        return tree_unflatten(out_tree, outs)
+        try:
+            outs = pjit_p.bind(*consts, *flat, jaxpr=jaxpr, name=self.__name__)
+        except FloatingPointError as e:
+            if not _checks_nonfinite() or core.find_top_trace(flat) is not None:
+                raise
+            error = e
+        else:
+            return tree_unflatten(out_tree, outs)
+        self._rerun_deoptimized(args, kwargs)
+        raise error
+
+    def _rerun_deoptimized(self, args, kwargs) -> None:
+        """jax_debug_nans found a nan in this jitted call's outputs: run fun op by op, as JAX does, so that
+        the primitive which made it raises (JAX's message first)."""
+        print("Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version.")
+        try:
+            with disable_jit():
+                self.fun(*args, **kwargs)
+        except FloatingPointError as e:
+            raise e from None
 
     def _stage(self, args, kwargs, abstract=False):
         """Flatten a call's arguments and trace them (or find them in the cache): (flat, in_tree, avals, entry).

@@ -829,6 +829,47 @@ def test_interpreter_callbacks_and_names(backend):
     assert_close(pj, jx, rtol=1e-5, atol=1e-5)
 
 
+def test_debug_nans_and_infs(capsys):
+    """jax_debug_nans / jax_debug_infs: the primitive (or control-flow op) that made a nan or inf raises
+    FloatingPointError naming it; a jitted function's nan output reruns it op by op first (JAX's message
+    on stdout). lax ops only: JAX's jnp functions are jitted and print that message once more each."""
+
+    def prog(jx):
+        lax = jx.lax
+
+        def f(x):
+            return lax.log(lax.neg(x * x))
+
+        nans = [
+            lambda: f(2.0),
+            lambda: jx.jit(f)(2.0),
+            lambda: jx.jit(jx.grad(f))(2.0),  # the nan is in the discarded primal: no error
+            lambda: jx.vmap(f)(jx.numpy.ones(2)),
+            lambda: lax.cond(True, f, f, 2.0),
+            lambda: lax.div(1.0, 0.0),  # an inf is no nan
+        ]
+        infs = [
+            lambda: lax.div(jx.numpy.ones(3), jx.numpy.zeros(3)),
+            lambda: lax.log(lax.neg(jx.numpy.ones(2))),
+        ]  # (JAX's eager cache skips the check for calls already made)
+        out = []
+        for flag, calls in (("jax_debug_nans", nans), ("jax_debug_infs", infs)):
+            jx.config.update(flag, True)
+            try:
+                for call in calls:
+                    try:
+                        out.append(str(np.asarray(call()).tolist()))
+                    except FloatingPointError as e:
+                        out.append(str(e))
+            finally:
+                jx.config.update(flag, False)
+        out.append(float(f(2.0)) != float(f(2.0)))  # off again: nan flows
+        return out, capsys.readouterr().out
+
+    pj, jx = _both(prog)
+    assert pj == jx
+
+
 def test_user_errors(backend):
     _raises_same(lambda jx, np_: np_.ones((3, 4)) + np_.ones((2, 4)))
     _raises_same(lambda jx, np_: np_.ones((3, 4)) @ np_.ones((3, 4)))

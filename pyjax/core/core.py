@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pyjax.core import dtypes, hooks
+from pyjax.core.config import config
 from pyjax.core.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -464,12 +465,31 @@ def bind(prim: Primitive, *args, **params):
         return _complex_bind(prim, args, params)
     trace = find_top_trace(args)
     if trace is None:
+        if config.jax_debug_nans or config.jax_debug_infs:
+            return check_nonfinite(params.get("name", prim.name), prim.impl(*args, **params))
         return prim.impl(*args, **params)
     tracers = [trace.full_raise(a) for a in args]
     outs = trace.process_primitive(prim, tracers, params)
     if prim.multiple_results:
         return [full_lower(o) for o in outs]
     return full_lower(outs)
+
+
+def check_nonfinite(name: str, out):
+    """out, after jax_debug_nans / jax_debug_infs found no nan / inf in its floating values; else
+    FloatingPointError naming the primitive (or jitted function) that produced one, as JAX."""
+    import numpy as np
+
+    for o in out if isinstance(out, (list, tuple)) else [out]:
+        kind = getattr(getattr(o, "dtype", None), "kind", None)
+        if kind not in ("f", "c") and not str(getattr(o, "dtype", "")).startswith(("bfloat16", "float")):
+            continue
+        v = np.asarray(o)
+        if config.jax_debug_nans and np.isnan(v).any():
+            raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+        if config.jax_debug_infs and np.isinf(v).any():
+            raise FloatingPointError(f"invalid value (inf) encountered in {name}")
+    return out
 
 
 def full_lower(val):
