@@ -6,6 +6,11 @@ every program run (a jitted call or an eager op) and every kernel, routine and h
 dispatches. Kernel spans measure dispatch (launch) time, not device time: backends run
 asynchronously. Outside a trace an annotation costs one global lookup. Pure Python without numpy,
 so it works under Pyodide too (there the file lands in Pyodide's in-memory file system).
+
+ProfileData reads such a trace back with JAX's accessors (planes, lines, events with start_ns and
+duration_ns); device_memory_profile is a gzipped pprof profile of the live device buffers, one sample
+per array (its type as the function name). No profiler server: TensorBoard's capture protocol needs
+one, which a browser tab cannot run, so start_server and register_subprocess raise.
 """
 
 from __future__ import annotations
@@ -29,6 +34,14 @@ __all__ = [
     "stop_trace",
     "ProfileOptions",
     "last_trace_path",
+    "device_memory_profile",
+    "save_device_memory_profile",
+    "start_server",
+    "stop_server",
+    "register_subprocess",
+    "ProfileData",
+    "ProfilePlane",
+    "ProfileEvent",
 ]
 
 _perf = time.perf_counter
@@ -210,3 +223,158 @@ def annotate_function(func: Callable, name: str | None = None, **decorator_kwarg
             return func(*args, **kwargs)
 
     return wrapper
+
+
+# --- device memory profiles (pprof) -------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    n &= (1 << 64) - 1
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(num: int, value) -> bytes:
+    """One protobuf field: an int as a varint, bytes (a message or string) length-delimited."""
+    if isinstance(value, int):
+        return _varint(num << 3) + _varint(value)
+    return _varint(num << 3 | 2) + _varint(len(value)) + value
+
+
+def device_memory_profile(backend: str | None = None) -> bytes:
+    """A gzipped pprof profile of the device buffers alive now (samples: allocations/count, space/bytes)."""
+    from pyjax.api import live_arrays
+
+    strings: dict[str, int] = {"": 0}
+
+    def sid(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
+    samples, functions = [], {}
+    for a in live_arrays(backend):
+        kind = f"{a.dtype}[{','.join(str(d) for d in a.shape)}]"
+        fid = functions.setdefault(kind, len(functions) + 1)
+        labels = [
+            _field(3, _field(1, sid(k)) + _field(2, sid(v)))
+            for k, v in (("kind", "buffer"), ("device", str(next(iter(a.devices())))))
+        ]
+        values = _varint(1) + _varint(a.nbytes)
+        samples.append(_field(2, _field(1, _varint(fid)) + _field(2, values) + b"".join(labels)))
+    header = b"".join(
+        _field(1, _field(1, sid(t)) + _field(2, sid(u))) for t, u in (("allocations", "count"), ("space", "bytes"))
+    )
+    body = header + b"".join(samples)
+    for kind, fid in functions.items():
+        body += _field(4, _field(1, fid) + _field(4, _field(1, fid)))  # location fid -> function fid
+        body += _field(5, _field(1, fid) + _field(2, sid(kind)) + _field(3, sid(kind)))
+    body += b"".join(_field(6, t.encode()) for t in strings)
+    return gzip.compress(body)
+
+
+def save_device_memory_profile(filename, backend: str | None = None) -> None:
+    """Write device_memory_profile(backend) to filename (view it with `pprof`)."""
+    with open(filename, "wb") as f:
+        f.write(device_memory_profile(backend))
+
+
+def start_server(port: int, requires_backend: bool = True):
+    """JAX's TensorBoard profiler server: pyjax has none (a browser tab cannot listen on a port)."""
+    raise NotImplementedError(
+        "pyjax has no profiler server; record a trace with jax.profiler.trace(log_dir) or start_trace/stop_trace, "
+        "which write a Perfetto/Chrome trace-event file"
+    )
+
+
+def stop_server() -> None:
+    """Stop the profiler server: there is never one in pyjax, so JAX's error for that case."""
+    raise ValueError("No active profiler server.")
+
+
+def register_subprocess(pid: int, port: int):
+    """JAX profiles a subprocess through its profiler server; pyjax has no profiler servers."""
+    raise NotImplementedError("pyjax has no profiler servers, so subprocesses cannot be registered")
+
+
+# --- reading traces back -----------------------------------------------------------------------------
+
+
+class ProfileEvent:
+    """One span of a trace: name, start_ns, duration_ns, end_ns and stats ((name, value) pairs of its args)."""
+
+    def __init__(self, ev: dict) -> None:
+        self.name = ev.get("name", "")
+        self.start_ns = float(ev.get("ts", 0.0)) * 1e3
+        self.duration_ns = float(ev.get("dur", 0.0)) * 1e3
+        self.end_ns = self.start_ns + self.duration_ns
+        self._args = ev.get("args") or {}
+
+    @property
+    def stats(self) -> Iterator[tuple]:
+        return iter(self._args.items())
+
+    def __repr__(self) -> str:
+        return f"ProfileEvent({self.name!r}, start_ns={self.start_ns:.0f}, duration_ns={self.duration_ns:.0f})"
+
+
+class _ProfileLine:
+    """The events of one thread, in start order."""
+
+    def __init__(self, name: str, events: list) -> None:
+        self.name = name
+        self._events = sorted(events, key=lambda e: e.start_ns)
+
+    @property
+    def events(self) -> Iterator[ProfileEvent]:
+        return iter(self._events)
+
+
+class ProfilePlane:
+    """The spans of one process (pyjax records the host only: '/host:CPU'), one line per thread."""
+
+    def __init__(self, name: str, lines: list) -> None:
+        self.name = name
+        self._lines = lines
+
+    @property
+    def lines(self) -> Iterator[_ProfileLine]:
+        return iter(self._lines)
+
+    @property
+    def stats(self) -> Iterator[tuple]:
+        return iter(())
+
+
+class ProfileData:
+    """A recorded trace with JAX's accessors, read from the trace-event JSON that stop_trace writes."""
+
+    def __init__(self, doc: dict) -> None:
+        threads: dict = {}
+        for ev in doc.get("traceEvents", []):
+            if ev.get("ph") == "X":
+                threads.setdefault(ev.get("tid", 0), []).append(ProfileEvent(ev))
+        lines = [_ProfileLine(f"thread {tid}", evs) for tid, evs in sorted(threads.items())]
+        self._planes = [ProfilePlane("/host:CPU", lines)]
+
+    @classmethod
+    def from_file(cls, path: str) -> ProfileData:
+        """Read a pyjax trace file (pyjax.trace.json, or perfetto_trace.json.gz)."""
+        opener = gzip.open if os.fspath(path).endswith(".gz") else open
+        with opener(path, "rt") as f:
+            return cls(json.load(f))
+
+    @classmethod
+    def from_serialized_xspace(cls, serialized_xspace: bytes) -> ProfileData:
+        raise NotImplementedError(
+            "pyjax traces are trace-event JSON, not XLA's XSpace protobuf: use ProfileData.from_file"
+        )
+
+    @property
+    def planes(self) -> Iterator[ProfilePlane]:
+        return iter(self._planes)
+
+    def find_plane_with_name(self, name: str) -> ProfilePlane | None:
+        return next((p for p in self._planes if p.name == name), None)

@@ -28,6 +28,7 @@ __all__ = [
     "AbstractMesh",
     "AxisType",
     "DuplicateSpecError",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
@@ -67,6 +68,62 @@ class AxisType(enum.Enum):
 
     def __repr__(self) -> str:
         return self.name
+
+
+class ManualAxisType:
+    """Which manual mesh axes a value varies over, is unreduced over or is reduced over (JAX's type of a
+    value inside shard_map). Interned, as in JAX: equal sets give the same object."""
+
+    __slots__ = ("varying", "unreduced", "reduced", "__weakref__")
+    _interned: dict = {}
+
+    def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        for other, what in ((unreduced, "unreduced"), (reduced, "reduced")):
+            if varying & other:
+                raise ValueError(
+                    f"varying and {what} cannot have common mesh axes. Got varying={varying} and {what}={other}"
+                )
+        key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+        obj = cls._interned.get(key)
+        if obj is None:
+            obj = object.__new__(cls)
+            for name, v in zip(cls.__slots__, key):
+                object.__setattr__(obj, name, v)
+            cls._interned[key] = obj
+        return obj
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ManualAxisType is immutable: cannot set {name}")
+
+    def __repr__(self) -> str:
+        return f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, reduced={self.reduced})"
+
+    def __reduce__(self):
+        return _manual_axis_type, (self.varying, self.unreduced, self.reduced)
+
+    def update(self, **kwargs) -> ManualAxisType:
+        return ManualAxisType(
+            **{"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced, **kwargs}
+        )
+
+    def to_ct_mat(self) -> ManualAxisType:
+        """The type of a cotangent: unreduced and reduced swap."""
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
+
+    @property
+    def empty(self) -> bool:
+        return self is ManualAxisType()
+
+    def invarying(self, mesh) -> frozenset:
+        return frozenset(getattr(mesh, "manual_axes", ())) - self.vur
+
+    @property
+    def vur(self) -> frozenset:
+        return self.varying | self.unreduced | self.reduced
+
+
+def _manual_axis_type(varying, unreduced, reduced) -> ManualAxisType:
+    return ManualAxisType(varying=varying, unreduced=unreduced, reduced=reduced)
 
 
 class DuplicateSpecError(Exception):

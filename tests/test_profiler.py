@@ -108,3 +108,72 @@ def test_annotate_function_under_jit(backend, tmp_path):
     assert float(out[0]) == pytest.approx(float(jax.numpy.sin(1.0)) * 2, rel=1e-5)
     names = [e["name"] for e in _events(profiler.last_trace_path())]
     assert "test_annotate_function_under_jit.<locals>.f" in names  # recorded while tracing
+
+
+def _varints(data: bytes) -> list:
+    out, n, shift = [], 0, 0
+    for b in data:
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            out.append(n)
+            n = shift = 0
+    return out
+
+
+def _proto_fields(data: bytes) -> list:
+    """(field number, int or bytes) pairs of one protobuf message (varint and length-delimited fields)."""
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        start = i
+        while data[i] & 0x80:
+            i += 1
+        i += 1
+        return _varints(data[start:i])[0]
+
+    while i < len(data):
+        key = varint()
+        if key & 7 == 0:
+            out.append((key >> 3, varint()))
+        else:
+            n = varint()
+            out.append((key >> 3, data[i : i + n]))
+            i += n
+    return out
+
+
+def _pprof_space(blob: bytes) -> tuple[list, int]:
+    """The string table of a gzipped pprof profile and the sum of its samples' second value (bytes)."""
+    import gzip
+
+    fields = _proto_fields(gzip.decompress(blob))
+    strings = [v.decode() for f, v in fields if f == 6]
+    samples = [dict(_proto_fields(v)) for f, v in fields if f == 2]
+    return strings, sum(_varints(s[2])[1] for s in samples)
+
+
+def test_device_memory_profile_and_profile_data(tmp_path):
+    """device_memory_profile is a gzipped pprof profile whose 'space' samples add up to the live buffers'
+    bytes (JAX's is the same format); ProfileData reads a recorded trace with JAX's accessors; no server."""
+    x = (jnp.ones((64, 32)) + 1).block_until_ready()
+    strings, total = _pprof_space(profiler.device_memory_profile())
+    assert strings[0] == "" and {"allocations", "count", "space", "bytes", "float32[64,32]"} <= set(strings)
+    assert total == sum(a.nbytes for a in pyjax.live_arrays()) and total >= x.nbytes
+    assert {"space", "bytes"} <= set(_pprof_space(jax.profiler.device_memory_profile())[0])
+    profiler.save_device_memory_profile(tmp_path / "mem.prof")
+    assert (tmp_path / "mem.prof").read_bytes()[:2] == b"\x1f\x8b"
+    with profiler.trace(str(tmp_path)):
+        with profiler.TraceAnnotation("step", n=3):
+            (x * 2).block_until_ready()
+    data = profiler.ProfileData.from_file(profiler.last_trace_path())
+    events = [e for line in data.find_plane_with_name("/host:CPU").lines for e in line.events]
+    step = next(e for e in events if e.name == "step")
+    assert dict(step.stats) == {"n": 3} and step.end_ns >= step.start_ns + step.duration_ns - 1
+    assert any(e.name.startswith("kernel") and step.start_ns <= e.start_ns <= step.end_ns for e in events)
+    for lib in (jax, pyjax):
+        with pytest.raises(ValueError, match="No active profiler server"):
+            lib.profiler.stop_server()
+    with pytest.raises(NotImplementedError, match="no profiler server"):
+        profiler.start_server(9999)

@@ -226,3 +226,16 @@ def test_out_sharding_keywords_accepted_as_jax():
     )
     k = pyjax.random.key(0)
     assert pyjax.random.normal(k, (2,), out_sharding=None).shape == (2,)
+
+
+def test_manual_axis_type_as_jax():
+    """ManualAxisType: interned by its axis sets, JAX's repr, errors, update/to_ct_mat and vur."""
+    for lib in (jax, pyjax):
+        M = lib.sharding.ManualAxisType
+        m = M(varying={"x"}, reduced={"y"})
+        assert M(varying=frozenset({"x"}), reduced={"y"}) is m and M().empty and not m.empty
+        assert m.vur == {"x", "y"} and m.to_ct_mat() is M(varying={"x"}, unreduced={"y"})
+        assert m.update(varying=set()) is M(reduced={"y"})
+        with pytest.raises(ValueError, match="varying and unreduced cannot have common mesh axes"):
+            M(varying={"x"}, unreduced={"x"})
+    assert repr(pyjax.sharding.ManualAxisType(varying={"x"})) == repr(jax.sharding.ManualAxisType(varying={"x"}))
