@@ -643,7 +643,7 @@ def _f_add_sub(sym: str):
 
 def _f_div(em, n, a, b, d) -> str:
     y = n.srcs[1]
-    if y.op == "const" and y.arg != 0 and math.isfinite(y.arg):
+    if n.arg == "finite" or (y.op == "const" and y.arg != 0 and math.isfinite(y.arg)):  # mathlib's quotient
         return f"({a} / {b})"
     return f"pj_div({a}, {b})"  # Vulkan leaves x / 0 and x / inf undefined, and compilers fold them
 

@@ -58,7 +58,7 @@ def reduce_ln2(x: V) -> tuple[V, V]:
 
 
 def exp(x: V) -> V:
-    k, r = reduce_ln2(clamp(x, *pick(x, _EXP_RANGE)))
+    k, r = reduce_ln2(bound(x, *pick(x, _EXP_RANGE)))  # NaN is put back below
     k1 = floor(k * 0.5)  # 2**k as 2**k1 * 2**(k - k1): one rounding, into subnormals or inf
     y = ((1.0 + expm1_kernel(r)) * pow2(k1)) * pow2(k - k1)
     return where(isnan(x), x, y)

@@ -3,6 +3,7 @@ helpers (where, polynomials, sign and bit tricks) every topic module builds from
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
@@ -14,7 +15,7 @@ from pyjax.core import dtypes
 __all__ = [
     "F32", "F64", "I32", "I64", "U32", "INF", "NAN", "LN2", "LOG2E", "SQRT2",
     "V", "bits", "clamp", "copysign", "fabs", "floor", "from_bits", "isnan", "madd", "pick", "poly",
-    "rarely", "sqrt", "to", "where", "xorsign",
+    "bound", "float_bits", "quotient", "rarely", "sqrt", "to", "where", "xorsign",
 ]  # fmt: skip
 
 F32, F64, I32, I64, U32 = dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32
@@ -85,6 +86,12 @@ def rarely(c: V, a: V, b: V) -> V:
     return V(ir.node("where", a.n.dtype, (c.n, a.n, b.n), "cold"))
 
 
+def quotient(a: V, b: V) -> V:
+    """a / b where b is finite and nonzero (and a finite): the `div` node is marked "finite", so a
+    backend that spells out x / 0 and x / inf (webgpu) may divide plainly; others divide as usual."""
+    return V(ir.node("div", a.n.dtype, (a.n, b.n), "finite"))
+
+
 def unary(op: str, x: V) -> V:
     return V(ir.alu(op, x.n))
 
@@ -108,6 +115,24 @@ def isnan(x: V) -> V:
 def clamp(x: V, lo: float, hi: float) -> V:
     """x limited to [lo, hi]; NaN stays NaN (the core min/max propagate NaN)."""
     return V(ir.alu("min", ir.alu("max", x.n, ir.const(lo, x.n.dtype)), ir.const(hi, x.n.dtype)))
+
+
+def bound(x: V, lo: float | None, hi: float) -> V:
+    """x limited to [lo, hi] (lo <= 0 <= hi; lo None: no lower limit) by integer compares of its
+    bits, cheaper than clamp's NaN-propagating min and max where a GPU compiler assumes no NaN:
+    x > hi as signed integers, x < lo as unsigned ones. NaN becomes lo or hi, so only for callers
+    that put NaN back themselves."""
+    dt = x.dtype
+    y = where(bits(x) > float_bits(hi, dt), hi, x)
+    if lo is None:
+        return y
+    u = dtypes.uint64 if dt == F64 else U32
+    return where(V(ir.bitcast(x.n, u)) > float_bits(lo, dt) % (1 << (8 * u.itemsize)), lo, y)
+
+
+def float_bits(v: float, dt: dtypes.DType) -> int:
+    """The bits of v in precision dt as a signed integer."""
+    return int.from_bytes(struct.pack("<d" if dt == F64 else "<f", v), "little", signed=True)
 
 
 def bits(x: V) -> V:

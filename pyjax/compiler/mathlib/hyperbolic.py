@@ -4,7 +4,23 @@
 from __future__ import annotations
 
 from pyjax.compiler.mathlib.exponential import exp, expm1_kernel, log1p, log_of, pow2, reduce_ln2
-from pyjax.compiler.mathlib.expr import F32, F64, LN2, NAN, V, clamp, copysign, fabs, isnan, pick, sqrt, where, xorsign
+from pyjax.compiler.mathlib.expr import (
+    F32,
+    F64,
+    LN2,
+    NAN,
+    V,
+    bound,
+    clamp,
+    copysign,
+    fabs,
+    isnan,
+    pick,
+    quotient,
+    sqrt,
+    where,
+    xorsign,
+)
 
 # |x| from which tanh rounds to +-1 (1 - tanh(x) < 2**-mant / 2)
 _TANH_ONE = {F32: 9.1, F64: 19.1}
@@ -15,11 +31,11 @@ _HALF_EXP_MAX = {F32: 90.0, F64: 711.0}
 def tanh(x: V) -> V:
     # em / (em + 2) with em = expm1(2|x|); tanh rounds to 1 from _TANH_ONE on, so the scale 2**k
     # (k <= 56) needs none of expm1's range handling
-    a = 2.0 * clamp(fabs(x), 0.0, pick(x, _TANH_ONE))
+    a = 2.0 * bound(fabs(x), None, pick(x, _TANH_ONE))  # NaN is put back below
     k, r = reduce_ln2(a)
     s = pow2(k)
     em = s * expm1_kernel(r) + (s - 1.0)
-    return where(isnan(x), x, xorsign(em / (em + 2.0), x))
+    return where(isnan(x), x, xorsign(quotient(em, em + 2.0), x))  # em + 2 in [2, 2**27]
 
 
 def logistic(x: V) -> V:

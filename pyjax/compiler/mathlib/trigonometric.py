@@ -27,6 +27,9 @@ _TWO_OVER_PI_BITS = sum(w << (32 * (7 - i)) for i, w in enumerate(TWO_OVER_PI_WO
 # floor(2/pi * 2**(8n)) mod 2**32: the words of 2/pi at byte offsets n (Payne-Hanek's window)
 _BYTE_WORDS = {n: (_TWO_OVER_PI_BITS >> (256 - 8 * n)) & 0xFFFFFFFF for n in range(2, 26)}
 
+# sin r = r + r^3 S(r^2) on |r| <= pi/2, sin's own reduction by multiples of pi below 4096
+# (float32: minimax, relative error 1.2e-7 in float32 arithmetic)
+_SIN_PI_S = [-0.16666659712791443, 0.00833306647837162, -0.00019809602235909551, 2.6057798550027655e-06]
 # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4. float32: minimax, 5e-12
 # and 1e-13; float64: the Taylor series to r^17 and r^16 (truncation 1e-19 and 3e-18).
 _SIN_S = {
@@ -214,11 +217,17 @@ def _reduce_big64(ax: V) -> tuple[V, V]:
 _REDUCTIONS = {F32: (4096.0, _reduce_cw, _reduce_big), F64: (2.0**20, _reduce_cw64, _reduce_big64)}
 
 
+def _beyond(ax: V, bound: float) -> V:
+    """ax > bound for ax >= 0, or ax NaN (a NaN result either way): an integer compare of the bits,
+    cheaper than a float compare that has to spell out NaN where compilers assume none."""
+    return bits(ax) > float_bits(bound, ax.dtype)
+
+
 def _reduce(x: V) -> tuple[V, V, V]:
     """(r, q, finite) for x: |x| = (4j + q) pi/2 + r."""
     ax = fabs(x)
     bound, near, far = pick(x, _REDUCTIONS)
-    big = ax > bound
+    big = _beyond(ax, bound)
     rc, qc = near(ax)
     rb, qb = far(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
     return rarely(big, rb, rc), rarely(big, qb, qc), bits(ax) < x.fmt.exp_mask
@@ -237,12 +246,32 @@ def _quadrant_sign(q: V, x: V) -> V:
     return (q & 2) * (x.fmt.sign >> 1)
 
 
-def sin(x: V) -> V:
-    r, q, finite = _reduce(x)
+def _sin_quadrants(x: V, r: V, q: V) -> V:
+    """sin x from |x| = (4j + q) pi/2 + r."""
     z = r * r
     y = where((q & 1).eq(1), _cos_kernel(z), _sin_kernel(r, z))
-    y = from_bits(bits(y) ^ _quadrant_sign(q, x) ^ (bits(x) & x.fmt.sign))
-    return where(finite, y, NAN)
+    return from_bits(bits(y) ^ _quadrant_sign(q, x) ^ (bits(x) & x.fmt.sign))
+
+
+def _sin_halfturns(x: V, ax: V) -> V:
+    """sin x for |x| <= 4096 (float32): |x| = k pi + r, |r| <= pi/2, sin x = +-sin r, one
+    polynomial (the quadrant form evaluates two and selects). pi is 2 CW: k * 2 CW[i] is exact."""
+    k = floor(madd(ax, 1.0 / math.pi, 0.5))
+    r = madd(k, -2 * CW[3], madd(k, -2 * CW[2], madd(k, -2 * CW[1], madd(k, -2 * CW[0], ax))))
+    y = madd(r * (r * r), poly(r * r, _SIN_PI_S), r)
+    odd = (bits(k + 12582912.0) & 1) * x.fmt.sign  # k + 1.5 * 2**23 holds k in its low mantissa bits
+    return from_bits(bits(y) ^ odd ^ (bits(x) & x.fmt.sign))
+
+
+def sin(x: V) -> V:
+    if x.dtype == F64:
+        r, q, finite = _reduce(x)
+        return where(finite, _sin_quadrants(x, r, q), NAN)
+    ax = fabs(x)
+    big = _beyond(ax, 4096.0)
+    rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
+    y = rarely(big, _sin_quadrants(x, rb, qb), _sin_halfturns(x, ax))
+    return where(bits(ax) < x.fmt.exp_mask, y, NAN)
 
 
 def cos(x: V) -> V:
