@@ -30,6 +30,40 @@ def test_logspace_geomspace(backend):
     check(lambda lib, np_: np_.geomspace(np_.array([1.0, 2.0]), np_.array([8.0, 32.0]), 4, axis=1), rtol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "bounds",
+    [(np.int64(6),), (np.int32(3), np.int64(9)), (np.float64(2.5),), (np.int64(0), 7, np.int64(2)), (np.uint8(4),)]
+    + [(np.int16(3), 7.5), (np.float32(1), 4), ("int16", 5), ("array", 4), (np.array(3),), (2, 9, 3), (0, 1, 0.25)],
+)
+def test_arange_bounds_keep_their_dtypes(bounds):
+    """NumPy scalars (np.prod's int64) and JAX scalars as arange bounds: their dtype, not an error."""
+
+    def prog(lib, np_):
+        b = (
+            (np_.int16(bounds[1]),)
+            if bounds[0] == "int16"
+            else (np_.array(bounds[1]),)
+            if bounds[0] == "array"
+            else bounds
+        )
+        return np_.arange(*b), lib.jit(lambda: np_.arange(*b))()
+
+    check(prog)
+
+
+def test_array_namespace():
+    import jax
+
+    import pyjax
+
+    for lib in (jax, pyjax):
+        x = lib.numpy.arange(3.0)
+        assert x.__array_namespace__() is lib.numpy
+        seen = []
+        lib.jit(lambda x: seen.append(x.__array_namespace__()) or x)(x)
+        assert seen == [lib.numpy]
+
+
 CASES = {
     "diagflat": lambda L: L.diagflat(L.array([[1, 2], [3, 4]]), 1),
     "fromfunction": lambda L: L.fromfunction(lambda i, j: i + 2 * j, (3, 4)),

@@ -292,7 +292,7 @@ OPERATORS = tuple(
 METHODS = OPERATORS + tuple(
     "sum mean max min prod var std argmax argmin all any cumsum cumprod reshape transpose astype ravel "
     "flatten squeeze clip round sort argsort swapaxes dot diagonal trace ptp repeat view nonzero take "
-    "searchsorted argpartition choose compress copy conj conjugate".split()
+    "searchsorted argpartition choose compress copy conj conjugate __array_namespace__".split()
 )
 PROPERTIES = ("T", "mT", "at", "real", "imag", "flat")
 

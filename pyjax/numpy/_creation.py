@@ -233,18 +233,32 @@ def empty_like(a, dtype=None, shape=None, *, device=None):
 
 
 def _concrete_scalar(x, fn):
+    """x (a concrete value) or, for a tracer, its concrete value; else the concretization error."""
     if isinstance(x, Tracer):
         x = core.concrete_or_error(x, f"The {fn} argument must be concrete (static); use a Python number.")
-    if isinstance(x, Array):
-        return x.item()
     return x
 
 
+def _bound_type(x) -> tuple:
+    """(dtype, weak) of an arange bound: Python numbers are weak, NumPy and JAX scalars keep their dtype."""
+    if isinstance(x, Array):
+        return x.dtype, x.weak_type
+    if hasattr(x, "dtype"):  # numpy scalars (np.prod's int64, ...) and 0-d arrays
+        return dtypes.canonicalize(x.dtype), False
+    return dtypes.python_scalar_dtype(x), True
+
+
+def _bound_value(x):
+    """The Python number an arange bound stands for."""
+    return x.item() if hasattr(x, "item") and not isinstance(x, (builtins.int, builtins.float)) else x
+
+
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
-    """jnp.arange with static bounds; int bounds give int32 (default int), floats float32."""
-    start = _concrete_scalar(start, "arange")
-    stop = _concrete_scalar(stop, "arange") if stop is not None else None
-    step = _concrete_scalar(step, "arange") if step is not None else None
+    """jnp.arange with static bounds; the dtype is the bounds' (Python ints give int32, the default int;
+    floats float32; NumPy or JAX scalars their own dtype, as JAX)."""
+    bounds = [_concrete_scalar(b, "arange") if b is not None else None for b in (start, stop, step)]
+    types = [_bound_type(b) for b in bounds if b is not None]
+    start, stop, step = (_bound_value(b) for b in bounds)
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -252,9 +266,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     if step == 0:
         raise ValueError("arange: step cannot be zero")
     if dtype is None:
-        d, _ = dtypes.promote([(dtypes.python_scalar_dtype(v), False) for v in (start, stop, step)])
-        if builtins.all(isinstance(v, (builtins.int, builtins.bool)) for v in (start, stop, step)):
-            d = dtypes.default_int()
+        d, _ = dtypes.promote(types)
     else:
         d = dtypes.canonicalize(dtype)
     n = builtins.max(0, math.ceil((stop - start) / step))

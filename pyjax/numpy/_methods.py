@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import sys
 
 from pyjax.core import core, dtypes, hooks
 from pyjax.lax import lax
@@ -239,6 +240,7 @@ METHODS = {
     "copy": _copy,
     "conj": lambda self: _elementwise.conjugate(self),
     "conjugate": lambda self: _elementwise.conjugate(self),
+    "__array_namespace__": lambda self, *, api_version=None: sys.modules["pyjax.numpy"],  # the Array API's
 }
 
 PROPERTIES = {
