@@ -36,9 +36,9 @@ def _plain(x, layout=True):
     """A sparse array as a tuple of its buffers and layout (comparable across the two libraries)."""
     if isinstance(x, (jsparse.JAXSparse, psparse.JAXSparse)):
         bufs = x.tree_flatten()[0]
-        meta = (type(x).__name__, tuple(x.shape), x.n_batch, x.n_dense)
         if not layout:
-            return (*meta, x.todense())
+            return (type(x).__name__, tuple(x.shape), x.todense())
+        meta = (type(x).__name__, tuple(x.shape), x.n_batch, x.n_dense)
         return (*meta, x.nse, bool(x.indices_sorted), bool(x.unique_indices), *bufs)
     if isinstance(x, tuple):
         return tuple(_plain(v, layout) for v in x)
@@ -164,6 +164,19 @@ OPS = [
         lambda sp, jnp, lax, x: sp.sparsify(lambda m: (sp.todense(m * 2) + 1, sp.todense(x)))(sp.BCOO.fromdense(x)),
         (X2,),
         True,
+    ),
+    (
+        "gather_dynamic_slice",
+        lambda sp, jnp, lax, x: (
+            lambda m: (
+                m[jnp.array([0, 2, -1])],
+                m[jnp.array([[0], [3]]), jnp.array([1, 2])],
+                m[:, jnp.array([4, 1])],
+                lax_jit(sp)(lambda m, i: m[1:3, i])(m, 3),
+            )
+        )(sp.BCOO.fromdense(x, n_batch=1)),
+        (X3,),
+        False,
     ),
     (
         "reshape",

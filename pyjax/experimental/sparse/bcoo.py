@@ -26,6 +26,7 @@ __all__ = [
     "bcoo_concatenate",
     "bcoo_dot_general",
     "bcoo_dot_general_sampled",
+    "bcoo_dynamic_slice",
     "bcoo_eliminate_zeros",
     "bcoo_extract",
     "bcoo_fromdense",
@@ -38,6 +39,7 @@ __all__ = [
     "bcoo_sort_indices",
     "bcoo_squeeze",
     "bcoo_sum_duplicates",
+    "bcoo_take",
     "bcoo_todense",
     "bcoo_transpose",
     "bcoo_update_layout",
@@ -705,6 +707,70 @@ def bcoo_rev(operand: BCOO, dimensions: Sequence[int]) -> BCOO:
             col = indices[..., d - nb]
             indices = indices.at[..., d - nb].set(jnp.where(col < n, n - 1 - col, n))
     return BCOO((data, indices), shape=operand.shape)
+
+
+def bcoo_dynamic_slice(mat: BCOO, start_indices, slice_sizes: Sequence[int]) -> BCOO:
+    """lax.dynamic_slice of a BCOO (starts clamped into range as in lax; batch dimensions become sparse)."""
+    sizes = tuple(map(operator.index, slice_sizes))
+    if len(start_indices) != mat.ndim or len(sizes) != mat.ndim:
+        raise TypeError(
+            f"dynamic_slice: start_indices and slice_sizes must have length mat.ndim={mat.ndim}; got "
+            f"{len(start_indices)} start indices and slice_sizes={sizes}"
+        )
+    if any(not 0 <= z <= n for z, n in zip(sizes, mat.shape)):
+        raise TypeError(f"dynamic_slice slice_sizes must be in range [0, operand shape], got {sizes} for {mat.shape}")
+    data, indices = _unbatch(mat.data, mat.indices, mat.shape)
+    ns, nse = indices.shape[-1], indices.shape[-2]
+    starts = [
+        jnp.clip(jnp.asarray(s).astype(indices.dtype), 0, n - z) for s, n, z in zip(start_indices, mat.shape, sizes)
+    ]
+    if ns:
+        lo = jnp.stack(starts[:ns])
+        size = jnp.array(sizes[:ns], indices.dtype)
+        off = indices - lo
+        ok = jnp.all((indices < jnp.array(mat.shape[:ns], indices.dtype)) & (off >= 0) & (off < size), -1)
+        indices = jnp.where(ok[:, None], off, size)
+        data = jnp.where(ok.reshape(ok.shape + (1,) * (data.ndim - 1)), data, 0)
+    if mat.ndim > ns:
+        data = lax.dynamic_slice(data, [jnp.zeros((), indices.dtype), *starts[ns:]], (nse, *sizes[ns:]))
+    return BCOO((data, indices), shape=sizes)
+
+
+def bcoo_take(mat: BCOO, idx, axes: Sequence[int], mode="promise_in_bounds") -> BCOO:
+    """pyjax's gather (lax.take_axes) of a BCOO along sparse or batch axes: out[g, ...] = mat[idx[g] at axes, ...]
+    with idx's leading dimensions first; every stored element is matched against every index (nse * len(idx))."""
+    idx = jnp.asarray(idx)
+    axes = tuple(operator.index(a) for a in axes)
+    data, indices = _unbatch(mat.data, mat.indices, mat.shape)
+    ns, nse = indices.shape[-1], indices.shape[-2]
+    if any(a >= ns for a in axes):
+        raise NotImplementedError("sparse gather along dense dimensions")
+    gshape = tuple(idx.shape[:-1])
+    g = math.prod(gshape)
+    dims = jnp.array([mat.shape[a] for a in axes], indices.dtype).reshape((len(axes),))
+    flat = idx.reshape((g, len(axes))).astype(indices.dtype)
+    if mode == "fill":
+        flat = jnp.where(jnp.all((flat >= 0) & (flat < dims), -1, keepdims=True), flat, -1)
+    else:
+        flat = jnp.clip(flat, 0, dims - 1)
+    valid = jnp.all(indices < jnp.array(mat.shape[:ns], indices.dtype).reshape((ns,)), -1)
+    match = jnp.all(indices[None, :, list(axes)] == flat[:, None, :], -1) & valid[None, :]
+    rest = [a for a in range(ns) if a not in axes]
+    cols = (
+        [jnp.broadcast_to(c.reshape((g, 1)), (g, nse)) for c in jnp.unravel_index(jnp.arange(g), gshape)]
+        if gshape
+        else []
+    )
+    cols += [jnp.broadcast_to(indices[None, :, a], (g, nse)) for a in rest]
+    out_shape = gshape + tuple(mat.shape[a] for a in rest) + tuple(mat.shape[ns:])
+    n_out = len(gshape) + len(rest)
+    if cols:
+        fill = jnp.array(out_shape[:n_out], indices.dtype).reshape((n_out,))
+        out_idx = jnp.where(match[..., None], jnp.stack(cols, -1).astype(indices.dtype), fill)
+    else:
+        out_idx = jnp.zeros((g, nse, 0), indices.dtype)
+    out_data = jnp.where(match.reshape(match.shape + (1,) * (data.ndim - 1)), data[None], 0)
+    return BCOO((out_data.reshape((g * nse, *data.shape[1:])), out_idx.reshape((g * nse, n_out))), shape=out_shape)
 
 
 # --- arithmetic ----------------------------------------------------------------------------------

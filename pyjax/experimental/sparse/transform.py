@@ -23,6 +23,7 @@ from pyjax.experimental.sparse.bcoo import (
     bcoo_broadcast_in_dim,
     bcoo_concatenate,
     bcoo_dot_general,
+    bcoo_dynamic_slice,
     bcoo_multiply_dense,
     bcoo_multiply_sparse,
     bcoo_reduce_sum,
@@ -31,6 +32,7 @@ from pyjax.experimental.sparse.bcoo import (
     bcoo_slice,
     bcoo_squeeze,
     bcoo_sum_duplicates,
+    bcoo_take,
     bcoo_transpose,
 )
 from pyjax.experimental.sparse.bcsr import BCSR
@@ -246,6 +248,18 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_eleme
     return [out]
 
 
+def _operand(x):
+    if not isinstance(x, BCOO):
+        raise NotImplementedError("sparse indices: indexing with a sparse array is not implemented")
+    return x
+
+
+def _index(i):
+    if isinstance(i, BCOO):
+        raise NotImplementedError("sparse indices: indexing with a sparse array is not implemented")
+    return i
+
+
 def _sparse_only(f):
     def rule(*args, **params):
         if not all(isinstance(a, BCOO) for a in args):
@@ -289,6 +303,8 @@ _RULES = {
             x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
         )
     ),
+    "dynamic_slice": lambda x, *starts, slice_sizes: [bcoo_dynamic_slice(_operand(x), starts, slice_sizes)],
+    "gather": lambda x, idx, *, axes, mode, fill_value: [bcoo_take(_operand(x), _index(idx), axes, mode)],
     "rev": _sparse_only(lambda x, *, dimensions: bcoo_rev(x, dimensions)),
     "while": _while,
     "cond": _cond,
