@@ -535,13 +535,13 @@ class BrowserWebGPUHost:
         return self._max_wg
 
     def _grid(self, grid, where) -> list[int]:
-        """A step's grid as the shim's (x, y, z); an indirect one as (-1, where(buffer), 0)."""
+        """A step's grid as the shim's (x, y, z); an indirect one as (-1, where(buffer), offset)."""
         from pyjax.hosts.webgpu_contract import grid_2d
 
         if isinstance(grid, int):
             return list(grid_2d(grid, self._max_wg))
         if grid[0] == "indirect":  # counts an earlier step wrote into that buffer
-            return [-1, where(grid[1]), 0]
+            return [-1, where(grid[1]), grid[2] if len(grid) > 2 else 0]
         return list((tuple(grid) + (1, 1))[:3])
 
     @_lost_guard("record")

@@ -53,7 +53,8 @@ class Step(NamedTuple):
     uniforms: packed scalars for the optional ``var<uniform>`` at @binding(n), or None.
     grid: workgroup counts (x, y, z), or an int n of workgroups that the host splits
     with ``grid_2d`` (the kernel must then linearize the 2-D workgroup id), or
-    ("indirect", handle): the three u32 counts an earlier step wrote at the buffer's start.
+    ("indirect", handle) or ("indirect", handle, offset): the three u32 counts an earlier step
+    wrote at that byte offset of the buffer (its start by default; a multiple of 4).
     """
 
     pipeline: int

@@ -728,8 +728,8 @@ class WgpuHost:
     def _grid(self, grid) -> tuple:
         if isinstance(grid, int):
             return grid_2d(grid, self._max_wg)
-        if grid[0] == "indirect":  # ("indirect", buffer): counts an earlier step wrote there
-            return ("indirect", self._buf(grid[1]).gpu)
+        if grid[0] == "indirect":  # ("indirect", buffer[, offset]): counts an earlier step wrote there
+            return ("indirect", self._buf(grid[1]).gpu, grid[2] if len(grid) > 2 else 0)
         x, y, z = (tuple(grid) + (1, 1))[:3]
         if max(x, y, z) > self._max_wg:
             raise ValueError(
@@ -782,7 +782,7 @@ class WgpuHost:
         out = []
         for p, refs, uniforms, grid in rec.steps:
             if type(grid) is not int and grid[0] == "indirect":
-                grid = ("indirect", hs[grid[1]])
+                grid = ("indirect", hs[grid[1]], *grid[2:])
             out.append(Step(p, [hs[r] for r in refs], uniforms, grid))
         return out
 
@@ -829,7 +829,7 @@ class WgpuHost:
                 if rec.indirect:
                     g = list(rec.grids)
                     for i in rec.indirect:
-                        g[i] = ("indirect", bufs[g[i][1]].gpu)
+                        g[i] = ("indirect", bufs[g[i][1]].gpu, g[i][2] if len(g[i]) > 2 else 0)
                     grids.extend(g)
                 else:
                     grids.extend(rec.grids)
@@ -971,7 +971,7 @@ class WgpuHost:
                 else:
                     cpass.set_bind_group(0, self._auto_bind_group(pipe, bufs, uoff, usize))
                 if grid[0] == "indirect":
-                    cpass.dispatch_workgroups_indirect(grid[1], 0)
+                    cpass.dispatch_workgroups_indirect(grid[1], grid[2])
                 else:
                     cpass.dispatch_workgroups(*grid)
             cpass.end()
@@ -1061,7 +1061,7 @@ class WgpuHost:
             else:
                 set_group(cp, 0, bg, 0, null)
             if grid[0] == "indirect":
-                run_indirect(cp, grid[1]._internal, 0)
+                run_indirect(cp, grid[1]._internal, grid[2])
             else:
                 run(cp, grid[0], grid[1], grid[2])
 

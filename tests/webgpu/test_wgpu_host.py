@@ -259,6 +259,25 @@ def test_recording_replayed_on_other_buffers(host):
         host.release_buffer(h)
 
 
+def test_indirect_grid_at_an_offset(host):
+    """("indirect", buffer, offset) reads the workgroup counts at that byte offset, in a batch and
+    in a recording: zeros there dispatch nothing (how replay.py skips a loop's finished trips)."""
+    pi = host.pipeline(INC)
+    counts, a, o = host.create_buffer(32), host.create_buffer(256), host.create_buffer(256)
+    host.write(counts, struct.pack("<8I", 0, 0, 0, 1, 1, 1, 0, 0))
+    host.write(a, np.arange(64, dtype=np.uint32))
+    host.write(o, bytes(256))  # pooled buffers keep old bytes
+    rec = host.record([(pi, [0, 1], None, ("indirect", 2, 12)), (pi, [1, 0], None, ("indirect", 2, 0))], 3)
+    host.dispatch([Step(pi, [a, o], None, ("indirect", counts, 0))])
+    assert not np.frombuffer(host.read(o), np.uint32).any()
+    host.dispatch([Replay(rec, [a, o, counts])])
+    np.testing.assert_array_equal(np.frombuffer(host.read(o), np.uint32), np.arange(64) + 1)
+    np.testing.assert_array_equal(np.frombuffer(host.read(a), np.uint32), np.arange(64))
+    host.release_recording(rec)
+    for h in (counts, a, o):
+        host.release_buffer(h)
+
+
 def test_read_back_spinning_then_blocking(host, monkeypatch):
     """A read back polls without blocking first (GPUs), then blocks: the same bytes either way."""
     p = host.pipeline(INC)

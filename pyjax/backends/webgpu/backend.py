@@ -347,17 +347,18 @@ class WebGPUBackend(Backend):
             if k < 1:  # a nested loop needs more trips than a recording holds: walk the rest
                 return self._run_steps([spec.loop], slots, [0] * spec.levels)
             self._queue_replay(spec.trips(k, self), slots)
-            if spec.nest is None:
+            if not spec.scope.trips:
                 preds = self.read(spec.preds, k)
             else:
                 got = self.read(spec.preds, spec.overflow_at + 4 * k)
                 preds, ovf = got[:k], got[spec.overflow_at :]
             j = next((i for i, b in enumerate(preds) if not b), -1)
-            if spec.nest is not None:
-                o = next((i for i in range(j if j >= 0 else k) if ovf[4 * i]), -1)
+            if spec.scope.trips:
+                words = struct.unpack(f"<{k}I", ovf[: 4 * k])
+                o = next((i for i in range(j if j >= 0 else k) if words[i]), -1)
                 if o >= 0:  # trip o's nested loop did not finish: rerun from trip o, more trips
                     self._restore(spec, o, slots)
-                    spec.nest.grow()
+                    spec.scope.grow(words[o])
                     spec.recorded.clear()
                     continue
             if j >= 0:
@@ -373,11 +374,13 @@ class WebGPUBackend(Backend):
 
     def _run_chunked(self, node, slots: list) -> None:
         """A fixed-trip loop as Replays of chunks of trips (replay.Chunked); with while loops
-        nested in it, one read of the overflow word per chunk."""
+        nested in it, one read of the overflow word and the nested trips run per chunk."""
         rep, i = node.rep, 0
         while i < rep.count:
             n = (_replay.MAX_STEPS - len(node.state) - 1) // node.per_trip()
-            if n < 1:  # a nested loop needs more trips than a recording holds: walk the rest
+            if (
+                n < 1 or node.walk
+            ):  # walk the rest: a nested loop needs more trips than a recording holds, or wastes them
                 counters = [0] * node.levels
                 for t in range(i, rep.count):
                     counters[rep.level] = t
@@ -385,13 +388,16 @@ class WebGPUBackend(Backend):
                 return
             n = min(n, rep.count - i)
             self._queue_replay(node.chunk(i, n, self), slots)
-            if node.nest is not None and self.read(node.buf, 4)[0]:
-                for p, nbytes, off in node.state:  # back to the chunk's start, more trips per loop
-                    if nbytes:
-                        self._copy_step(node.buf, off, slots[p], 0, nbytes)
-                node.nest.grow()
-                node.recorded.clear()
-                continue
+            if node.scope.trips:
+                ovf, ran = struct.unpack("<2I", self.read(node.buf, 8))
+                if ovf:  # back to the chunk's start, more trips per loop
+                    for p, nbytes, off in node.state:
+                        if nbytes:
+                            self._copy_step(node.buf, off, slots[p], 0, nbytes)
+                    node.scope.grow(ovf)
+                    node.recorded.clear()
+                    continue
+                node.walk = node.trips[(i if node.varies else 0, n)] > _replay.WASTE * ran + n
             self._maybe_flush()
             i += n
 

@@ -14,11 +14,13 @@ One read of the k predicates finds the first false one, j; the carry then comes 
 kernels are pure and cannot trap (gathers clamp). k doubles from 4 up to 64 while the loop runs.
 
 A while loop nested in a recorded loop (a fixed-trip loop, `Chunked`, or a Speculative's body) is
-decided on the device (`Nested`): K trips are recorded, each running the cond, clearing the loop's
-flag word once the predicate is false, then the body, whose final copies into the carry are
-gated by the flag; a last cond clears it if the loop ended after exactly K. A flag still set
-raises an overflow word, read back once per chunk (per batch of trips of a Speculative): then
-the state is restored from a snapshot, K doubles and the trips run again.
+decided on the device (`Scope`): K trips are recorded, each running the cond, clearing the loop's
+flag word once the predicate is false, writing the workgroup counts of the loop's dispatches
+(zeros once the flag is clear), then the body; the dispatches after the first cond are indirect
+ones from those counts, so trips past the end cost no GPU work and leave the state alone. A last
+cond clears the flag if the loop ended after exactly K trips; a flag still set raises an
+overflow word, read back once per chunk (per batch of trips of a Speculative): then the state is
+restored from a snapshot, K doubles and the trips run again.
 """
 
 from __future__ import annotations
@@ -28,19 +30,23 @@ import struct
 
 from pyjax.backends.base import Call, Copy, Repeat, While
 from pyjax.backends.webgpu.gpu_kernel import GPUKernel
-from pyjax.backends.webgpu.wgsl import copy_shader
+from pyjax.hosts.webgpu_contract import grid_2d
 
 MAX_STEPS = 1 << 16  # dispatches one recording may hold (a repeat unrolls into it)
 FIRST_TRIPS, MAX_TRIPS = 4, 64  # trips of a speculative while loop per read back
 MAX_SNAPSHOT = 32 << 20  # bytes of carry kept per read back (fewer trips when the carry is large)
 TRIP_WORKGROUPS = 1 << 16  # workgroups of k trips at most (fewer trips when one trip has many)
-FIRST_NESTED = 4  # trips recorded per nested while loop at first (doubled when one needed more)
+FIRST_NESTED = 1  # trips recorded per nested while loop at first (doubled when one needed more)
 MAX_CHUNKS = 4  # recordings kept of a fixed-trip loop whose chunks differ (copies move with its counter)
+# A fixed-trip loop whose nested while loops ran fewer than 1/WASTE of the trips recorded for
+# them (trip counts that vary widely: K follows the largest) is walked again, a read per trip.
+WASTE = 2
 
 # A nested while loop's flag word: op 0 clears dst's word unless src's byte (the predicate) is
-# nonzero; op 1 sets dst's word when src's byte (a flag) is nonzero (the overflow word).
+# nonzero; op 1 sets the loop's bit in dst's word when src's byte (its flag) is nonzero (the
+# overflow word: which loops needed more trips).
 _FLAG_WGSL = """
-struct U { op: u32, so: u32, d0: u32, pad: u32 }
+struct U { op: u32, so: u32, d0: u32, bit: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> u: U;
@@ -48,7 +54,23 @@ struct U { op: u32, so: u32, d0: u32, pad: u32 }
 fn main() {
   let on = ((src[u.so >> 2u] >> ((u.so & 3u) * 8u)) & 0xffu) != 0u;
   let d = u.d0 >> 2u;
-  if (u.op == 0u) { dst[d] = select(0u, dst[d], on); } else if (on) { dst[d] = 1u; }
+  if (u.op == 0u) { dst[d] = select(0u, dst[d], on); } else if (on) { dst[d] = dst[d] | u.bit; }
+}
+"""
+
+# A nested while loop's indirect workgroup counts: its dispatches' counts while the flag is set, zeros after.
+_ARGS_WGSL = """
+// The word at byte u.co of `count` counts the trips run (the flag set).
+struct U { n: u32, co: u32, p1: u32, p2: u32 }
+@group(0) @binding(0) var<storage, read> grids: array<u32>;
+@group(0) @binding(1) var<storage, read> flag: array<u32>;
+@group(0) @binding(2) var<storage, read_write> args: array<u32>;
+@group(0) @binding(3) var<storage, read_write> count: array<u32>;
+@group(0) @binding(4) var<uniform> u: U;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < u.n) { args[g.x] = select(0u, grids[g.x], flag[0] != 0u); }
+  if (g.x == 0u && flag[0] != 0u) { count[u.co >> 2u] = count[u.co >> 2u] + 1u; }
 }
 """
 
@@ -67,25 +89,38 @@ class Recorded:
         self.backend.dead_recordings.append(self.recording)
 
 
-class Nested:
-    """The while loops nested in a node's recording, decided on the device (see the module
-    docstring): trips recorded per loop, a flag buffer per loop, and while emitting, the flag the
-    enclosing work runs under and where an unfinished loop raises the overflow word."""
+class Scope:
+    """What recording a node's steps needs beside them: the plan's param sizes (None where they
+    vary per call: a kernel's merged inputs are copied by them) and the while loops nested in the
+    node, decided on the device (see the module docstring): trips recorded per loop, a flag buffer
+    per loop, and while emitting, the flag the enclosing work runs under and where an unfinished
+    loop raises the overflow word."""
 
-    def __init__(self, loops: list):
+    def __init__(self, loops: list, sizes: list):
+        self.sizes = sizes
         self.trips = dict.fromkeys(loops, FIRST_NESTED)
         self.flags: dict = {}  # While -> buffer handle (its flag word)
+        self.counts: dict = {}  # While -> (handle of its dispatches' counts, handle of the gated counts, bytes)
         self.backend = None
-        self.parent = self.overflow = None  # (ref, byte offset), set by the node while emitting
+        self.parent = self.overflow = self.counter = None  # (ref, byte offset), set by the node while emitting
+        self.gate = None  # the _Gate of the loop being emitted
+        self.recorded_trips = 0  # trips of nested loops emitted so far
 
     def __del__(self):
         if self.backend is not None:
             self.backend._dead.extend(self.flags.values())
+            for grids, args, _ in self.counts.values():
+                self.backend._dead.extend([grids, args])
 
-    def grow(self) -> None:
-        """A loop needed more trips than recorded: double them all."""
+    def bit(self, w) -> int:
+        """Loop w's bit in the overflow word (shared past 32 loops)."""
+        return 1 << (list(self.trips).index(w) % 32)
+
+    def grow(self, overflow: int) -> None:
+        """Loops needed more trips than recorded (their bits set in overflow): double theirs."""
         for w in self.trips:
-            self.trips[w] *= 2
+            if overflow & self.bit(w):
+                self.trips[w] *= 2
 
     def flag(self, backend, w) -> tuple:
         h = self.flags.get(w)
@@ -93,6 +128,43 @@ class Nested:
             self.backend = backend
             h = self.flags[w] = backend.host.create_buffer(16)
         return ("h", h)
+
+    def count_buffers(self, backend, w, nbytes: int) -> tuple:
+        """Handles of loop w's workgroup counts and of their gated copy, at least nbytes each."""
+        got = self.counts.get(w)
+        if got is None or got[2] < nbytes:
+            if got is not None:
+                backend._dead.extend(got[:2])
+            self.backend = backend
+            got = self.counts[w] = (backend.host.create_buffer(nbytes), backend.host.create_buffer(nbytes), nbytes)
+        return got[0], got[1]
+
+
+class _Gate:
+    """While emitting a nested loop's gated part: its dispatches' int grids become indirect ones
+    read at 12 * j bytes of `args`; grids collects the (x, y, z) counts by j."""
+
+    __slots__ = ("args", "grids", "j", "max_wg")
+
+    def __init__(self, args, max_wg: int):
+        self.args, self.grids, self.j, self.max_wg = args, [], 0, max_wg
+
+
+def _add(run: list, sc: Scope, step: tuple) -> None:
+    """Append a dispatch to run (indirect, gated, inside a nested loop's gated part)."""
+    g = sc.gate
+    if g is not None and type(step[3]) is int:
+        triple = grid_2d(step[3], g.max_wg)
+        if g.j == len(g.grids):
+            g.grids.append(triple)
+        step = (step[0], step[1], step[2], ("indirect", g.args, 12 * g.j))
+        g.j += 1
+    run.append(step)
+
+
+def _sizes(plan) -> list:
+    """plan's param sizes, None for the per-call params (their sizes are not in the plan)."""
+    return [None] * plan.n_external + plan.nbytes[plan.n_external :]
 
 
 def _consts(backend) -> int:
@@ -106,11 +178,11 @@ def _consts(backend) -> int:
 
 class Speculative:
     """A while loop run k trips per read back (see the module docstring). carry: (param, nbytes)
-    of the loop state, at offsets[i] in each trip's slot of `stride` bytes. nest: the while loops
-    inside it (or None); trip i raises overflow word i, at byte `overflow_at` of the predicates."""
+    of the loop state, at offsets[i] in each trip's slot of `stride` bytes. With while loops inside
+    it (scope.trips), trip i raises overflow word i, at byte `overflow_at` of the predicates."""
 
-    def __init__(self, loop: While, carry: list, levels: int, nest: Nested | None):
-        self.loop, self.carry, self.levels, self.nest = loop, carry, levels, nest
+    def __init__(self, loop: While, carry: list, levels: int, scope: Scope):
+        self.loop, self.carry, self.levels, self.scope = loop, carry, levels, scope
         self.offsets, self.stride = [], 0
         for _, n in carry:
             self.offsets.append(self.stride)
@@ -132,8 +204,8 @@ class Speculative:
 
     def per_trip(self) -> int:
         """Dispatches one trip records (more as nested loops get more trips)."""
-        n = sum(_size(s, self.nest) for s in list(self.loop.cond) + list(self.loop.body))
-        return n + 1 + len(self.carry) + (self.nest is not None)
+        n = sum(_size(s, self.scope) for s in list(self.loop.cond) + list(self.loop.body))
+        return n + 1 + len(self.carry) + bool(self.scope.trips)
 
     def limit(self) -> int:
         """Trips one recording may hold now (0: one trip is too large to record)."""
@@ -144,41 +216,43 @@ class Speculative:
         rec = self.recorded.get(k)
         if rec is None:
             if self.backend is None:
-                self.preds = backend.host.create_buffer(self.overflow_at + 4 * self.max_trips)
+                self.preds = backend.host.create_buffer(self.overflow_at + 4 * self.max_trips + 4)
                 self.snap = backend.host.create_buffer(self.max_trips * self.stride)
                 self.backend = backend
             run: list = []
             counters = [0] * self.levels
             pipe = backend.copy_pipeline()
-            nest = self.nest
+            sc = self.scope
             for i in range(k):
-                if nest is not None:  # clear trip i's overflow word; its loops run under the always-set flag
+                if sc.trips:  # clear trip i's overflow word; its loops run under the always-set flag
                     ovf = self.overflow_at + 4 * i
                     run.append(_copy(pipe, ("h", _consts(backend)), 4, ("h", self.preds), ovf, 4))
-                    nest.parent, nest.overflow = (("h", _consts(backend)), 0), (("h", self.preds), ovf)
+                    sc.parent, sc.overflow = (("h", _consts(backend)), 0), (("h", self.preds), ovf)
+                    sc.counter = (("h", self.preds), self.overflow_at + 4 * self.max_trips)  # not read
                 for st in self.loop.cond:
-                    _emit(backend, st, counters, run, nest)
+                    _emit(backend, st, counters, run, sc)
                 run.append(_copy(pipe, ("p", self.loop.pred), 0, ("h", self.preds), i, 1))
                 for (p, n), off in zip(self.carry, self.offsets):
                     if n:
                         run.append(_copy(pipe, ("p", p), 0, ("h", self.snap), i * self.stride + off, n))
                 for st in self.loop.body:
-                    _emit(backend, st, counters, run, nest)
+                    _emit(backend, st, counters, run, sc)
             rec = self.recorded[k] = _record(backend, run)
         return rec
 
 
 class Chunked:
     """A fixed-trip loop recorded in chunks of trips (one Replay each): one too long for a single
-    recording, or one holding while loops (nest). Then each chunk first keeps the loop's state
+    recording, or one holding while loops (scope.trips). Then each chunk first keeps the loop's state
     (`state`: (param, nbytes, offset) of what its body writes, but for outputs it only stacks
-    into) in a snapshot after the overflow word of `buf`, and the word is read after the chunk."""
+    into) in a snapshot after the overflow word of `buf` and the count of nested trips run, both
+    read after the chunk (`trips`: the nested trips each recording holds)."""
 
-    def __init__(self, rep: Repeat, plan, nest: Nested | None):
-        self.rep, self.levels, self.nest = rep, plan.levels, nest
+    def __init__(self, rep: Repeat, plan, scope: Scope):
+        self.rep, self.levels, self.scope = rep, plan.levels, scope
         self.varies = _moves_with(rep.body, rep.level)  # chunks differ by their first trip
         self.state, off = [], 16
-        if nest is not None:
+        if scope.trips:
             reads, writes, stacked = set(), set(), set()
             _accesses(rep.body, reads, writes, stacked)
             for p in sorted(writes | (stacked & reads)):
@@ -187,13 +261,15 @@ class Chunked:
         self.nbytes = off
         self.backend = self.buf = None
         self.recorded: dict = {}  # (first trip or 0, trips) -> Recorded
+        self.trips: dict = {}  # the same keys -> nested trips recorded
+        self.walk = False  # nested trip counts vary too much (see WASTE)
 
     def __del__(self):
         if self.backend is not None:
             self.backend._dead.append(self.buf)
 
     def per_trip(self) -> int:
-        return sum(_size(s, self.nest) for s in self.rep.body)
+        return sum(_size(s, self.scope) for s in self.rep.body)
 
     def chunk(self, start: int, count: int, backend) -> Recorded:
         """The recording of trips start .. start + count - 1."""
@@ -201,24 +277,26 @@ class Chunked:
         rec = self.recorded.get(key)
         if rec is None:
             run: list = []
-            nest = self.nest
-            if nest is not None:
+            sc = self.scope
+            if sc.trips:
                 if self.buf is None:
                     self.buf, self.backend = backend.host.create_buffer(self.nbytes), backend
                 pipe, buf = backend.copy_pipeline(), ("h", self.buf)
-                run.append(_copy(pipe, ("h", _consts(backend)), 4, buf, 0, 4))
+                run.append(_copy(pipe, ("h", _consts(backend)), 4, buf, 0, 8))
                 for p, n, off in self.state:
                     if n:
                         run.append(_copy(pipe, ("p", p), 0, buf, off, n))
-                nest.parent, nest.overflow = (("h", _consts(backend)), 0), (buf, 0)
+                sc.parent, sc.overflow, sc.counter = (("h", _consts(backend)), 0), (buf, 0), (buf, 4)
+                sc.recorded_trips = 0
             counters = [0] * self.levels
             for i in range(start, start + count):
                 counters[self.rep.level] = i
                 for b in self.rep.body:
-                    _emit(backend, b, counters, run, nest)
+                    _emit(backend, b, counters, run, sc)
             if len(self.recorded) >= MAX_CHUNKS:
                 self.recorded.clear()
             rec = self.recorded[key] = _record(backend, run)
+            self.trips[key] = sc.recorded_trips
         return rec
 
 
@@ -303,12 +381,12 @@ def _is_xyz(grid) -> bool:
     return type(grid) is tuple and type(grid[0]) is int
 
 
-def _nest(steps) -> Nested | None | bool:
-    """The Nested of the while loops in steps (None: there are none; False: one cannot be nested)."""
+def _scope(steps, plan) -> Scope | bool:
+    """The Scope of steps of plan (False: a while loop in them cannot be decided on the device)."""
     found: list = []
     if not _nested_loops(steps, found):
         return False
-    return Nested(found) if found else None
+    return Scope(found, _sizes(plan))
 
 
 def _speculative(s, plan) -> Speculative | None:
@@ -316,13 +394,13 @@ def _speculative(s, plan) -> Speculative | None:
     if type(s) is not While:
         return None
     steps = list(s.cond) + list(s.body)
-    nest = _nest(steps)
-    if nest is False or any(_size(b, nest) is None for b in steps):
+    sc = _scope(steps, plan)
+    if sc is False or any(_size(b, sc) is None for b in steps):
         return None
     carry = [(b.dst, plan.nbytes[b.dst]) for b in _tail(s)]
     if not carry or sum(n for _, n in carry) > MAX_SNAPSHOT:
         return None
-    spec = Speculative(s, carry, plan.levels, nest)
+    spec = Speculative(s, carry, plan.levels, sc)
     return spec if spec.max_trips >= 2 else None
 
 
@@ -331,22 +409,21 @@ def _chunked(s, plan) -> Chunked | None:
     recording, and all of it can be recorded."""
     if type(s) is not Repeat:
         return None
-    nest = _nest(s.body)
-    if nest is False or any(_size(b, nest) is None for b in s.body):
+    sc = _scope(s.body, plan)
+    if sc is False or any(_size(b, sc) is None for b in s.body):
         return None
-    node = Chunked(s, plan, nest)
+    node = Chunked(s, plan, sc)
     n = node.per_trip()
-    if nest is None and (n * s.count <= MAX_STEPS or node.varies and n * s.count > MAX_CHUNKS * MAX_STEPS):
+    if not sc.trips and (n * s.count <= MAX_STEPS or node.varies and n * s.count > MAX_CHUNKS * MAX_STEPS):
         return None  # recorded inline, or walked (too many different chunks to keep)
-    if nest is not None and node.nbytes > MAX_SNAPSHOT:
+    if sc.trips and node.nbytes > MAX_SNAPSHOT:
         return None
     return node
 
 
-def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int, flag=None) -> tuple:
+def _copy(pipeline: int, src, src_off: int, dst, dst_off: int, nbytes: int) -> tuple:
     words = -(-(dst_off + nbytes) // 4) - dst_off // 4
-    refs = [src, dst] if flag is None else [src, dst, flag]
-    return (pipeline, refs, struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
+    return (pipeline, [src, dst], struct.pack("<4I", src_off, dst_off, nbytes, 0), -(-words // 256))
 
 
 def build(backend, plan) -> list | bool:
@@ -360,57 +437,65 @@ def build(backend, plan) -> list | bool:
             run.clear()
 
     counters = [0] * plan.levels
+    sc = Scope([], _sizes(plan))
     for s in plan.steps:
         node = _speculative(s, plan) or _chunked(s, plan)
         if node is not None:
             close()
             nodes.append(node)
             continue
-        n = _size(s)
+        n = _size(s, sc)
         if n is None or n > MAX_STEPS:
             close()
             nodes.append(s)
             continue
         if len(run) + n > MAX_STEPS:
             close()
-        _emit(backend, s, counters, run)
+        _emit(backend, s, counters, run, sc)
     close()
     if not any(type(n) in (Recorded, Speculative, Chunked) for n in nodes):
         return False
     return nodes
 
 
-def _size(s, nest: Nested | None = None) -> int | None:
+def _size(s, sc: Scope) -> int | None:
     """How many dispatches step s records into, or None when it cannot be recorded (a while
-    loop only as one of nest's)."""
+    loop only as one of sc's, merged inputs only of sizes the plan knows)."""
     t = type(s)
     if t is Call:
         exe = s.exe
-        if type(exe) is not GPUKernel or any(launch.merged for launch in exe.launches):
+        if type(exe) is not GPUKernel:
             return None
-        return len(exe.launches)
+        n = len(exe.launches)
+        for launch in exe.launches:
+            for i in launch.merged:
+                size = sc.sizes[s.ins[i]]
+                if size is None:
+                    return None
+                n += size > 0
+        return n
     if t is Copy:
         return 0 if s.nbytes <= 0 else None if s.src == s.dst else 1
     if t is Repeat:
         total = 0
         for b in s.body:
-            n = _size(b, nest)
+            n = _size(b, sc)
             if n is None:
                 return None
             total += n
             if total * s.count > MAX_STEPS:
                 return MAX_STEPS + 1
         return total * s.count
-    if t is While and nest is not None and s in nest.trips:
-        sizes = [_size(b, nest) for b in list(s.cond) + list(s.body)]
+    if t is While and s in sc.trips:
+        sizes = [_size(b, sc) for b in list(s.cond) + list(s.body)]
         if None in sizes:
             return None
         cond = sum(sizes[: len(s.cond)])
-        return nest.trips[s] * (sum(sizes) + 1) + cond + 3  # + the flag's start, last gate, overflow
+        return sc.trips[s] * (sum(sizes) + 1) + cond + 3  # + the flag's start, last gate, overflow
     return None
 
 
-def _emit(backend, s, counters: list, run: list, nest: Nested | None = None) -> None:
+def _emit(backend, s, counters: list, run: list, sc: Scope) -> None:
     """Append step s's dispatches to run (counters: the enclosing repeats' trip numbers)."""
     t = type(s)
     if t is Call:
@@ -422,48 +507,94 @@ def _emit(backend, s, counters: list, run: list, nest: Nested | None = None) -> 
                 grid = ("indirect", temps[grid[1]])
             elif type(grid) is int and grid <= 0:
                 continue
+            uniforms, mrg = launch.uniforms, None
+            if launch.merged:  # the inputs copied into one scratch buffer, their word bases first in the uniforms
+                mrg, bases = _merge(backend, [s.ins[i] for i in launch.merged], sc, run)
+                uniforms = bases + (uniforms or b"")
             refs = []
-            for kind, i in launch.roles:
-                refs.append(("p", s.ins[i]) if kind == "in" else ("p", s.outs[i]) if kind == "out" else temps[i])
-            run.append((launch.pipeline, refs, launch.uniforms, grid))
+            for role in launch.roles:
+                kind = role[0]
+                if kind == "in":
+                    refs.append(("p", s.ins[role[1]]))
+                elif kind == "out":
+                    refs.append(("p", s.outs[role[1]]))
+                elif kind == "tmp":
+                    refs.append(temps[role[1]])
+                else:
+                    refs.append(mrg)
+            _add(run, sc, (launch.pipeline, refs, uniforms, grid))
     elif t is Copy:
         if s.nbytes <= 0:
             return
         k = counters[s.level] if s.level is not None else 0
         so, do = s.src_off + k * s.src_stride, s.dst_off + k * s.dst_stride
-        run.append(_copy(backend.copy_pipeline(), ("p", s.src), so, ("p", s.dst), do, s.nbytes))
-    elif t is While:  # one of nest's (its size was checked)
-        _emit_nested(backend, s, counters, run, nest)
+        _add(run, sc, _copy(backend.copy_pipeline(), ("p", s.src), so, ("p", s.dst), do, s.nbytes))
+    elif t is While:  # one of sc's (its size was checked)
+        _emit_nested(backend, s, counters, run, sc)
     else:  # Repeat (its size was checked)
         for i in range(s.count):
             counters[s.level] = i
             for b in s.body:
-                _emit(backend, b, counters, run, nest)
+                _emit(backend, b, counters, run, sc)
 
 
-def _emit_nested(backend, w: While, counters: list, run: list, nest: Nested) -> None:
-    """A nested while loop as nest.trips[w] trips gated by its flag (see the module docstring)."""
-    flag, parent = nest.flag(backend, w), nest.parent
-    copy, gated, gate = backend.copy_pipeline(), backend.pipeline(copy_shader(True)), backend.pipeline(_FLAG_WGSL)
-    tail = _tail(w)
-    body = w.body[: len(w.body) - len(tail)]
-    run.append(_copy(copy, parent[0], parent[1], flag, 0, 4))  # runs only where the enclosing work does
-    nest.parent = (flag, 0)
-    for _ in range(nest.trips[w]):
+def _merge(backend, params: list, sc: Scope, run: list) -> tuple:
+    """Copies of params into one scratch buffer (as WebGPUBackend._merge at run time):
+    (its ref, uniform bytes of the word bases)."""
+    bases, total = [], 0
+    for p in params:
+        bases.append(total // 4)
+        total += (max(sc.sizes[p], 4) + 15) & ~15
+    mrg = ("s", (total, "merged"))
+    for p, base in zip(params, bases):
+        if sc.sizes[p]:
+            _add(run, sc, _copy(backend.copy_pipeline(), ("p", p), 0, mrg, base * 4, sc.sizes[p]))
+    bases += [0] * (-len(bases) % 4)
+    return mrg, struct.pack(f"<{len(bases)}I", *bases)
+
+
+def _emit_nested(backend, w: While, counters: list, run: list, sc: Scope) -> None:
+    """A nested while loop as sc.trips[w] trips gated by its flag (see the module docstring)."""
+    flag, parent, outer = sc.flag(backend, w), sc.parent, sc.gate
+    copy, op, counts = backend.copy_pipeline(), backend.pipeline(_FLAG_WGSL), backend.pipeline(_ARGS_WGSL)
+    words = 3 * sum(_size(b, sc) for b in list(w.cond) + list(w.body))  # at most (dispatches at this level)
+    grids_h, args_h = sc.count_buffers(backend, w, max(16, 4 * words))
+    gate = _Gate(("h", args_h), backend.host.max_workgroups())
+    cnt, co = sc.counter
+    count_step = (
+        counts,
+        [("h", grids_h), flag, ("h", args_h), cnt],
+        struct.pack("<4I", words, co, 0, 0),
+        -(-words // 64),
+    )
+    sc.recorded_trips += sc.trips[w]
+    clear = (op, [("p", w.pred), flag], struct.pack("<4I", 0, 0, 0, 0), 1)
+    # the flag starts as the enclosing work's: no trips where that does not run
+    run.append(_copy(copy, parent[0], parent[1], flag, 0, 4))
+    sc.parent, sc.gate = (flag, 0), None
+    cond_at = None  # j of the cond's first dispatch: the counts are the body's, then the cond's
+    for trip in range(sc.trips[w]):
+        if trip:
+            sc.gate, gate.j = gate, cond_at
         for b in w.cond:
-            _emit(backend, b, counters, run, nest)
-        run.append((gate, [("p", w.pred), flag], struct.pack("<4I", 0, 0, 0, 0), 1))
-        for b in body:
-            _emit(backend, b, counters, run, nest)
-        for c in tail:
-            if c.nbytes > 0:
-                run.append(_copy(gated, ("p", c.src), 0, ("p", c.dst), 0, c.nbytes, flag))
+            _emit(backend, b, counters, run, sc)
+        sc.gate = None
+        run.append(clear)
+        run.append(count_step)
+        sc.gate, gate.j = gate, 0
+        for b in w.body:
+            _emit(backend, b, counters, run, sc)
+        cond_at = gate.j
+    sc.gate, gate.j = gate, cond_at
     for b in w.cond:  # ended after exactly the trips recorded: not an overflow
-        _emit(backend, b, counters, run, nest)
-    run.append((gate, [("p", w.pred), flag], struct.pack("<4I", 0, 0, 0, 0), 1))
-    ovf, off = nest.overflow
-    run.append((gate, [flag, ovf], struct.pack("<4I", 1, 0, off, 0), 1))
-    nest.parent = parent
+        _emit(backend, b, counters, run, sc)
+    sc.gate = None
+    run.append(clear)
+    ovf, off = sc.overflow
+    run.append((op, [flag, ovf], struct.pack("<4I", 1, 0, off, sc.bit(w)), 1))
+    sc.parent, sc.gate = parent, outer
+    grids = [c for t in gate.grids for c in t]
+    backend.host.write(grids_h, struct.pack(f"<{words}I", *grids, *[0] * (words - len(grids))))
 
 
 def _record(backend, run: list) -> Recorded:
@@ -472,7 +603,7 @@ def _record(backend, run: list) -> Recorded:
     for pipeline, refs, uniforms, grid in run:
         where = [pos.setdefault(r, len(pos)) for r in refs]
         if type(grid) is tuple and grid[0] == "indirect":
-            grid = ("indirect", pos.setdefault(grid[1], len(pos)))
+            grid = ("indirect", pos.setdefault(grid[1], len(pos)), *grid[2:])
         elif type(grid) is int:
             workgroups += grid
         steps.append((pipeline, where, uniforms, grid))
@@ -488,7 +619,7 @@ def _record(backend, run: list) -> Recorded:
             p,
             [remap[w] for w in where],
             u,
-            ("indirect", remap[g[1]]) if type(g) is tuple and g[0] == "indirect" else g,
+            ("indirect", remap[g[1]], *g[2:]) if type(g) is tuple and g[0] == "indirect" else g,
         )
         for p, where, u, g in steps
     ]

@@ -856,20 +856,16 @@ def runtime_zero(binding: str) -> str:
     )
 
 
-def copy_shader(gated: bool = False) -> str:
-    """The WGSL of a byte copy: uniforms (src offset, dst offset, bytes, 0), one workgroup per
-    1 KiB. gated: a third buffer's first word must be nonzero or the copy does nothing (a while
-    loop's trips past its end, replay.py)."""
-    flag = "@group(0) @binding(2) var<storage, read> flag: array<u32>;\n" if gated else ""
-    skip = "  if (flag[0] == 0u) { return; }\n" if gated else ""
+def copy_shader() -> str:
+    """The WGSL of a byte copy: uniforms (src offset, dst offset, bytes, 0), one workgroup per 1 KiB."""
     return f"""
 struct U {{ so: u32, d0: u32, n: u32, pad: u32 }}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-{flag}@group(0) @binding({3 if gated else 2}) var<uniform> u: U;
+@group(0) @binding(2) var<uniform> u: U;
 @compute @workgroup_size(256)
 fn main({ENTRY}) {{
-{skip}  {LINEAR_WG}
+  {LINEAR_WG}
   let w = (u.d0 >> 2u) + wgl * 256u + lid;
   let end = u.d0 + u.n;
   if (w * 4u >= end) {{ return; }}

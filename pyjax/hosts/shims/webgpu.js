@@ -307,7 +307,7 @@ class WebGPUManager {
       pass.setPipeline(rec.pipes[s].gpu);
       pass.setBindGroup(0, groups[rec.groupOf[s]], rec.uoffs[s]);
       const g = rec.grids[s];
-      if (g[0] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(hs[g[1]]).gpu, 0);
+      if (g[0] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(hs[g[1]]).gpu, g[2]);
       else pass.dispatchWorkgroups(g[0], g[1], g[2]);
     }
     this.stats.replays++;
@@ -355,8 +355,8 @@ class WebGPUManager {
       pass.setPipeline(p.gpu);
       pass.setBindGroup(0, this.device.createBindGroup({ layout: p.group, entries }), p.hasUniform ? [uoff] : []);
       this.stats.bindGroups++;
-      // x < 0: indirect, with the workgroup counts an earlier step wrote into buffer steps[i + 3]
-      if (steps[i + 2] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(steps[i + 3]).gpu, 0);
+      // x < 0: indirect, with the workgroup counts an earlier step wrote into buffer steps[i + 3] at byte steps[i + 4]
+      if (steps[i + 2] < 0) pass.dispatchWorkgroupsIndirect(this.buffers.get(steps[i + 3]).gpu, steps[i + 4]);
       else pass.dispatchWorkgroups(steps[i + 2], steps[i + 3], steps[i + 4]);
       i += 5;
       n++;
