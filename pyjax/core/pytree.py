@@ -250,7 +250,24 @@ def _flatten(x, leaves, is_leaf):
             return LEAF
         nt = _NAMEDTUPLE
     children, aux = nt.to_iter(x)
-    return PyTreeDef(typ, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
+    kids = tuple([_flatten(c, leaves, is_leaf) for c in children])
+    if typ in _INTERNED_TYPES and (aux is None or all(type(k) is str for k in aux[1])):
+        # one PyTreeDef per structure of builtin containers: a jit call's argument tree is then
+        # the very object its cache key holds (hashed once, equal by identity)
+        key = (typ, aux, kids)
+        d = _interned.get(key)
+        if d is None:
+            if len(_interned) >= 4096:
+                _interned.clear()
+            d = _interned[key] = PyTreeDef(typ, aux, kids)
+        return d
+    return PyTreeDef(typ, aux, kids)
+
+
+# containers whose node data is None or their keys (only str keys: 1 == 1.0 == True would
+# otherwise share one key type): equal structures share one PyTreeDef
+_INTERNED_TYPES = frozenset({tuple, list, dict, type(None)})
+_interned: dict = {}
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves):
