@@ -372,5 +372,40 @@ def test_scaled_matmul_matches_its_definition(backend):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError):
         pyjax.nn.scaled_matmul(a, b[:, :, :6], sa, sb)
-    with pytest.raises(NotImplementedError, match="float8_e8m0fnu"):
-        pyjax.nn.get_scaled_dot_general_config("mxfp8")
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+def test_scaled_dot_general_quantizes_as_jax(backend, mode):
+    # JAX computes the quantized product through cuDNN only: the oracle is JAX's own quantization (it runs
+    # on CPU) followed by scaled_matmul's definition
+    from jax._src.cudnn import scaled_matmul_stablehlo as jax_scaled
+
+    r = np.random.RandomState(0)
+    lhs = (r.randn(2, 8, 64) * np.exp(r.randn(2, 8, 64) * 3)).astype(np.float32)  # blocks of varied scale
+    rhs = r.randn(4, 64, 2).astype(np.float32)
+    dn = (((2,), (1,)), ((0,), (2,)))
+    gs = None if mode == "mxfp8" else np.float32([0.5])
+    jc = jax.nn.get_scaled_dot_general_config(mode, gs)
+    pc = pyjax.nn.get_scaled_dot_general_config(mode, gs)
+    assert repr(pc).replace("pyjax.numpy", "ml_dtypes") == repr(jc)
+    got = pyjax.nn.scaled_dot_general(lhs, rhs, dn, configs=[pc] * 3)
+    (lq, ls), (rq, rs) = (
+        jax_scaled.quantize(jax_scaled.shape_normalization(jnp.asarray(x), d), jc)
+        for x, d in ((lhs, ((2,), (0,))), (rhs, ((1,), (2,))))
+    )
+    want = np.einsum(
+        "bmk,bnk->bmn",
+        *(
+            np.asarray(q, np.float32) * np.repeat(np.asarray(s, np.float32), 64 // s.shape[-1], -1)
+            for q, s in ((lq, ls), (rq, rs))
+        ),
+    )
+    want = want * (1.0 if gs is None else float(gs[0]) ** 2)
+    assert got.shape == (2, 8, 4) and got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    # without configs it is dot_general, as in JAX
+    np.testing.assert_allclose(
+        np.asarray(pyjax.nn.scaled_dot_general(lhs, rhs, dn)),
+        np.asarray(jax.nn.scaled_dot_general(lhs, rhs, dn)),
+        rtol=1e-5,
+    )

@@ -17,6 +17,7 @@ from pyjax.core.core import Tracer, get_aval
 from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
 from pyjax.nn import initializers  # noqa: F401
+from pyjax.nn.block_scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul  # noqa: F401
 from pyjax.numpy._promotion import _promote_inexact
 
 __all__ = [
@@ -455,39 +456,3 @@ def dot_product_attention(
         lse = jnp.moveaxis(logsumexp(logits, axis=-1), 1, 2)  # (B, T, N)
         return (out[0], lse[0]) if unbatched else (out, lse)
     return out[0] if unbatched else out
-
-
-def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=dtypes.float32):
-    """Block-scaled matmul (B, M, K) x (B, N, K) -> (B, M, N): each operand times its scales repeated over
-    blocks of K (block size K // scales.shape[-1]), contracted over K in float32 (JAX's definition; JAX
-    runs it through cuDNN only, pyjax computes that definition on every backend)."""
-    lhs, rhs, ls, rs = (jnp.asarray(a) for a in (lhs, rhs, lhs_scales, rhs_scales))
-    for name, a in (("lhs", lhs), ("rhs", rhs), ("lhs_scales", ls), ("rhs_scales", rs)):
-        if a.ndim != 3:
-            raise ValueError(f"scaled_matmul: {name} must be 3-D (B, M/N, K), got shape {a.shape}")
-    k = lhs.shape[-1]
-    if rhs.shape[-1] != k or k % ls.shape[-1] or k % rs.shape[-1]:
-        raise ValueError(
-            f"scaled_matmul: contracting dims must agree and be divisible by the scales' last dims, got "
-            f"{lhs.shape}, {rhs.shape}, {ls.shape}, {rs.shape}"
-        )
-    f32 = dtypes.float32
-    a = lhs.astype(f32) * jnp.repeat(ls.astype(f32), k // ls.shape[-1], axis=-1)
-    b = rhs.astype(f32) * jnp.repeat(rs.astype(f32), k // rs.shape[-1], axis=-1)
-    out = lax.dot_general(a, b, (((2,), (2,)), ((0,), (0,))), preferred_element_type=f32)
-    return out.astype(preferred_element_type)
-
-
-def get_scaled_dot_general_config(mode: str, global_scale=None):
-    """The quantization config of scaled_dot_general ('mxfp8' or 'nvfp4')."""
-    if mode not in ("mxfp8", "nvfp4"):
-        raise ValueError(f"Unsupported mode: {mode}")
-    raise NotImplementedError(
-        f"pyjax: scaled_dot_general's {mode} quantization needs the float8_e8m0fnu/float4_e2m1fn dtypes, "
-        "which pyjax lacks (JAX runs it through cuDNN); use scaled_matmul with explicit scales"
-    )
-
-
-def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=dtypes.float32, configs=None, **kwargs):
-    """Quantized dot_general (JAX's cuDNN block-scaled path): see get_scaled_dot_general_config."""
-    return get_scaled_dot_general_config("mxfp8")
