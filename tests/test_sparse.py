@@ -38,6 +38,8 @@ def _plain(x, layout=True):
         bufs = x.tree_flatten()[0]
         if not layout:
             return (type(x).__name__, tuple(x.shape), x.todense())
+        if type(x).__name__ in ("COO", "CSR", "CSC"):
+            return (type(x).__name__, tuple(x.shape), *bufs)
         meta = (type(x).__name__, tuple(x.shape), x.n_batch, x.n_dense)
         return (*meta, x.nse, bool(x.indices_sorted), bool(x.unique_indices), *bufs)
     if isinstance(x, tuple):
@@ -177,6 +179,20 @@ OPS = [
         )(sp.BCOO.fromdense(x, n_batch=1)),
         (X3,),
         False,
+    ),
+    (
+        "legacy_coo_csr_csc",
+        lambda sp, jnp, lax, x, v, w: tuple(
+            (m, m.todense(), m @ v, m.T @ w, m @ x.T)
+            for m in (
+                sp.COO.fromdense(x),
+                sp.CSR.fromdense(x, nse=12),
+                sp.CSC.fromdense(x),
+                sp.eye(4, 5, k=1, sparse_format="csr"),
+            )
+        ),
+        (X2, V5, V4),
+        True,
     ),
     (
         "reshape",

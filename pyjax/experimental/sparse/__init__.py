@@ -37,6 +37,8 @@ from pyjax.experimental.sparse.bcoo import (  # noqa: F401
     bcoo_transpose,
     bcoo_update_layout,
 )
+from pyjax.experimental.sparse.coo import COO, coo_fromdense, coo_matmat, coo_matvec, coo_todense  # noqa: F401
+from pyjax.experimental.sparse.csr import CSC, CSR, csr_fromdense, csr_matmat, csr_matvec, csr_todense  # noqa: F401
 from pyjax.experimental.sparse.bcsr import BCSR, bcsr_fromdense, bcsr_todense  # noqa: F401
 from pyjax.experimental.sparse.random import random_bcoo  # noqa: F401
 from pyjax.experimental.sparse.transform import sparsify  # noqa: F401

@@ -7,10 +7,12 @@ from pyjax.core.core import Tracer
 from pyjax.experimental.sparse._base import JAXSparse
 from pyjax.experimental.sparse.bcoo import BCOO
 from pyjax.experimental.sparse.bcsr import BCSR
+from pyjax.experimental.sparse.coo import COO
+from pyjax.experimental.sparse.csr import CSC, CSR
 
 __all__ = ["empty", "eye", "todense"]
 
-_FORMATS = {"bcoo": BCOO, "bcsr": BCSR}
+_FORMATS = {"bcoo": BCOO, "bcsr": BCSR, "coo": COO, "csr": CSR, "csc": CSC}
 
 
 def _format(sparse_format: str):
