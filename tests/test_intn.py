@@ -139,6 +139,7 @@ OPS_JAX = {
     "cumsum": lambda m, x, y: m.cumsum(x.reshape(-1, 16), axis=1),
     "sort": lambda m, x, y: m.sort(x * y),
     "max_reduce": lambda m, x, y: (x * y).reshape(-1, 16).max(axis=1),
+    "clz": lambda m, x, y: (jax if m is jnp else pyjax).lax.clz(x),  # over the dtype's bits
 }
 
 

@@ -121,14 +121,17 @@ def _logistic(a):
         return (1 / (1 + np.exp(-a))).astype(a.dtype)
 
 
-def _popcnt(a):
-    # bits of the two's complement, like XLA (numpy counts the bits of |a| for signed ints)
+def _popcnt(a, bits=None):
+    # bits of the two's complement, like XLA (numpy counts the bits of |a| for signed ints); a sub-byte
+    # dtype's own `bits` only
     u = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "i" else a
+    if bits is not None:
+        u = u & np.uint8((1 << bits) - 1)
     return np.bitwise_count(u).astype(a.dtype)
 
 
-def _clz(a):
-    bits = a.dtype.itemsize * 8
+def _clz(a, bits=None):
+    bits = a.dtype.itemsize * 8 if bits is None else bits
     u = a.astype(np.uint64) & np.uint64((1 << bits) - 1)
     out = np.full(a.shape, bits, np.int64)
     for b in range(bits):
@@ -337,6 +340,8 @@ class Plan:
                 fn = lambda ins, v, acc, a=a: np.where(v[a[0]], v[a[1]], v[a[2]])  # noqa: E731
             elif op in ir.UNARY_OPS:
                 f = UNARY[op]
+                if op in ("popcnt", "clz") and n.dtype.name in dtypes.INTN:  # over the dtype's bits
+                    f = lambda x, f=f, bits=n.dtype.bits: f(x, bits)  # noqa: E731
                 fn = lambda ins, v, acc, f=f, a0=a[0]: f(v[a0])  # noqa: E731
             else:
                 fn = lambda ins, v, acc, op=op, a=a: _binary(op, v[a[0]], v[a[1]])  # noqa: E731

@@ -1732,6 +1732,7 @@ def _bit_count(cg, op, sd, srcs) -> None:
     f.op(f"{t}.{op}")
     if t == I32 and bits < 32 and op == "clz":
         f.i32_const(32 - bits).i32_sub()
+    cg._wrap(sd)  # a 2-bit count of 2 wraps, as JAX's
 
 
 def _int_divrem(cg, op, sd, srcs) -> None:

@@ -562,7 +562,7 @@ def _bit_count(template: str):
         if w < 32:
             u = f"({u} & {hex((1 << w) - 1)}u)"
         r = template.format(a=u, pad=32 - w)
-        return r if ctype(d) == "u32" else f"i32({r})"
+        return normalize_int(r if ctype(d) == "u32" else f"i32({r})", d)  # a 2-bit count of 2 wraps, as JAX's
 
     return row
 
