@@ -219,7 +219,7 @@ def run_program(program: Program, device, in_bufs: list, out_avals: list) -> lis
         from pyjax.runtime import plans
 
         pp = plans.program_plan(program, device)
-    if pp is not False and not pp.busy:
+    if pp is not False and not pp.busy and (PROFILE is None or not pp.profiled_walk):
         return pp.run(program, device, in_bufs, out_avals)
     backend = device.backend
     env = list(in_bufs)
