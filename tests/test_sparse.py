@@ -320,6 +320,10 @@ def test_transformations():
     )
     compare(lambda sp, jnp, lax, x: lax_vmap(sp)(lambda x: sp.BCOO.fromdense(x, nse=6))(x), X3)
     compare(
+        lambda sp, jnp, lax, x: lax_vmap(sp)(lambda m: m * 2, in_axes=1, out_axes=1)(sp.BCOO.fromdense(x, n_batch=2)),
+        X3,
+    )
+    compare(
         lambda sp, jnp, lax, x, v: (
             sp.grad(lambda m, v: jnp.sum((v @ m.T) ** 2), argnums=(0, 1))(sp.BCOO.fromdense(x), v),
             sp.value_and_grad(lambda m: (m.sum(0) ** 2).sum())(sp.BCOO.fromdense(x)),

@@ -218,19 +218,34 @@ class BCOO(JAXSparse):
 
 
 def _mapped_shape(shape, n_dense, data, indices):
-    """The shape of a BCOO rebuilt from leaves whose leading batch axes vmap removed or added (JAX maps BCOO
-    batch dimensions in vmap); other leaves (None, sentinels, float0 tangents of the same shape) keep it."""
+    """The shape of a BCOO rebuilt from leaves whose batch axes vmap removed or added (JAX maps BCOO batch
+    dimensions in vmap, with any in_axes/out_axes among them); other leaves (None, sentinels) keep it."""
     nd = getattr(indices, "ndim", None)
     if not isinstance(nd, int) or nd < 2 or not isinstance(getattr(data, "ndim", None), int):
         return shape
     n_batch = len(shape) - indices.shape[-1] - n_dense
-    extra = nd - 2 - n_batch
-    if extra < 0:
-        return tuple(shape[-extra:])
-    if extra > 0:
-        lead = tuple(max(a, b) for a, b in zip(data.shape[:extra], indices.shape[:extra]))
-        return lead + tuple(shape)
-    return shape
+    new_nb = nd - 2
+    if new_nb == n_batch or n_batch < 0:
+        return shape
+    # the leaves' batch sizes (1: broadcast in both), matched from the right against the old batch sizes
+    lead = [max(a, b) for a, b in zip(data.shape[:new_nb], indices.shape[:new_nb])]
+    old = list(shape[:n_batch])
+    batch = []
+    if new_nb < n_batch:  # axes removed: keep the old axes that the leaves' axes match
+        i = new_nb - 1
+        for j in reversed(range(n_batch)):
+            if i >= 0 and (lead[i] in (old[j], 1) or j == i):
+                batch.append(old[j])
+                i -= 1
+    else:  # axes added: the old axes sit where they match, the rest are new
+        i = n_batch - 1
+        for j in reversed(range(new_nb)):
+            if i >= 0 and (lead[j] in (old[i], 1) or j == i):
+                batch.append(old[i])
+                i -= 1
+            else:
+                batch.append(lead[j])
+    return tuple(reversed(batch)) + tuple(shape[n_batch:])
 
 
 # --- todense / fromdense / extract -----------------------------------------------------------------
