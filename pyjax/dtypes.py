@@ -80,7 +80,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
             except TypeError:
                 pass
         if isinstance(a, (bool, int, float, complex)):
-            items.append((_d.python_scalar_dtype(a), type(a) is not bool))
+            items.append((_d.python_scalar_dtype(a), _d.is_weak_scalar(a)))
         elif isinstance(a, (Array, Tracer)):
             av = get_aval(a)
             items.append((av.dtype, av.weak_type))

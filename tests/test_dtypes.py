@@ -394,3 +394,13 @@ def test_dtypes_module():
         assert d.itemsize_bits(np_mod.int16) == 16
         assert d.issubdtype(np_mod.float32, np_mod.floating)
         assert d.iinfo(np_mod.int8).max == 127
+
+
+def test_numpy_float64_scalars_are_not_weak():
+    """np.float64 and np.complex128 subclass Python's float and complex, but JAX types them strongly (only
+    exactly int, float and complex are weak): bfloat16 * np.float64(0.5) is float32, as in JAX."""
+    from tests.jax_compare import check
+
+    for s in (np.float64(0.5), np.complex128(1j), 0.5, np.float32(2)):
+        check(lambda j, n, x, s=s: (x.astype("bfloat16") * s, n.asarray(s), n.exp(s)), np.ones(3, np.float32))
+    check(lambda j, n: (j.jit(lambda v: v * 2)(np.float64(1.0)), j.lax.full((2,), np.float64(3.0))))

@@ -94,7 +94,7 @@ pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
 
 
 def _scalar_aval(x) -> ShapedArray:
-    return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+    return ShapedArray((), dtypes.python_scalar_dtype(x), dtypes.is_weak_scalar(x))
 
 
 for _t in (int, float, bool, complex):

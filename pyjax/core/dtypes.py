@@ -439,6 +439,12 @@ def promote_types(a, b) -> DType:
     return out if da in _TO_32 or db in _TO_32 else canonicalize(out)  # complex128 is 64-bit too
 
 
+def is_weak_scalar(x) -> bool:
+    """JAX's weakly typed values: exactly Python's int, float and complex (not bool, nor numpy's float64
+    and complex128 scalars, which subclass float and complex but keep their dtype)."""
+    return type(x) in (builtins.int, builtins.float, builtins.complex)
+
+
 def python_scalar_dtype(x) -> DType:
     """Weak dtype JAX gives a Python scalar."""
     if isinstance(x, builtins.bool):

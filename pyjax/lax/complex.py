@@ -43,7 +43,7 @@ def _is_c(x) -> bool:
 def _arr(x):
     """Python scalars (complex included) -> typed scalar constants; arrays pass through."""
     if isinstance(x, _SCALARS):
-        return execute.make_scalar(x, dtypes.python_scalar_dtype(x), type(x) is not builtins.bool)
+        return execute.make_scalar(x, dtypes.python_scalar_dtype(x), dtypes.is_weak_scalar(x))
     return x
 
 

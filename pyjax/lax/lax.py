@@ -50,7 +50,7 @@ def _as_array(x, dtype=None, weak=None):
     """Python scalars -> typed scalar constants; arrays pass through."""
     if isinstance(x, _PY_SCALARS):
         d = dtypes.python_scalar_dtype(x) if dtype is None else dtype
-        return _execute.make_scalar(x, d, type(x) is not builtins.bool if weak is None else weak)
+        return _execute.make_scalar(x, d, dtypes.is_weak_scalar(x) if weak is None else weak)
     return x
 
 
@@ -773,7 +773,7 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
     if isinstance(fill_value, _PY_SCALARS):
         if dtype is None:
-            d, weak = dtypes.python_scalar_dtype(fill_value), type(fill_value) is not builtins.bool
+            d, weak = dtypes.python_scalar_dtype(fill_value), dtypes.is_weak_scalar(fill_value)
         else:
             d, weak = dtypes.canonicalize(dtype), False
         x = _execute.make_scalar(fill_value, d, weak)

@@ -73,7 +73,7 @@ def _infer_dtype_from_nested(obj):
         flat = [v for p in parts for v in p[0]]
         return flat, (len(obj),) + shape0, d, weak
     if isinstance(obj, _SCALARS):
-        return [obj], (), dtypes.python_scalar_dtype(obj), type(obj) is not builtins.bool
+        return [obj], (), dtypes.python_scalar_dtype(obj), dtypes.is_weak_scalar(obj)
     if isinstance(obj, Array):
         return obj._flat_list(), obj.shape, obj.dtype, obj.weak_type
     if _np is not None and isinstance(obj, (_np.ndarray, _np.generic)):
@@ -101,7 +101,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         return a
     if isinstance(a, _SCALARS):
         d = dtypes.python_scalar_dtype(a) if dtype is None else dtype
-        return _execute.make_scalar(a, d, dtype is None and type(a) is not builtins.bool)
+        return _execute.make_scalar(a, d, dtype is None and dtypes.is_weak_scalar(a))
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
         if a.dtype.kind in "OUSV" and a.dtype.name not in dtypes.ML_DTYPES:  # ml_dtypes' types are kind V
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
@@ -177,7 +177,7 @@ def _weak_result(*args):
     items = []
     for a in args:
         if isinstance(a, _SCALARS):
-            items.append((dtypes.python_scalar_dtype(a), type(a) is not builtins.bool))
+            items.append((dtypes.python_scalar_dtype(a), dtypes.is_weak_scalar(a)))
         else:
             av = _aval(a)
             items.append((av.dtype, av.weak_type))

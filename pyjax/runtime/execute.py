@@ -69,7 +69,7 @@ def _to_array(x, device) -> Array:
     if type(x) is Array:
         return x
     if isinstance(x, (bool, int, float, complex)):
-        return make_scalar(x, dtypes.python_scalar_dtype(x), type(x) is not bool)
+        return make_scalar(x, dtypes.python_scalar_dtype(x), dtypes.is_weak_scalar(x))
     if np is not None and isinstance(x, (np.ndarray, np.generic)):
         return from_numpy(np.asarray(x), device)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
