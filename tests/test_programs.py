@@ -870,6 +870,28 @@ def test_debug_nans_and_infs(capsys):
     assert pj == jx
 
 
+def test_traced_shape_errors():
+    """A shape from a traced value (jnp.ones((n,)) inside jit) raises JAX's TypeError and first line."""
+
+    def prog(jx, np_):
+        out = []
+        for make in (
+            lambda n: np_.ones((n,)),
+            lambda n: np_.zeros(n),
+            lambda n: np_.full((2, n), 1.0),
+            lambda n: np_.broadcast_to(1.0, (n,)),
+            lambda n: np_.ones((2.5,)),
+        ):
+            try:
+                jx.jit(make)(3)
+            except Exception as e:
+                out.append((type(e).__name__, str(e).splitlines()[0]))
+        return out
+
+    pj, jx = _both(lambda m: prog(m, m.numpy))
+    assert pj == jx and len(pj) == 5
+
+
 def test_user_errors(backend):
     _raises_same(lambda jx, np_: np_.ones((3, 4)) + np_.ones((2, 4)))
     _raises_same(lambda jx, np_: np_.ones((3, 4)) @ np_.ones((3, 4)))

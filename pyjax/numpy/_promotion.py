@@ -163,9 +163,16 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None) -> 
 
 
 def _shape_tuple(shape):
-    if isinstance(shape, (builtins.int,)) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list))):
-        return (operator.index(shape),)
-    return tuple(operator.index(s) for s in shape)
+    """A shape argument as a tuple of ints; traced or non-integer sizes raise JAX's TypeError."""
+    one = isinstance(shape, (builtins.int,)) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)))
+    dims = (shape,) if one else tuple(shape)
+    try:
+        return tuple(operator.index(s) for s in dims)
+    except TypeError:
+        msg = f"Shapes must be 1D sequences of concrete values of integer type, got {dims}."
+        if any(isinstance(d, Tracer) for d in dims):
+            msg += "\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
+        raise TypeError(msg) from None
 
 
 def result_type(*args) -> DType:
