@@ -482,6 +482,51 @@ def test_nested_while_webgpu_on_device(monkeypatch, kind):
             assert not walked and dev.backend.host.stats["submits"] - before <= 3
 
 
+_SWITCHES = {
+    "top": lambda jx, np_, x, xs: jx.lax.cond(x.sum() > 0, lambda v: np_.sin(v) @ W, lambda v: v * 2.0, x),
+    "fori": lambda jx, np_, x, xs: jx.lax.fori_loop(
+        0, 5, lambda i, v: jx.lax.switch(i % 3, [lambda u: u @ W, lambda u: np_.tanh(u), lambda u: u - 1.0], v), x
+    ),
+    "while": lambda jx, np_, x, xs: jx.lax.while_loop(
+        lambda c: c[0] < 5,
+        lambda c: (c[0] + 1, jx.lax.cond(c[1].sum() > 0, lambda u: u @ W - 0.5, lambda u: u + 1.0, c[1])),
+        (0, x),
+    )[1],
+    "while_in_cond_in_scan": lambda jx, np_, x, xs: jx.lax.scan(
+        lambda c, xi: (
+            jx.lax.cond(xi.sum() < 0, lambda u: _inner_while(jx, np_, u, 3), lambda u: u * 0.5, c + xi),
+            0.0,
+        ),
+        x,
+        xs,
+    )[0],
+}
+
+
+@pytest.mark.parametrize("kind", list(_SWITCHES))
+def test_switch_webgpu_on_device(monkeypatch, kind):
+    """On webgpu a cond inside a recording runs every branch under a flag set only for the branch
+    its index picks (the others dispatch nothing): JAX's results with no Python walk and no read
+    of the index (a read per cond before)."""
+    from pyjax.backends.base import Backend
+
+    def walk(*args):
+        raise AssertionError("walked in Python")
+
+    monkeypatch.setattr(Backend, "_run_steps", walk)
+    f = _SWITCHES[kind]
+    dev = pyjax.devices("webgpu")[0]
+    with pyjax.default_device(dev):
+        check(lambda jx, np_, x, xs: jx.jit(lambda x, xs: f(jx, np_, x, xs))(x, xs), X4, XS)
+        check(lambda jx, np_, x, xs: jx.jit(lambda x, xs: f(jx, np_, x, xs))(x, xs), -X4, XS)
+        g = pyjax.jit(lambda x, xs: f(pyjax, pjnp, x, xs))
+        x, xs = pjnp.asarray(X4), pjnp.asarray(XS)
+        pyjax.block_until_ready(g(x, xs))
+        before = dev.backend.host.stats["submits"]
+        pyjax.block_until_ready(g(x, xs))
+        assert dev.backend.host.stats["submits"] - before <= (1 if kind in ("top", "fori") else 3)
+
+
 def test_loop_with_callback_runs_on_host(backend):
     """A body with a host step (a callback) is not planned: the host loop still calls back every trip."""
 

@@ -21,6 +21,10 @@ ones from those counts, so trips past the end cost no GPU work and leave the sta
 cond clears the flag if the loop ended after exactly K trips; a flag still set raises an
 overflow word, read back once per chunk (per batch of trips of a Speculative): then the state is
 restored from a snapshot, K doubles and the trips run again.
+
+A switch (lax.cond) inside a recording runs on the device the same way: every branch is
+recorded, each under a flag set only for the branch its index picks, so the others dispatch
+nothing and no read back is needed.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 import math
 import struct
 
-from pyjax.backends.base import Call, Copy, Repeat, While
+from pyjax.backends.base import Call, Copy, Repeat, Switch, While
 from pyjax.backends.webgpu.gpu_kernel import GPUKernel
 from pyjax.hosts.webgpu_contract import grid_2d
 
@@ -42,9 +46,10 @@ MAX_CHUNKS = 4  # recordings kept of a fixed-trip loop whose chunks differ (copi
 # them (trip counts that vary widely: K follows the largest) is walked again, a read per trip.
 WASTE = 2
 
-# A nested while loop's flag word: op 0 clears dst's word unless src's byte (the predicate) is
-# nonzero; op 1 sets the loop's bit in dst's word when src's byte (its flag) is nonzero (the
-# overflow word: which loops needed more trips).
+# A nested while loop's or a switch branch's flag word: op 0 clears dst's word unless src's byte
+# (the predicate) is nonzero; op 1 sets the loop's bit in dst's word when src's byte (its flag)
+# is nonzero (the overflow word: which loops needed more trips); op 2 clears dst's word unless
+# the int32 at src, clamped to 0 .. bit >> 16 - 1, is the branch bit & 0xffff.
 _FLAG_WGSL = """
 struct U { op: u32, so: u32, d0: u32, bit: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -52,9 +57,17 @@ struct U { op: u32, so: u32, d0: u32, bit: u32 }
 @group(0) @binding(2) var<uniform> u: U;
 @compute @workgroup_size(1)
 fn main() {
-  let on = ((src[u.so >> 2u] >> ((u.so & 3u) * 8u)) & 0xffu) != 0u;
+  let w = src[u.so >> 2u];
+  let on = ((w >> ((u.so & 3u) * 8u)) & 0xffu) != 0u;
   let d = u.d0 >> 2u;
-  if (u.op == 0u) { dst[d] = select(0u, dst[d], on); } else if (on) { dst[d] = dst[d] | u.bit; }
+  if (u.op == 0u) {
+    dst[d] = select(0u, dst[d], on);
+  } else if (u.op == 1u) {
+    if (on) { dst[d] = dst[d] | u.bit; }
+  } else {
+    let i = clamp(bitcast<i32>(w), 0, i32(u.bit >> 16u) - 1);
+    dst[d] = select(0u, dst[d], u32(i) == (u.bit & 0xffffu));
+  }
 }
 """
 
@@ -77,13 +90,15 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
 class Recorded:
     """A host recording and what binds its buffer positions: plan params, then scratch buffers
-    (size, index) as `WebGPUBackend.scratch` hands them out, then fixed buffer handles."""
+    (size, index) as `WebGPUBackend.scratch` hands them out, then fixed buffer handles (scope
+    holds those of its switches)."""
 
-    __slots__ = ("backend", "recording", "params", "scratch", "fixed", "steps", "workgroups")
+    __slots__ = ("backend", "recording", "params", "scratch", "fixed", "steps", "workgroups", "scope")
 
     def __init__(self, backend, recording: int, params: list, scratch: list, fixed: list, steps: int, workgroups: int):
         self.backend, self.recording, self.params, self.scratch, self.fixed = backend, recording, params, scratch, fixed
         self.steps, self.workgroups = steps, workgroups
+        self.scope = None
 
     def __del__(self):  # the host forgets the recording after the next flush (a replay may be queued)
         self.backend.dead_recordings.append(self.recording)
@@ -128,6 +143,10 @@ class Scope:
             self.backend = backend
             h = self.flags[w] = backend.host.create_buffer(16)
         return ("h", h)
+
+    def spare(self, backend) -> tuple:
+        """A word nobody reads (the trip count of a switch branch's counts kernel)."""
+        return self.flag(backend, "spare"), 0
 
     def count_buffers(self, backend, w, nbytes: int) -> tuple:
         """Handles of loop w's workgroup counts and of their gated copy, at least nbytes each."""
@@ -223,6 +242,7 @@ class Speculative:
             counters = [0] * self.levels
             pipe = backend.copy_pipeline()
             sc = self.scope
+            sc.parent = (("h", _consts(backend)), 0)  # switches in it run under the always-set flag
             for i in range(k):
                 if sc.trips:  # clear trip i's overflow word; its loops run under the always-set flag
                     ovf = self.overflow_at + 4 * i
@@ -286,8 +306,9 @@ class Chunked:
                 for p, n, off in self.state:
                     if n:
                         run.append(_copy(pipe, ("p", p), 0, buf, off, n))
-                sc.parent, sc.overflow, sc.counter = (("h", _consts(backend)), 0), (buf, 0), (buf, 4)
+                sc.overflow, sc.counter = (buf, 0), (buf, 4)
                 sc.recorded_trips = 0
+            sc.parent = (("h", _consts(backend)), 0)  # its loops and switches run under the always-set flag
             counters = [0] * self.levels
             for i in range(start, start + count):
                 counters[self.rep.level] = i
@@ -310,6 +331,8 @@ def _moves_with(steps, level: int) -> bool:
             return True
         if t is While and _moves_with(list(s.cond) + list(s.body), level):
             return True
+        if t is Switch and _moves_with([b for br in s.branches for b in br], level):
+            return True
     return False
 
 
@@ -328,6 +351,9 @@ def _accesses(steps, reads: set, writes: set, stacked: set) -> None:
         elif t is While:
             reads.add(s.pred)
             _accesses(list(s.cond) + list(s.body), reads, writes, stacked)
+        elif t is Switch:
+            reads.add(s.index)
+            _accesses([b for br in s.branches for b in br], reads, writes, stacked)
     stacked -= writes
 
 
@@ -347,6 +373,8 @@ def _nested_loops(steps, found: list) -> bool:
     for s in steps:
         t = type(s)
         if t is Repeat and not _nested_loops(s.body, found):
+            return False
+        if t is Switch and not _nested_loops([b for br in s.branches for b in br], found):
             return False
         if t is While:
             tail = _tail(s)
@@ -374,6 +402,8 @@ def _workgroups(steps) -> int:
             total += s.count * _workgroups(s.body)
         elif t is While:
             total += _workgroups(list(s.cond) + list(s.body))
+        elif t is Switch:
+            total += max(_workgroups(br) for br in s.branches)
     return total
 
 
@@ -434,10 +464,12 @@ def build(backend, plan) -> list | bool:
     def close() -> None:
         if run:
             nodes.append(_record(backend, run))
+            nodes[-1].scope = sc
             run.clear()
 
     counters = [0] * plan.levels
     sc = Scope([], _sizes(plan))
+    sc.parent = (("h", _consts(backend)), 0)  # top-level switches run under the always-set flag
     for s in plan.steps:
         node = _speculative(s, plan) or _chunked(s, plan)
         if node is not None:
@@ -492,6 +524,9 @@ def _size(s, sc: Scope) -> int | None:
             return None
         cond = sum(sizes[: len(s.cond)])
         return sc.trips[s] * (sum(sizes) + 1) + cond + 3  # + the flag's start, last gate, overflow
+    if t is Switch:
+        sizes = [_size(b, sc) for br in s.branches for b in br]
+        return None if None in sizes else sum(sizes) + 3 * len(s.branches)  # + each flag and its counts
     return None
 
 
@@ -531,6 +566,8 @@ def _emit(backend, s, counters: list, run: list, sc: Scope) -> None:
         _add(run, sc, _copy(backend.copy_pipeline(), ("p", s.src), so, ("p", s.dst), do, s.nbytes))
     elif t is While:  # one of sc's (its size was checked)
         _emit_nested(backend, s, counters, run, sc)
+    elif t is Switch:
+        _emit_switch(backend, s, counters, run, sc)
     else:  # Repeat (its size was checked)
         for i in range(s.count):
             counters[s.level] = i
@@ -595,6 +632,29 @@ def _emit_nested(backend, w: While, counters: list, run: list, sc: Scope) -> Non
     sc.parent, sc.gate = parent, outer
     grids = [c for t in gate.grids for c in t]
     backend.host.write(grids_h, struct.pack(f"<{words}I", *grids, *[0] * (words - len(grids))))
+
+
+def _emit_switch(backend, s: Switch, counters: list, run: list, sc: Scope) -> None:
+    """A switch as all its branches, each run only where its flag (the index picks it) is set."""
+    parent, outer = sc.parent, sc.gate
+    copy, op, counts = backend.copy_pipeline(), backend.pipeline(_FLAG_WGSL), backend.pipeline(_ARGS_WGSL)
+    spare, spare_at = sc.spare(backend)
+    nb = len(s.branches)
+    for b, branch in enumerate(s.branches):
+        flag = sc.flag(backend, (s, b))
+        words = 3 * max(1, sum(_size(x, sc) for x in branch))
+        grids_h, args_h = sc.count_buffers(backend, (s, b), 4 * words)
+        gate = _Gate(("h", args_h), backend.host.max_workgroups())
+        run.append(_copy(copy, parent[0], parent[1], flag, 0, 4))
+        run.append((op, [("p", s.index), flag], struct.pack("<4I", 2, 0, 0, b | nb << 16), 1))
+        refs = [("h", grids_h), flag, ("h", args_h), spare]
+        run.append((counts, refs, struct.pack("<4I", words, spare_at, 0, 0), -(-words // 64)))
+        sc.parent, sc.gate = (flag, 0), gate
+        for x in branch:
+            _emit(backend, x, counters, run, sc)
+        sc.parent, sc.gate = parent, outer
+        grids = [c for t in gate.grids for c in t]
+        backend.host.write(grids_h, struct.pack(f"<{words}I", *grids, *[0] * (words - len(grids))))
 
 
 def _record(backend, run: list) -> Recorded:
