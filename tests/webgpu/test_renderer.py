@@ -176,6 +176,15 @@ def test_unary_float(gpu, op, dt):
         )
 
 
+def test_times_a_folded_integer_zero_keeps_nan(on_gpu):
+    """x * float(0 << k): shader compilers fold the integer zero and then x * 0 to 0; IEEE (and
+    JAX) keep NaN for x = log1p(-2) (found by tests/webgpu/test_fuzz.py)."""
+    x, k = np.array([-2.0, 0.5, -3.0, 1.0], np.float32), np.array([1, 2, 3, 0], np.int8)
+    f = pyjax.jit(lambda x, k: jnp.log1p(x) * jnp.left_shift(jnp.int8(0), k).astype(jnp.float32))
+    out = np.asarray(f(x, k))
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(np.log1p(x)))
+
+
 def test_round_away_matches_jax(gpu):
     x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, -0.49999997, 3.0], np.float32)
     with pyjax.default_device(pyjax.devices("webgpu")[0]):

@@ -763,7 +763,19 @@ _FROM_BITS = {
 
 
 def _is_zero(n) -> bool:
-    return n.op == "const" and n.arg == 0
+    """Is n zero in a way a shader compiler sees: a constant, or an integer expression of one it
+    folds (0 << k, 0 * k, 0 & k) converted to float?"""
+    op = n.op
+    if op == "const":
+        return n.arg == 0
+    if op == "cast":
+        return ctype(n.srcs[0].dtype) in ("i32", "u32", "bool") and _is_zero(n.srcs[0])
+    if ctype(n.dtype) in ("i32", "u32"):
+        if op in ("shl", "shr"):
+            return _is_zero(n.srcs[0])
+        if op in ("mul", "and"):
+            return any(_is_zero(x) for x in n.srcs)
+    return False
 
 
 class Input:
