@@ -195,6 +195,14 @@ OPS = [
         True,
     ),
     (
+        "complex",
+        lambda sp, jnp, lax, x, v: (lambda m, n: (m * 2, m * (1 + 2j), -m, m + n, m * m, m @ v))(
+            sp.BCOO.fromdense(x), sp.BCOO.fromdense(x.T).T
+        ),
+        (X2 * (1 - 0.5j), V5 + 1j),
+        True,
+    ),
+    (
         "reshape",
         lambda sp, jnp, lax, x, y: (
             sp.BCOO.fromdense(x).reshape(2, 10),

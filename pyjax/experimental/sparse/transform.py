@@ -108,7 +108,15 @@ def _own_ref(mat: BCOO) -> BCOO:
 
 def _same_pattern(x: BCOO, y: BCOO) -> bool:
     ref = getattr(x, "_pattern", None)
-    return ref is not None and ref is getattr(y, "_pattern", None)
+    return ref is not None and ref == getattr(y, "_pattern", None)
+
+
+def _derived(out: BCOO, how: str, x: BCOO, y: BCOO) -> BCOO:
+    """out, whose indices are a fixed function (`how`) of x's and y's: the same function of the same patterns
+    gives the same pattern (complex arithmetic, split into real and imaginary parts, relies on it)."""
+    px, py = getattr(x, "_pattern", None), getattr(y, "_pattern", None)
+    out._pattern = None if px is None or py is None else (how, px, py)
+    return out
 
 
 def _dense_only(values, what):
@@ -197,7 +205,8 @@ def _add(x, y):
         xi = jnp.broadcast_to(x.indices, x.shape[:nb] + x.indices.shape[nb:])
         yi = jnp.broadcast_to(y.indices, y.shape[:nb] + y.indices.shape[nb:])
         data = jnp.concatenate([xd, yd.astype(xd.dtype)], axis=nb)
-        return [BCOO((data, jnp.concatenate([xi, yi.astype(xi.dtype)], axis=nb)), shape=x.shape)]
+        out = BCOO((data, jnp.concatenate([xi, yi.astype(xi.dtype)], axis=nb)), shape=x.shape)
+        return [_derived(out, "add", x, y)]
     sp, dense = (x, y) if isinstance(x, BCOO) else (y, x)
     if tuple(dense.shape) != jnp.broadcast_shapes(tuple(x.shape), tuple(y.shape)):
         raise NotImplementedError(
@@ -218,9 +227,20 @@ def _mul(x, y):
     if isinstance(x, BCOO) and isinstance(y, BCOO):
         if _same_pattern(x, y) and x.unique_indices:
             return [_like(x, x.data * y.data)]
-        return [bcoo_multiply_sparse(x, y)]
+        return [_derived(bcoo_multiply_sparse(x, y), "mul", x, y)]
     sp, dense = (x, y) if isinstance(x, BCOO) else (y, x)
     return [_like(sp, bcoo_multiply_dense(sp, dense))]
+
+
+def _complex(x, y):
+    """lax.complex of two sparse arrays (pyjax writes complex arithmetic with real/imag/complex)."""
+    if not (isinstance(x, BCOO) and isinstance(y, BCOO)):
+        raise NotImplementedError("sparse rule for complex with a dense operand is not implemented.")
+    if _same_pattern(x, y):
+        return [_like(x, lax.complex(x.data, y.data))]
+    re = _like(x, lax.complex(x.data, jnp.zeros_like(x.data)))
+    im = _like(y, lax.complex(jnp.zeros_like(y.data), y.data))
+    return _add(re, im)
 
 
 def _div(x, y):
@@ -285,6 +305,7 @@ _RULES = {
     "sub": _sub,
     "mul": _mul,
     "div": _div,
+    "complex": _complex,
     "reduce_sum": _reduce_sum,
     "dot_general": _dot_general,
     "transpose": _sparse_only(lambda x, *, permutation: bcoo_transpose(x, permutation=permutation)),
