@@ -3,10 +3,11 @@
 Prints, in one run: f32 matmul 1024/2048/4096 (GFLOP/s), elementwise add of 2^26 floats (GB/s),
 row, column and full sums of a 8192 x 8192 matrix (GB/s), a sort of 10^7
 floats (Melem/s), an MLP train step (128, 784-256-10) back to back (us), a tiny jitted
-call awaited each call (us) and a jitted while_loop of 100 trips awaited (ms). torch columns are skipped when torch or CUDA is absent. Sizes shrink
+call awaited each call (us), a jitted while_loop of 100 trips awaited (ms) and a jitted scan of
+100 steps, each a while_loop of 5..8 trips and a cond, awaited (ms, read backs per call). torch columns are skipped when torch or CUDA is absent. Sizes shrink
 automatically on a CPU adapter (lavapipe) unless --full is given.
 
-    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort,mlp,call,while]
+    python bench/webgpu.py [--full] [--reps N] [--default-limits] [--only matmul,add,reduce,sort,mlp,call,while,nested]
 
 Each pyjax timing runs a jitted function `reps` times back to back (the backend records all of
 them into command buffers without waiting) and ends with one readback of a few bytes, so
@@ -93,7 +94,7 @@ def main() -> None:
         action="store_true",
         help="keep the WebGPU default limits (128 MiB bindings: too small for 2^26 floats)",
     )
-    ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort,mlp,call")
+    ap.add_argument("--only", default="", help="comma list: matmul,add,reduce,sort,mlp,call,while,nested")
     args = ap.parse_args()
 
     from pyjax import hosts
@@ -124,7 +125,11 @@ def main() -> None:
         f"{'  (small sizes: CPU adapter; --full for the real ones)' if small else ''}"
     )
     print(f"\n{'benchmark':<34} {'pyjax':>12} {'torch':>12} {'ratio':>7}  unit")
-    only = set(args.only.split(",")) if args.only else {"matmul", "add", "reduce", "sort", "mlp", "call", "while"}
+    only = (
+        set(args.only.split(","))
+        if args.only
+        else {"matmul", "add", "reduce", "sort", "mlp", "call", "while", "nested"}
+    )
     rng = np.random.default_rng(0)
 
     with pyjax.default_device(dev):
@@ -221,6 +226,8 @@ def main() -> None:
             call_row(torch, args.reps or (50 if small else 500))
         if "while" in only:
             while_row(rng, torch)
+        if "nested" in only:
+            nested_row(rng, torch)
 
 
 def mlp_row(rng, torch, reps: int) -> None:
@@ -333,6 +340,60 @@ def while_row(rng, torch, trips: int = 100) -> None:
         tt = sorted(tts)[2]
     err = float(np.abs(out - want).max())
     row(f"while_loop {trips} trips, awaited", f"ms (lower is better; median of 5; max err {err:.1e})", ts[2], tt)
+
+
+def nested_row(rng, torch, steps: int = 100) -> None:
+    """A jitted scan of `steps` steps, each a while_loop of 5..8 trips (v = tanh(v @ W) + 0.1 on
+    64 floats) and a cond, its result read back each call (ms, median of 5, and submits per call:
+    nested loops and conds run on the device, replay.py); torch reads every predicate back."""
+    w = (rng.standard_normal((64, 64), dtype=np.float32) * 0.1).astype(np.float32)
+    x = rng.standard_normal(64, dtype=np.float32)
+
+    def step(c, i):
+        c = pyjax.lax.while_loop(lambda t: t[0] < 5 + i % 4, lambda t: (t[0] + 1, jnp.tanh(t[1] @ w) + 0.1), (0, c))[1]
+        return pyjax.lax.cond(i % 2 == 0, lambda u: u * 0.5, lambda u: u + 0.25, c), None
+
+    f = pyjax.jit(lambda x: pyjax.lax.scan(step, x, jnp.arange(steps))[0])
+    X = jnp.asarray(x)
+    want = x
+    for i in range(steps):
+        for _ in range(5 + i % 4):
+            want = np.tanh(want @ w) + np.float32(0.1)
+        want = want * np.float32(0.5) if i % 2 == 0 else want + np.float32(0.25)
+    out = np.asarray(f(X))
+    out = np.asarray(f(X))  # the nested trips recorded grow on the first calls
+    host = pyjax.devices("webgpu")[0].backend.host
+    submits = host.stats["submits"]
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        out = np.asarray(f(X))
+        ts.append((time.perf_counter() - t) * 1e3)
+    submits = (host.stats["submits"] - submits) / 5
+    ts.sort()
+    tt = None
+    if torch is not None:
+        tw, tx = torch.from_numpy(w).cuda(), torch.from_numpy(x).cuda()
+
+        def tloop():
+            v = tx
+            for i in range(steps):
+                k = torch.zeros((), dtype=torch.int32, device="cuda")
+                while bool(k < 5 + i % 4):
+                    k, v = k + 1, torch.tanh(v @ tw) + 0.1
+                v = v * 0.5 if bool(torch.tensor(i % 2 == 0, device="cuda")) else v + 0.25
+            return v.cpu()
+
+        tloop()
+        tts = []
+        for _ in range(5):
+            t = time.perf_counter()
+            tloop()
+            tts.append((time.perf_counter() - t) * 1e3)
+        tt = sorted(tts)[2]
+    err = float(np.abs(out - want).max())
+    unit = f"ms (lower is better; median of 5; {submits:.0f} submits per call; max err {err:.1e})"
+    row(f"scan {steps} x (while 5..8 + cond), awaited", unit, ts[2], tt)
 
 
 if __name__ == "__main__":
