@@ -203,6 +203,25 @@ OPS = [
         True,
     ),
     (
+        "bcoo_gather",
+        lambda sp, jnp, lax, x: (
+            sp.bcoo_gather(
+                sp.BCOO.fromdense(x),
+                jnp.array([[2], [0], [3]]),
+                lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)),
+                (1, 5),
+            ),
+            sp.bcoo_gather(
+                sp.BCOO.fromdense(x),
+                jnp.array([[2, 1], [0, 3], [3, 3]]),
+                lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1)),
+                (1, 1),
+            ),
+        ),
+        (X2,),
+        False,
+    ),
+    (
         "reshape",
         lambda sp, jnp, lax, x, y: (
             sp.BCOO.fromdense(x).reshape(2, 10),

@@ -41,4 +41,4 @@ from pyjax.experimental.sparse.coo import COO, coo_fromdense, coo_matmat, coo_ma
 from pyjax.experimental.sparse.csr import CSC, CSR, csr_fromdense, csr_matmat, csr_matvec, csr_todense  # noqa: F401
 from pyjax.experimental.sparse.bcsr import BCSR, bcsr_fromdense, bcsr_todense  # noqa: F401
 from pyjax.experimental.sparse.random import random_bcoo  # noqa: F401
-from pyjax.experimental.sparse.transform import sparsify  # noqa: F401
+from pyjax.experimental.sparse.transform import bcoo_gather, sparsify  # noqa: F401

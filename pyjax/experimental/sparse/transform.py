@@ -24,6 +24,7 @@ from pyjax.experimental.sparse.bcoo import (
     bcoo_concatenate,
     bcoo_dot_general,
     bcoo_dynamic_slice,
+    bcoo_extract,
     bcoo_multiply_dense,
     bcoo_multiply_sparse,
     bcoo_reduce_sum,
@@ -37,7 +38,7 @@ from pyjax.experimental.sparse.bcoo import (
 )
 from pyjax.experimental.sparse.bcsr import BCSR
 
-__all__ = ["sparsify"]
+__all__ = ["bcoo_gather", "sparsify"]
 
 _is_sparse = lambda x: isinstance(x, JAXSparse)  # noqa: E731
 
@@ -80,6 +81,9 @@ def _eval(jaxpr, args):
             if rule is None:
                 raise NotImplementedError(f"sparse rule for {eqn.primitive.name} is not implemented.")
             outs = rule(*ins, **eqn.params)
+            for o in outs:  # a new sparse value has a new sparsity pattern
+                if isinstance(o, BCOO) and getattr(o, "_pattern", None) is None:
+                    o._pattern = object()
         else:
             outs = bind(eqn.primitive, *ins, **eqn.params)
             outs = outs if eqn.primitive.multiple_results else [outs]
@@ -243,6 +247,19 @@ def _complex(x, y):
     return _add(re, im)
 
 
+def _select_n(pred, *cases):
+    """select_n of sparse cases that share one sparsity pattern (as lax.gather's out-of-bounds masking makes)."""
+    first = cases[0]
+    if isinstance(pred, BCOO) or not all(isinstance(c, BCOO) and _same_pattern(first, c) for c in cases):
+        raise NotImplementedError("sparse rule for select_n is only implemented for sparse cases of one pattern.")
+    pred = jnp.asarray(pred)
+    if pred.ndim:
+        pred = bcoo_extract(
+            BCOO((first.data, first.indices), shape=first.shape), jnp.broadcast_to(pred, first.shape)
+        ).data
+    return [_like(first, lax.select_n(pred, *(c.data for c in cases)))]
+
+
 def _div(x, y):
     if isinstance(y, BCOO):
         raise NotImplementedError(
@@ -291,7 +308,7 @@ def _sparse_only(f):
 
 # Zero-preserving elementwise primitives: f(0) == 0, so f applies to the stored data only. The nonlinear ones
 # first sum duplicate indices (f(a) + f(b) != f(a + b)).
-_LINEAR = ("neg", "copy", "convert_element_type", "real", "imag", "conj", "reduce_precision")
+_LINEAR = ("neg", "copy", "convert_element_type", "real", "imag", "conj", "reduce_precision", "stop_gradient")
 _NONLINEAR = ("abs", "sign", "sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "sqrt", "cbrt")
 _NONLINEAR += ("expm1", "log1p", "floor", "ceil", "round", "bessel_i1e")
 _PRIMS: dict = {}
@@ -306,6 +323,7 @@ _RULES = {
     "mul": _mul,
     "div": _div,
     "complex": _complex,
+    "select_n": _select_n,
     "reduce_sum": _reduce_sum,
     "dot_general": _dot_general,
     "transpose": _sparse_only(lambda x, *, permutation: bcoo_transpose(x, permutation=permutation)),
@@ -348,6 +366,32 @@ def _primitives():
 
 
 _primitives()
+
+
+def bcoo_gather(
+    operand: BCOO,
+    start_indices,
+    dimension_numbers,
+    slice_sizes,
+    *,
+    unique_indices=False,
+    indices_are_sorted=False,
+    mode=None,
+    fill_value=None,
+) -> BCOO:
+    """lax.gather of a BCOO (JAX's signature), through the sparse rules of the ops lax.gather is made of."""
+    return sparsify(
+        lambda x: lax.gather(
+            x,
+            start_indices,
+            dimension_numbers,
+            slice_sizes,
+            unique_indices=unique_indices,
+            indices_are_sorted=indices_are_sorted,
+            mode=mode,
+            fill_value=fill_value,
+        )
+    )(operand)
 
 
 # --- the BCOO and BCSR operators, derived from sparsify ------------------------------------------------------
