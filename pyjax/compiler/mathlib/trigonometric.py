@@ -1,7 +1,8 @@
 """sin, cos, tan and their inverses in float32 and float64: reduction by multiples of pi/2
 (Cody-Waite up to 4096 in float32, 2**20 in float64; Payne-Hanek beyond, in 32-bit integer
 arithmetic for float32 and exact float64 products of 24-bit pieces for float64), polynomials on
-|r| <= pi/4 (float32 minimax, float64 Taylor)."""
+|r| <= pi/4 (float32 minimax, float64 Taylor). float32 sin below 4096 reduces by multiples of pi
+instead and evaluates one polynomial on |r| <= pi/2 (the quadrant form needs two and a select)."""
 
 from __future__ import annotations
 
