@@ -12,6 +12,26 @@ from jax_compare import assert_case_matches, check
 # --- spaced sequences and float decomposition -----------------------------------------------------
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "int32", "float8_e5m2", "float4_e2m1fn", "float32"])
+def test_linspace_rounds_as_jax(backend, dtype):
+    # JAX computes start * (1 - t) + stop * t in the dtype itself: narrow floats and integers come out
+    # bit for bit; float32 within an ulp (XLA fuses its products)
+    import jax.numpy as jnp
+
+    import pyjax.numpy as pjnp
+
+    for args, kw in (((0, 6, 7), {}), ((-1.0, 3.0, 9), {}), ((0.1, 100.0, 5), dict(endpoint=False)), ((2, 9, 1), {})):
+        want, wstep = jnp.linspace(*args, dtype=dtype, retstep=True, **kw)
+        got, gstep = pjnp.linspace(*args, dtype=dtype, retstep=True, **kw)
+        assert got.dtype == want.dtype and gstep.dtype == wstep.dtype
+        np.testing.assert_array_equal(np.asarray(gstep, np.float32), np.asarray(wstep, np.float32))
+        g, w = np.asarray(got, np.float32), np.asarray(want, np.float32)
+        if dtype == "float32":
+            np.testing.assert_allclose(g, w, rtol=2e-7)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
 def test_logspace_geomspace(backend):
     for kw in (
         {},

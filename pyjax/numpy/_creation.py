@@ -282,6 +282,18 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     return lax.convert_element_type(out, d)
 
 
+# dtypes whose division by a constant XLA computes as a product with its reciprocal (bit-exact with it)
+_RECIPROCAL_DIVISION = frozenset(("float16", "float32", "float64"))
+
+
+def _div_by(x, n: int, real):
+    """x / n as XLA computes it for real part dtype `real`."""
+    d = x.dtype
+    if real.name in _RECIPROCAL_DIVISION:
+        return lax.mul(x, lax.full(x.shape, 1 / n, d))
+    return lax.div(x, lax.full(x.shape, n, d))
+
+
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0):
     num = operator.index(num)
     if num < 0:
@@ -299,27 +311,34 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     e = lax.convert_element_type(stop_a, ct)
     bshape = broadcast_shapes(s.shape, e.shape)
     s, e = broadcast_to(s, bshape), broadcast_to(e, bshape)
+    axis = axis + len(bshape) + 1 if axis < 0 else axis
+    ishape = bshape[:axis] + (1,) + bshape[axis:]  # the bounds with the new axis
     div = (num - 1) if endpoint else num
-    iota_shape = (num,) + (1,) * len(bshape)
-    it = _manipulation.reshape(lax.iota(ct, num), iota_shape)
-    delta = lax.sub(e, s)
-    step = (
-        lax.div(delta, lax.full(delta.shape, builtins.max(div, 1), ct))
-        if div > 0
-        else lax.full(delta.shape, math.nan, ct)
-    )
-    out = lax.add(
-        broadcast_to(s, (num,) + bshape),
-        lax.mul(broadcast_to(it, (num,) + bshape), broadcast_to(step, (num,) + bshape))
-        if div > 0
-        else zeros((num,) + bshape, ct),
-    )
-    if endpoint and num > 1:
-        out = _manipulation.concatenate([out[:-1], _manipulation.expand_dims(e, 0)], axis=0)
-    out = _manipulation.moveaxis(out, 0, axis)
-    out = lax.convert_element_type(out, d) if d.kind != "f" else out
+    if num > 1:
+        # JAX's formulation, each op in ct (so narrow floats round as JAX's do): start * (1 - t) + stop * t
+        # for t = iota / div, which recovers both ends exactly
+        real = dtypes.real_dtype(ct)
+        delta = _div_by(lax.sub(e, s), div, real)
+        t = _div_by(lax.iota(real, div), div, real)
+        t = lax.convert_element_type(_manipulation.reshape(t, (1,) * axis + (div,) + (1,) * (len(bshape) - axis)), ct)
+        shape = bshape[:axis] + (div,) + bshape[axis:]
+        s_, e_, t = (
+            broadcast_to(v, shape) for v in (_manipulation.reshape(s, ishape), _manipulation.reshape(e, ishape), t)
+        )
+        out = lax.add(lax.mul(s_, lax.sub(lax.full(shape, 1, ct), t)), lax.mul(e_, t))
+        if endpoint:
+            out = _manipulation.concatenate([out, _manipulation.reshape(e, ishape)], axis=axis)
+    elif num == 1:
+        delta = lax.full(bshape, math.nan, ct) if endpoint else lax.sub(e, s)
+        out = _manipulation.reshape(s, ishape)
+    else:  # num == 0
+        delta = lax.full(bshape, math.nan, ct)
+        out = zeros(ishape[:axis] + (0,) + ishape[axis + 1 :], ct)
+    if d.kind in "iu":
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, d)
     if retstep:
-        return out, step
+        return out, delta
     return out
 
 
