@@ -685,3 +685,33 @@ def test_astype_conversions(backend):
     check(lambda j, n, a: a.astype(n.float32), np.array([True, False]))
     check(lambda j, n, a: a.astype("float32"), np.array([2**24 + 1, -5], np.int32))
     check(lambda j, n, a: a.astype(n.uint8), np.array([-1, 256, 3], np.int32))
+
+
+def test_docstring_example_fixes():
+    """Cases JAX's own docstring examples run: jnp.isscalar of NumPy scalars and 0-d arrays, correlate
+    conjugating its complex second argument, column_stack of scalars, nanmin/nanmax with a fully masked
+    slice (initial, not nan), rint of complex, sinc's higher derivatives at 0 and fromfunction calling
+    its function on scalars."""
+    from jax_compare import check as check_eager
+
+    check_eager(lambda j, n: [n.isscalar(v) for v in (1.0, 2j, n.array(1), np.array(1.0), np.int32(1), "a", [1])])
+    for mode in ("full", "same", "valid"):
+        check_eager(lambda j, n: n.correlate(n.array([3 + 1j, 2, 2 - 3j]), n.array([4, 2 - 5j, 1]), mode=mode))
+        check_eager(lambda j, n: n.correlate(n.array([1 - 1j, 2j]), n.array([3 + 1j, 2, 2 - 3j]), mode=mode))
+    check_eager(lambda j, n: n.column_stack([1, 2, 3]))
+    x = np.array([[1.0, 5, 2, 4], [-4, -2, np.nan, 7], [np.nan, 8, 3, 6]], np.float32)
+    mask = np.array([[False], [True], [False]])
+    check_eager(lambda j, n: n.nanmin(n.asarray(x), axis=0, keepdims=True, initial=0, where=mask))
+    check_eager(lambda j, n: n.nanmax(n.asarray(x), axis=0, initial=0, where=~mask))
+    check_eager(lambda j, n: n.rint(n.array([-2.5 + 3.5j, 4.5 - 0.5j])))
+
+    def sinc_derivatives(j, n):
+        f, out = n.sinc, []
+        for _ in range(4):
+            f = j.grad(f)
+            out += [f(0.0), f(0.3)]
+        return out
+
+    check_eager(sinc_derivatives, rtol=1e-4, atol=1e-4)
+    check_eager(lambda j, n: n.fromfunction(lambda i: (i + 1) * n.arange(3), shape=(2,)))
+    check_eager(lambda j, n: n.fromfunction(lambda i, k: n.where(i > k, i, -k) + 0 * i.ndim, (3, 4), dtype=int))

@@ -22,6 +22,8 @@ def _conv1d(fn: str, a, v, mode: str, precision, preferred_element_type):
         a, v = _result(fn, a, v, to_float=True)
     else:
         a, v = _result(fn, a, v)
+    if fn == "correlate" and _aval(v).dtype.kind == "c":  # numpy's correlate: sum_n a[n + k] * conj(v[n])
+        v = lax.conj(v)
     na, nv = _aval(a).shape[0], _aval(v).shape[0]
     if na == 0 or nv == 0:
         raise ValueError(f"{fn}: inputs cannot be empty, got shapes {_aval(a).shape} and {_aval(v).shape}.")

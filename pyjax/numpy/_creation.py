@@ -85,9 +85,12 @@ def diagflat(v, k: int = 0):
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """function(*index_grids) for grids of the given shape (like numpy.fromfunction)."""
     shape = tuple(operator.index(d) for d in ((shape,) if isinstance(shape, int) else shape))
-    from pyjax.numpy._indexing import indices  # indexing builds on creation
+    from pyjax import api  # (lax level: numpy may use it)
 
-    return function(*indices(shape, dtype=dtype), **kwargs)
+    # JAX maps function over every index, so it sees scalars: one vmap per axis, the last innermost
+    for i in reversed(range(len(shape))):
+        function = api.vmap(function, in_axes=tuple(0 if j == i else None for j in range(len(shape))))
+    return function(*(arange(n, dtype=dtype) for n in shape), **kwargs)
 
 
 _BUFFER_CODES = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i"}

@@ -311,6 +311,8 @@ fix = trunc
 
 def rint(x, /):
     (x,) = _promote("rint", x, to_float=True)
+    if x.dtype.kind == "c":  # each part on its own
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -701,10 +703,35 @@ radians, degrees = deg2rad, rad2deg
 
 
 def sinc(x, /):
+    """sin(pi x) / (pi x), 1 at 0, with every derivative right at 0 too (its Taylor coefficients there)."""
     (x,) = _promote("sinc", x, to_float=True)
     px = lax.mul(x, math.pi)
-    safe = where(lax.eq(x, 0.0), lax.full_like(x, 1.0), px)
-    return where(lax.eq(x, 0.0), lax.full_like(x, 1.0), lax.div(lax.sin(safe), safe))
+    zero = lax.eq(x, 0.0)
+    safe = where(zero, lax.full_like(x, 1.0), px)
+    return where(zero, _sin_over_u_at_zero(0, px), lax.div(lax.sin(safe), safe))
+
+
+def _sin_over_u_derivative(order: int, u):
+    """The order-th derivative of sin(u)/u at u = 0, shaped like u: 0 for odd orders, (-1)^(k/2)/(k+1) for
+    even k (from sin(u)/u = sum_k (-1)^k u^(2k) / (2k+1)!)."""
+    value = 0.0 if order % 2 else (-1) ** (order // 2) / (order + 1)
+    return lax.add(lax.mul(u, 0.0), value)
+
+
+def _make_sin_over_u_at_zero():
+    from pyjax.custom_derivatives import custom_jvp  # (lax level: numpy may use it)
+
+    f = custom_jvp(_sin_over_u_derivative, nondiff_argnums=(0,))
+
+    @f.defjvp
+    def _jvp(order, primals, tangents):  # d/du of the order-th derivative is the next one
+        (u,), (t,) = primals, tangents
+        return f(order, u), lax.mul(f(order + 1, u), t)
+
+    return f
+
+
+_sin_over_u_at_zero = _make_sin_over_u_at_zero()
 
 
 def heaviside(x1, x2, /):

@@ -587,7 +587,8 @@ def dstack(tup, dtype=None):
 
 
 def column_stack(tup):
-    arrs = [reshape(a, (-1, 1)) if ndim(a) == 1 else asarray(a) for a in tup]
+    """Stack 1-D arrays (and scalars) as columns, 2-D and higher along axis 1."""
+    arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in tup]
     return concatenate(arrs, axis=1)
 
 

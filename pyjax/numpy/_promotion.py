@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import operator
 
 from pyjax import dtypes as _jax_dtypes
@@ -394,9 +395,13 @@ def can_cast(from_, to, casting="safe"):
 
 
 def isscalar(element):
+    """True for Python and NumPy scalars (numpy.isscalar: numbers, strings, np.int32(1)) and for 0-d arrays
+    (JAX's or NumPy's), as jnp.isscalar."""
     if _is_array(element):
         return _aval(element).ndim == 0
-    return isinstance(element, (builtins.int, builtins.float, builtins.bool, complex))
+    if isinstance(element, (numbers.Number, str, bytes)):  # NumPy's number scalars are Numbers too
+        return True
+    return getattr(element, "ndim", None) == 0 and type(element).__module__ == "numpy"  # np.bool_, 0-d ndarray
 
 
 def iscomplexobj(x):

@@ -410,7 +410,7 @@ def _nan_extreme(name, red, fill):
             return red(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
         nan_mask = _elementwise.isnan(a)
         y = red(_nan_replaced(a, fill), axis=axis, keepdims=keepdims, initial=initial, where=where)
-        all_nan = all(nan_mask, axis=axis, keepdims=keepdims, where=where)
+        all_nan = all(nan_mask, axis=axis, keepdims=keepdims)  # where not applied: JAX's rule
         return _elementwise.where(all_nan, math.nan, y)
 
     f.__name__ = name
