@@ -240,7 +240,7 @@ OPS = [
         "getitem_slice",
         lambda sp, jnp, lax, x: (lambda m: (m[1], m[1:3, ::2], m[::-1]))(sp.BCOO.fromdense(x)),
         (X2,),
-        False,
+        True,
     ),
     (
         "concatenate",

@@ -619,6 +619,16 @@ def _set_nse(mat: BCOO, nse: int) -> BCOO:
     return BCOO((data, indices), shape=mat.shape)
 
 
+def _cap_nse(mat: BCOO) -> BCOO:
+    """mat with at most one entry per sparse position (duplicates summed) when its nse exceeds their number,
+    as JAX sizes slices and sparse products."""
+    n_positions = math.prod(mat.shape[mat.n_batch : mat.n_batch + mat.n_sparse])
+    if not mat.n_sparse or mat.nse <= n_positions:
+        return mat
+    out = bcoo_sum_duplicates(mat, nse=n_positions)
+    return BCOO((out.data, out.indices), shape=mat.shape)
+
+
 def bcoo_concatenate(operands: Sequence[BCOO], *, dimension: int) -> BCOO:
     """lax.concatenate of BCOO arrays with the same layout, along a batch or sparse dimension."""
     dimension = operator.index(dimension)
@@ -682,6 +692,7 @@ def bcoo_slice(mat: BCOO, *, start_indices: Sequence[int], limit_indices: Sequen
         fill = jnp.array(new_shape[nb : nb + ns], indices.dtype)
         indices = jnp.where(ok[..., None], off // st, fill)
         data = jnp.where(ok.reshape(ok.shape + (1,) * mat.n_dense), data, 0)
+        return _cap_nse(BCOO((data, indices), shape=new_shape))
     return BCOO((data, indices), shape=new_shape)
 
 
@@ -748,7 +759,7 @@ def bcoo_dynamic_slice(mat: BCOO, start_indices, slice_sizes: Sequence[int]) -> 
         data = jnp.where(ok.reshape(ok.shape + (1,) * (data.ndim - 1)), data, 0)
     if mat.ndim > ns:
         data = lax.dynamic_slice(data, [jnp.zeros((), indices.dtype), *starts[ns:]], (nse, *sizes[ns:]))
-    return BCOO((data, indices), shape=sizes)
+    return _cap_nse(BCOO((data, indices), shape=sizes))
 
 
 def bcoo_take(mat: BCOO, idx, axes: Sequence[int], mode="promise_in_bounds") -> BCOO:
@@ -967,7 +978,7 @@ def _sparse_sparse_dot(lhs: BCOO, rhs: BCOO, dims, precision, preferred_element_
         idx = jnp.where(match[..., None], idx, fill).reshape((n_l * n_r, len(cols)))
     else:
         idx = jnp.zeros((n_l * n_r, 0), li.dtype)
-    return BCOO((data, idx), shape=out_shape)
+    return _cap_nse(BCOO((data, idx), shape=out_shape))
 
 
 def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
