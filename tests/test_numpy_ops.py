@@ -715,3 +715,24 @@ def test_docstring_example_fixes():
     check_eager(sinc_derivatives, rtol=1e-4, atol=1e-4)
     check_eager(lambda j, n: n.fromfunction(lambda i: (i + 1) * n.arange(3), shape=(2,)))
     check_eager(lambda j, n: n.fromfunction(lambda i, k: n.where(i > k, i, -k) + 0 * i.ndim, (3, 4), dtype=int))
+
+
+def test_array_from_ranges_and_buffers():
+    """jnp.array / asarray of range objects (also inside lists) and buffer-protocol objects (array.array,
+    bytearray, memoryview): values and dtypes as JAX; jnp.size over a tuple of axes."""
+    import array
+
+    from jax_compare import check as check_eager
+
+    for make in (
+        lambda: range(5),
+        lambda: range(2, 10, 3),
+        lambda: range(0),
+        lambda: [range(2), range(2)],
+        lambda: array.array("i", [2, 3]),
+        lambda: array.array("d", [2.5]),
+        lambda: bytearray(b"ab"),
+        lambda: memoryview(b"ab"),
+    ):
+        check_eager(lambda j, n: [n.array(make()), n.asarray(make()), n.array(make(), dtype=n.float32)])
+    check_eager(lambda j, n: [n.size(n.ones((2, 3, 4)), axis=a) for a in (None, 1, (1,), (0, 2), -1)])

@@ -111,6 +111,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         return a  # typed keys pass through, as in JAX (numeric functions reject them themselves)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, range) or (isinstance(a, (list, tuple)) and any(isinstance(v, range) for v in a)):
+        return asarray(
+            [list(v) if isinstance(v, range) else v for v in a] if not isinstance(a, range) else list(a), dtype
+        )
     if isinstance(a, (list, tuple)):
         from pyjax.numpy import _manipulation  # stacks the elements; it builds on this module
 
@@ -136,9 +140,18 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
 
             out = _execute.from_bytes(raw, ShapedArray(shape, target, False), device)
         return out
-    if hasattr(a, "__array__") and _np is not None:
+    if _np is not None and (hasattr(a, "__array__") or _is_buffer(a)):  # array.array, bytearray, memoryview
         return asarray(_np.asarray(a), dtype)
     raise TypeError(f"Value {a!r} with type {type(a)} is not a valid JAX array type.")
+
+
+def _is_buffer(a) -> bool:
+    """a exposes the buffer protocol (NumPy reads it as an array of its item type)."""
+    try:
+        memoryview(a)
+    except TypeError:
+        return False
+    return not isinstance(a, (str, bytes))
 
 
 _hooks.register(asarray=asarray)  # scalar types called as constructors, unpickling (core/hooks.py)
@@ -366,8 +379,11 @@ def ndim(a):
 
 
 def size(a, axis=None):
+    """The number of elements of a, or along axis (an int or a tuple of axes)."""
     s = shape(a)
-    return math.prod(s) if axis is None else s[axis]
+    if axis is None:
+        return math.prod(s)
+    return math.prod(s[i] for i in axis) if isinstance(axis, (tuple, list)) else s[axis]
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
