@@ -157,3 +157,13 @@ def test_arithmetic_wraps_as_jax(backend, name):
     for k in ops:
         assert got[k].dtype == want[k].dtype, k
         np.testing.assert_array_equal(np.asarray(got[k]).astype(np.int64), np.asarray(want[k]).astype(np.int64), k)
+
+
+@pytest.mark.parametrize("name", ["int4", "int2"])
+def test_shift_right_logical_over_own_bits(backend, name):
+    a, b = _pairs(name)
+    t = getattr(ml_dtypes, name)
+    x, y = a.astype(t), (b & (ml_dtypes.iinfo(name).bits - 1)).astype(t)
+    got = pyjax.lax.shift_right_logical(pjnp.asarray(x), pjnp.asarray(y))
+    want = jax.lax.shift_right_logical(jnp.asarray(x), jnp.asarray(y))
+    np.testing.assert_array_equal(np.asarray(got).astype(np.int64), np.asarray(want).astype(np.int64))

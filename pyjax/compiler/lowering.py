@@ -385,7 +385,8 @@ for _name, _op in _SIMPLE.items():
 
 
 def _unsigned(d):
-    return {"int8": dtypes.uint8, "int16": dtypes.uint16, "int32": dtypes.uint32, "int64": dtypes.uint64}.get(d.name, d)
+    """The unsigned integer dtype of d's width (d itself when unsigned)."""
+    return dtypes.BY_NAME["u" + d.name] if d.kind == "i" else d
 
 
 def _shr_logical(a, b):

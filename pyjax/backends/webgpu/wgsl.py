@@ -758,7 +758,7 @@ _FROM_BITS = {
     "f32": lambda raw, d: _FROM_RAW[d.name].format(raw=raw),
     "bool": lambda raw, d: f"({raw} != 0u)",
     "i32": lambda raw, d: normalize_int(f"bitcast<i32>({raw})", d),
-    "u32": lambda raw, d: raw,
+    "u32": lambda raw, d: normalize_int(raw, d),  # the sub-byte ones keep their own bits
 }
 
 
