@@ -152,3 +152,28 @@ def test_helpers_and_errors(backend):
         pj.place(pj.zeros(3), pj.ones(3, bool), 1.0)
     with pytest.raises(ValueError):
         pj.unstack(pj.float32(1))
+
+
+@pytest.mark.parametrize(
+    "reps, length, axis",
+    [
+        ([0, 3, 0, 5, 1], 9, None),
+        ([2, 1, 0, 1, 2], 4, None),
+        ([1, 1, 1, 1, 1], 8, None),
+        (2, 7, None),
+        ([1, 2], 5, 0),
+        ([3, 0, 1, 2, 1], 6, 1),
+    ],
+)
+def test_repeat_traced_repeats_static_length(reps, length, axis):
+    """jit(jnp.repeat) with traced repeats and total_repeat_length: cut or padded with the last element."""
+    import jax
+
+    import pyjax
+
+    def run(lib):
+        x = lib.numpy.arange(10).reshape(2, 5) if axis is not None else lib.numpy.array([4, 3, 7, 5, 1])
+        f = lib.jit(lambda x, r: lib.numpy.repeat(x, r, axis=axis, total_repeat_length=length))
+        return np.asarray(f(x, lib.numpy.asarray(reps)))
+
+    np.testing.assert_array_equal(run(pyjax), run(jax))

@@ -680,6 +680,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a = ravel(a)
         axis = 0
     ax = canonical_axis(axis, a.ndim, "repeat")
+    if total_repeat_length is not None and isinstance(repeats, Tracer):
+        return _repeat_to_length(a, repeats, ax, operator.index(total_repeat_length))
     if isinstance(repeats, builtins.int) or (
         isinstance(repeats, Array) and repeats.ndim == 0 and not isinstance(repeats, Tracer)
     ):
@@ -696,6 +698,22 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
     idx = [i for i, r in enumerate(reps) for _ in range(r)]
     return take(a, asarray(idx, dtype=dtypes.int32), axis=ax)
+
+
+def _repeat_to_length(a, repeats, ax: int, length: int):
+    """repeat with traced repeats and a static output length (what jit needs): output j takes the element
+    whose run covers j. A run ends at each cumulative count; counting the ends at or before j (one
+    scatter-add of ones, then a cumulative sum) gives its index. Past the last run the last element
+    repeats; runs beyond length are cut, as JAX."""
+    from pyjax.numpy._indexing import take
+    from pyjax.numpy._reductions import cumsum
+
+    n = a.shape[ax]
+    reps = broadcast_to(asarray(repeats).astype(dtypes.int32), (n,))
+    ends = cumsum(reps)[:-1]
+    starts = lax.full((length,), 0, dtypes.int32).at[ends].add(1, mode="drop")
+    src = lax.min(cumsum(starts), lax.full((length,), n - 1, dtypes.int32))
+    return take(a, src, axis=ax)
 
 
 def flip(m, axis=None):
