@@ -41,3 +41,25 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_jax(backend, name):
     assert_case_matches(CASES[name])
+
+
+@pytest.mark.parametrize("fn", ["setdiff1d", "intersect1d"])
+@pytest.mark.parametrize(
+    "kw", [dict(size=4), dict(size=1), dict(size=3, fill_value=-1), dict(size=4, assume_unique=True)]
+)
+def test_setops_with_size_under_jit(fn, kw):
+    """setdiff1d / intersect1d with a static size work under jit and pad as JAX (setdiff1d with 0)."""
+    import jax
+
+    import pyjax
+
+    def run(lib):
+        x, y = lib.numpy.array([5, 2, 3, 2, 8]), lib.numpy.array([3, 2, 7])
+        if kw.get("assume_unique"):
+            x = lib.numpy.array([5, 2, 3, 8])
+        f = getattr(lib.numpy, fn)
+        return [np.asarray(f(x, y, **kw)), np.asarray(lib.jit(lambda x, y: f(x, y, **kw))(x, y))]
+
+    for a, b in zip(run(pyjax), run(jax)):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype

@@ -16,7 +16,7 @@ from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import sort as lax_sort
 from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
-from pyjax.numpy._indexing import take
+from pyjax.numpy._indexing import nonzero, take
 from pyjax.numpy._promotion import _check_arraylike, asarray, broadcast_to
 from pyjax.numpy._sorting import searchsorted, sort
 from pyjax.numpy._util import _arr, _aval, _checked_arr, _i32, _result
@@ -234,9 +234,33 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
     return unique(a, size=size, fill_value=fill_value)
 
 
+def _kept_in_order(values, keep, size: int, fill_value):
+    """The values where keep holds, in order, as `size` entries padded with fill_value (None: the first
+    kept value, or 0 when none is): a static shape, so it works under jit."""
+    (idx,) = nonzero(keep, size=size, fill_value=0)
+    picked = take(values, idx)
+    count = _reductions.sum(keep)
+    if fill_value is None:
+        fill_value = _elementwise.where(count > 0, picked[0], _creation.zeros((), values.dtype))
+    return _elementwise.where(
+        _creation.arange(size) < count, picked, lax.convert_element_type(fill_value, values.dtype)
+    )
+
+
+def _first_of_runs(s):
+    """True at the first of each run of equal values of the sorted 1-D s."""
+    if s.shape[0] == 0:
+        return _creation.ones((0,), dtypes.bool_)
+    return _manipulation.concatenate([_creation.ones((1,), dtypes.bool_), s[1:] != s[:-1]])
+
+
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *, size=None, fill_value=None):
     """Sorted unique values present in both arrays (optionally with their first indices)."""
     a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
+    if size is not None and not return_indices:  # jit-safe: a mask over sorted a
+        s = sort(a)
+        keep = isin(s, b) if assume_unique else _first_of_runs(s) & isin(s, b)
+        return _kept_in_order(s, keep, operator.index(size), fill_value)
     if return_indices:
         ua, ia = unique(a, return_index=True)
         ub, ib = unique(b, return_index=True)
@@ -252,9 +276,13 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """Sorted unique values of ar1 that are not in ar2."""
-    a = _manipulation.ravel(asarray(ar1))
+    a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
+    if size is not None:  # jit-safe: a mask over (sorted) a; JAX pads with 0 by default
+        s = a if assume_unique else sort(a)
+        keep = ~isin(s, b) if assume_unique else _first_of_runs(s) & ~isin(s, b)
+        return _kept_in_order(s, keep, operator.index(size), 0 if fill_value is None else fill_value)
     ua = a if assume_unique else unique(a)
-    return _pad_to(ua[~isin(ua, _manipulation.ravel(asarray(ar2)))], size, fill_value)
+    return ua[~isin(ua, b)]
 
 
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
