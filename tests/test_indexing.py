@@ -633,3 +633,24 @@ def test_without_numpy_matches_jax():
         assert len(got[name]) == len(ref), name
         for g, r in zip(got[name], ref):
             np.testing.assert_allclose(np.asarray(g, dtype=r.dtype), np.asarray(r), rtol=1e-6, err_msg=name)
+
+
+def test_nonzero_traced_fill_value():
+    """jnp.nonzero / argwhere / flatnonzero under jit with a traced fill_value (len(x), x[0])."""
+    import jax
+
+    import pyjax
+
+    def run(lib):
+        x = lib.numpy.array([0, 3, 0, 5, 1])
+        f = lib.jit(
+            lambda x: (
+                lib.numpy.nonzero(x, size=5, fill_value=len(x)),
+                lib.numpy.nonzero(x, size=4, fill_value=x[1]),
+                lib.numpy.flatnonzero(x, size=5, fill_value=x[3]),
+            )
+        )
+        return [np.asarray(v) for v in jax.tree_util.tree_leaves(f(x))]
+
+    for a, b in zip(run(pyjax), run(jax)):
+        np.testing.assert_array_equal(a, b)

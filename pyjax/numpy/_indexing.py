@@ -775,7 +775,10 @@ def nonzero(a, *, size=None, fill_value=None):
             lax.full((n,), builtins.max(aa.shape[d], 1), _I32),
         )
         f = fills[d]
-        base = lax.full((size,), 0 if f is None else builtins.int(f), _I32)
+        if f is None or isinstance(f, (builtins.int, builtins.bool)):
+            base = lax.full((size,), 0 if f is None else builtins.int(f), _I32)
+        else:  # an array or traced fill value (len(x) under jit)
+            base = lax.broadcast_in_dim(lax.convert_element_type(_arr(f), _I32), (size,), ())
         out.append(slicing.scatter_axes(base, ind, coord, (0,), "set") if n else base)
     return tuple(out)
 
