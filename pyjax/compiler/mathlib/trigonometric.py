@@ -1,8 +1,9 @@
 """sin, cos, tan and their inverses in float32 and float64: reduction by multiples of pi/2
 (Cody-Waite up to 4096 in float32, 2**20 in float64; Payne-Hanek beyond, in 32-bit integer
 arithmetic for float32 and exact float64 products of 24-bit pieces for float64), polynomials on
-|r| <= pi/4 (float32 minimax, float64 Taylor). float32 sin below 4096 reduces by multiples of pi
-instead and evaluates one polynomial on |r| <= pi/2 (the quadrant form needs two and a select)."""
+|r| <= pi/4 (float32 minimax, float64 Taylor). float32 sin and cos below 4096 reduce by odd or
+even multiples of pi/2 instead, to one polynomial on |r| <= pi/2 (the quadrant form needs two
+and a select)."""
 
 from __future__ import annotations
 
@@ -254,14 +255,14 @@ def _sin_quadrants(x: V, r: V, q: V) -> V:
     return from_bits(bits(y) ^ _quadrant_sign(q, x) ^ (bits(x) & x.fmt.sign))
 
 
-def _sin_halfturns(x: V, ax: V) -> V:
-    """sin x for |x| <= 4096 (float32): |x| = k pi + r, |r| <= pi/2, sin x = +-sin r, one
-    polynomial (the quadrant form evaluates two and selects). pi is 2 CW: k * 2 CW[i] is exact."""
-    k = floor(madd(ax, 1.0 / math.pi, 0.5))
-    r = madd(k, -2 * CW[3], madd(k, -2 * CW[2], madd(k, -2 * CW[1], madd(k, -2 * CW[0], ax))))
+def _sin_halfturns(ax: V, m: V, sign: V) -> V:
+    """(-1)**m sin(ax - m pi/2) with sign's sign bit xor-ed in, for ax <= 4096 and an odd or
+    even integer-valued m < 4096 chosen so that |ax - m pi/2| <= pi/2 (float32): one polynomial
+    (the quadrant form evaluates two and selects). m CW[i] is exact."""
+    r = madd(m, -CW[3], madd(m, -CW[2], madd(m, -CW[1], madd(m, -CW[0], ax))))
     y = madd(r * (r * r), poly(r * r, _SIN_PI_S), r)
-    odd = (bits(k + 12582912.0) & 1) * x.fmt.sign  # k + 1.5 * 2**23 holds k in its low mantissa bits
-    return from_bits(bits(y) ^ odd ^ (bits(x) & x.fmt.sign))
+    # m + 1.5 * 2**23 holds m in its low mantissa bits: bit 1 is the parity of the half turns
+    return from_bits(bits(y) ^ ((bits(m + 12582912.0) & 2) * (ax.fmt.sign >> 1)) ^ (bits(sign) & ax.fmt.sign))
 
 
 def sin(x: V) -> V:
@@ -271,16 +272,29 @@ def sin(x: V) -> V:
     ax = fabs(x)
     big = _beyond(ax, 4096.0)
     rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
-    y = rarely(big, _sin_quadrants(x, rb, qb), _sin_halfturns(x, ax))
+    # |x| = k pi + r: m = 2k
+    near = _sin_halfturns(ax, 2.0 * floor(madd(ax, 1.0 / math.pi, 0.5)), x)
+    y = rarely(big, _sin_quadrants(x, rb, qb), near)
     return where(bits(ax) < x.fmt.exp_mask, y, NAN)
 
 
-def cos(x: V) -> V:
-    r, q, finite = _reduce(x)
+def _cos_quadrants(x: V, r: V, q: V) -> V:
     z = r * r
     y = where((q & 1).eq(1), _sin_kernel(r, z), _cos_kernel(z))
-    y = from_bits(bits(y) ^ _quadrant_sign(q + 1, x))
-    return where(finite, y, NAN)
+    return from_bits(bits(y) ^ _quadrant_sign(q + 1, x))
+
+
+def cos(x: V) -> V:
+    if x.dtype == F64:
+        r, q, finite = _reduce(x)
+        return where(finite, _cos_quadrants(x, r, q), NAN)
+    ax = fabs(x)
+    big = _beyond(ax, 4096.0)
+    rb, qb = _reduce_big(ax)  # a cold branch, as sin's
+    # |x| = (k + 1/2) pi + r: cos x = -(-1)**k sin r, m = 2k + 1 (the sign: -1 xor-ed in)
+    near = _sin_halfturns(ax, madd(floor(ax * (1.0 / math.pi)), 2.0, 1.0), V(ir.const(-1.0, x.dtype)))
+    y = rarely(big, _cos_quadrants(x, rb, qb), near)
+    return where(bits(ax) < x.fmt.exp_mask, y, NAN)
 
 
 def tan(x: V) -> V:
