@@ -177,3 +177,19 @@ def test_repeat_traced_repeats_static_length(reps, length, axis):
         return np.asarray(f(x, lib.numpy.asarray(reps)))
 
     np.testing.assert_array_equal(run(pyjax), run(jax))
+
+
+@pytest.mark.parametrize("ind, axis", [([1, 4, 8], None), ([-1, 2], None), ([0, 3], 1), ([], None)])
+def test_delete_traced_unique_indices(ind, axis):
+    """jit(jnp.delete, assume_unique_indices=True) with traced positions (negative ones wrap), as JAX."""
+    import jax
+
+    import pyjax
+
+    def run(lib):
+        x = lib.numpy.arange(10.0)
+        x = x.reshape(2, 5) if axis is not None else x
+        f = lib.jit(lambda x, i: lib.numpy.delete(x, i, axis=axis, assume_unique_indices=True))
+        return np.asarray(f(x, lib.numpy.asarray(ind, dtype=lib.numpy.int32)))
+
+    np.testing.assert_array_equal(run(pyjax), run(jax))

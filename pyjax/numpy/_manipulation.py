@@ -136,6 +136,8 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
     else:
         ind = _index_array(obj, "delete")
         kind = _aval(ind).dtype.kind
+        if assume_unique_indices and kind in "iu" and isinstance(ind, Tracer):
+            return _delete_traced(a, ind, axis, n)
         vals = _concrete(ind, "'obj' array argument of jnp.delete()")
         vals = vals if isinstance(vals, builtins.list) else [vals]
         if kind == "b":
@@ -160,6 +162,18 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
     from pyjax.numpy._indexing import take
 
     return take(a, asarray(keep, dtype=dtypes.int32), axis=axis)
+
+
+def _delete_traced(a, ind, axis: int, n: int):
+    """delete at traced, distinct integer positions (assume_unique_indices): the output keeps n - len(ind)
+    entries, so its shape is static; a mask with the positions cleared picks them (jit-safe)."""
+    from pyjax.numpy._indexing import nonzero, take
+
+    ind = lax.reshape(ind.astype(dtypes.int32), (_aval(ind).size,))
+    wrapped = lax.select(ind < 0, ind + n, ind)
+    keep = lax.full((n,), True, dtypes.bool_).at[wrapped].set(False, mode="drop")
+    (pos,) = nonzero(keep, size=n - _aval(ind).size)
+    return take(a, pos, axis=axis)
 
 
 def resize(a, new_shape):
