@@ -300,3 +300,21 @@ def test_numpy_scalars_given_to_lax_under_jit(backend):
         )(a)
 
     check(f, x)
+
+
+def test_program_traced_on_one_device_runs_on_another():
+    """jit(f) is shared per f, so a program traced while wasm was the default (its constants on wasm)
+    may run on cpu arguments: the captured constants move with it (this raised 'a captured constant
+    lives on another device')."""
+    table = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def f(x):
+        return x @ pjnp.asarray(table) + pjnp.array([1.0, 2.0, 3.0], pjnp.float32)
+
+    x = np.ones((4, 2), np.float32)
+    want = x @ table + np.array([1, 2, 3], np.float32)
+    for device in ("wasm", "cpu", "wasm"):
+        with pyjax.default_device(pyjax.devices(device)[0]):
+            out = pyjax.jit(f)(pjnp.asarray(x))
+            assert out.devices() == {pyjax.devices(device)[0]}
+            np.testing.assert_allclose(np.asarray(out), want)

@@ -347,9 +347,7 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
             if a._buf is None:
                 a._ensure_buffer()
             arrays.append(a)
-        lits = jaxpr._cache.get("lits")
-        if lits is None:
-            lits = _array_literals(jaxpr)
+        lits = _literals_on(jaxpr, device)
         entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
         if entry is None:
             if _view_variants(jaxpr, device) >= MAX_VIEW_VARIANTS:
@@ -380,7 +378,7 @@ def program_for(jaxpr: Jaxpr, device, in_specs: list, fresh_outputs: bool = Fals
 
 
 def _program_for(jaxpr: Jaxpr, device, in_specs: list, fresh_outputs: bool = False) -> Program:
-    lits = _array_literals(jaxpr)
+    lits = _literals_on(jaxpr, device)
     key = (device, tuple([tr for _, tr in in_specs]))
     if fresh_outputs:
         key = ("fresh",) + key
@@ -389,14 +387,12 @@ def _program_for(jaxpr: Jaxpr, device, in_specs: list, fresh_outputs: bool = Fal
     if entry is None:
         t_compile = time.perf_counter()
         n = len(in_specs)
-        lit_index = {id(v): n + k for k, v in enumerate(lits)}
-        for v in lits:
-            if v._device is not device:
-                raise ValueError("jit: a captured constant lives on another device")
+        lit_index = {id(v): n + k for k, v in enumerate(_array_literals(jaxpr))}  # the jaxpr's own Arrays
 
         def literal_fn(val, aval):
             if type(val) is Array and val._buf is not None:
-                return source_load(lit_index[id(val)], val._tracker, aval.dtype)
+                k = lit_index[id(val)]
+                return source_load(k, lits[k - n]._tracker, aval.dtype)
             return _scalar_literal(val, aval)
 
         specs = list(in_specs) + [(v.aval.dtype, v._tracker) for v in lits]
@@ -428,6 +424,22 @@ def _complex_arg(a, aval):
     if type(a) is not Array:
         a = _to_array(a, default_device())
     return complex_phys(a)
+
+
+def _literals_on(jaxpr: Jaxpr, device) -> list:
+    """jaxpr's captured Arrays as they live on device. jit(f) is shared per f (as in JAX), so a program
+    traced while one device was the default may run on another: its constants are copied there once."""
+    lits = _array_literals(jaxpr)
+    for v in lits:
+        if v._device is not device:
+            break
+    else:
+        return lits
+    key = ("lits", device)
+    out = jaxpr._cache.get(key)
+    if out is None:
+        out = jaxpr._cache[key] = [transfer(v, device) for v in lits]
+    return out
 
 
 def _array_literals(jaxpr: Jaxpr) -> list:

@@ -234,7 +234,7 @@ class _Builder:
         if dtypes.complex_live and execute._has_complex_vars(jaxpr):
             raise _Unsupported
         prog = execute.program_for(jaxpr, self.device, specs, fresh_outputs=True)
-        lits = execute._array_literals(jaxpr)
+        lits = execute._literals_on(jaxpr, self.device)
         env = list(ins)
         for v in lits:
             p = self.param(v._buf.nbytes)
