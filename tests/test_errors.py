@@ -160,3 +160,34 @@ def test_errors_module_classes() -> None:
     ):
         cls = getattr(pyjax.errors, name)
         assert issubclass(cls, TypeError) == issubclass(getattr(jax.errors, name), TypeError)
+
+
+_ARRAYLIKE_CALLS = [
+    ("sum", lambda m, a: m.sum(a)),
+    ("mean", lambda m, a: m.mean(a)),
+    ("std", lambda m, a: m.std(a)),
+    ("any", lambda m, a: m.any(a)),
+    ("argmax", lambda m, a: m.argmax(a)),
+    ("cumsum", lambda m, a: m.cumsum(a)),
+    ("reshape", lambda m, a: m.reshape(a, (2, 2))),
+    ("transpose", lambda m, a: m.transpose(a)),
+    ("dot", lambda m, a: m.dot(m.ones((2, 2)), a)),
+    ("matmul", lambda m, a: m.matmul(a, m.ones((2, 2)))),
+    ("where", lambda m, a: m.where(a, 1.0, 2.0)),
+    ("clip", lambda m, a: m.clip(a, 0.0, 1.0)),
+    ("abs", lambda m, a: m.abs(a)),
+    ("round", lambda m, a: m.round(a)),
+    ("floor", lambda m, a: m.floor(a)),
+    ("isnan", lambda m, a: m.isnan(a)),
+    ("norm", lambda m, a: m.linalg.norm(a)),
+]
+
+
+@pytest.mark.parametrize("name,call", _ARRAYLIKE_CALLS, ids=[n for n, _ in _ARRAYLIKE_CALLS])
+def test_list_argument_raises_like_jax(name, call):
+    """A Python list where an array is expected raises JAX's check_arraylike TypeError, word for word."""
+    with pytest.raises(TypeError) as want:
+        call(jjnp, [[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError) as got:
+        call(pjnp, [[1.0, 2.0], [3.0, 4.0]])
+    assert str(got.value) == str(want.value)

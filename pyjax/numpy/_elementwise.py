@@ -254,6 +254,7 @@ def log10(x, /):
 
 
 def negative(x, /):
+    _check_arraylike("negative", x)
     (x,) = _promote("negative", x)
     if x.dtype is dtypes.bool_:
         raise TypeError("negative does not accept dtype bool.")
@@ -261,11 +262,13 @@ def negative(x, /):
 
 
 def positive(x, /):
+    _check_arraylike("positive", x)
     (x,) = _promote("positive", x)
     return x
 
 
 def absolute(x, /):
+    _check_arraylike("absolute", x)
     (x,) = _promote("absolute", x)
     if x.dtype.kind in "ub":
         return x
@@ -285,6 +288,7 @@ def fabs(x, /) -> Array:
 
 
 def sign(x, /):
+    _check_arraylike("sign", x)
     (x,) = _promote("sign", x)
     if x.dtype.kind == "b":
         raise TypeError("sign does not accept dtype bool. Accepted dtypes are subtypes of integer, floating.")
@@ -292,16 +296,19 @@ def sign(x, /):
 
 
 def floor(x, /):
+    _check_arraylike("floor", x)
     (x,) = _promote("floor", x)
     return x if x.dtype.kind not in "fc" else lax.floor(x)
 
 
 def ceil(x, /):
+    _check_arraylike("ceil", x)
     (x,) = _promote("ceil", x)
     return x if x.dtype.kind not in "fc" else lax.ceil(x)
 
 
 def trunc(x, /):
+    _check_arraylike("trunc", x)
     (x,) = _promote("trunc", x)
     return x if x.dtype.kind not in "fc" else where(lax.lt(x, 0.0), lax.ceil(x), lax.floor(x))
 
@@ -310,6 +317,7 @@ fix = trunc
 
 
 def rint(x, /):
+    _check_arraylike("rint", x)
     (x,) = _promote("rint", x, to_float=True)
     if x.dtype.kind == "c":  # each part on its own
         return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
@@ -317,6 +325,7 @@ def rint(x, /):
 
 
 def round(a, decimals: int = 0, out=None):
+    _check_arraylike("round", a)
     (a,) = _promote("round", a)
     if a.dtype.kind == "b":
         raise ValueError("round: data type bool not inexact")
@@ -353,6 +362,7 @@ def _float_test(name: str, x, other_answer: bool, combine, test):
     `other_answer` everywhere; a complex value `combine`s the tests of its two parts."""
     if isinstance(x, _keys.PRNGKeyArray):
         return _creation.full(x.shape, other_answer, dtypes.bool_)
+    _check_arraylike(name, x)
     (x,) = _promote(name, x)
     if x.dtype.kind == "c":
         return combine(*(_float_test(name, part, other_answer, combine, test) for part in (lax.real(x), lax.imag(x))))
@@ -767,6 +777,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     x = arr if arr is not None else a
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
+    _check_arraylike("clip", x)
     x = x if _is_array(x) else asarray(x)
     if builtins.any(v is not None and iscomplexobj(v) for v in (x, lo, hi)):  # no order to clip by
         raise ValueError(
@@ -783,6 +794,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """jnp.where(c, x, y) elementwise; where(c) alone is nonzero (concrete only)."""
+    _check_arraylike("where", condition)
     if x is None and y is None:
         from pyjax.numpy._indexing import nonzero
 

@@ -381,6 +381,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         shape = newshape
     if isinstance(a, _keys.PRNGKeyArray):
         return a.reshape(shape)
+    _check_arraylike("reshape", a)
     a = a if _is_array(a) else asarray(a)
     av = _aval(a)
     shape = _shape_tuple(shape)
@@ -401,11 +402,13 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
+    _check_arraylike("ravel", a)
     a = a if _is_array(a) else asarray(a)
     return reshape(a, (-1,) if _aval(a).size else (0,), order=order)
 
 
 def transpose(a, axes=None):
+    _check_arraylike("transpose", a)
     a = a if _is_array(a) else asarray(a)
     nd = _aval(a).ndim
     if axes is None:

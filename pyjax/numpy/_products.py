@@ -13,7 +13,16 @@ try:
 except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _creation, _elementwise, _manipulation
-from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result, asarray, broadcast_shapes, broadcast_to
+from pyjax.numpy._promotion import (
+    _aval,
+    _check_arraylike,
+    _is_array,
+    _promote,
+    _weak_result,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+)
 
 __all__ = ["matvec", "vecmat"]
 
@@ -41,6 +50,7 @@ def _dot_promote(fn, a, b, preferred_element_type=None):
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with numpy's broadcasting over batch dimensions."""
+    _check_arraylike("matmul", a, b)
     a = a if _is_array(a) else asarray(a)
     b = b if _is_array(b) else asarray(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -81,6 +91,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None):
+    _check_arraylike("dot", a, b)
     a = a if _is_array(a) else asarray(a)
     b = b if _is_array(b) else asarray(b)
     if a.ndim == 0 or b.ndim == 0:

@@ -306,9 +306,7 @@ def _check_arraylike(fn, *args):
         if not (
             _is_array(a) or isinstance(a, _SCALARS) or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
         ):
-            if isinstance(a, (list, tuple)):
-                raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
-            raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position {i}.")
+            raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
 
 
 def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:

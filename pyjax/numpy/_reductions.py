@@ -15,7 +15,15 @@ try:
 except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _elementwise, _manipulation
-from pyjax.numpy._promotion import _aval, _is_array, _promote, asarray, broadcast_arrays, broadcast_to
+from pyjax.numpy._promotion import (
+    _aval,
+    _check_arraylike,
+    _is_array,
+    _promote,
+    asarray,
+    broadcast_arrays,
+    broadcast_to,
+)
 
 __all__ = [
     "sum",
@@ -94,6 +102,7 @@ def _reduction(name, lax_fn, bool_op=None, upcast_bool_int=False, has_initial=Tr
     def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        _check_arraylike(name, a)
         a = _strong(a)
         axes = _reduce_axes(name, a, axis)
         av = _aval(a)
@@ -203,6 +212,7 @@ def _to_bool(a):
 
 def _truth_reduce(name: str, reduce, identity: bool, a, axis, keepdims, where):
     """all/any: `reduce` the truth values of a over axis, masked-out entries counting as `identity`."""
+    _check_arraylike(name, a)
     a = _to_bool(a)
     axes = _reduce_axes(name, a, axis)
     if where is not None:
@@ -226,6 +236,7 @@ def _count(shape, axes):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _check_arraylike("mean", a)
     a = _strong(a)
     axes = _reduce_axes("mean", a, axis)
     av = _aval(a)
@@ -246,6 +257,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    _check_arraylike("var", a)
     a = _strong(a)
     if correction is not None:
         ddof = correction
@@ -275,11 +287,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    _check_arraylike("std", a)
     return _elementwise.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
 def _arg(name, lax_fn):
     def f(a, axis=None, out=None, keepdims=False):
+        _check_arraylike(name, a)
         a = a if _is_array(a) else asarray(a)
         av = _aval(a)
         if axis is None:
@@ -306,6 +320,7 @@ argmin = _arg("argmin", lax.argmin)
 
 def _cumulative(name, lax_fn, bool_to_int=True):
     def f(a, axis=None, dtype=None, out=None):
+        _check_arraylike(name, a)
         a = _strong(a)
         if axis is None:
             a = _manipulation.ravel(a)
@@ -457,6 +472,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 def _nan_arg(name, fn, fill):
     def f(a, axis=None, out=None, keepdims=False):
+        _check_arraylike(name, a)
         a = a if _is_array(a) else asarray(a)
         if _aval(a).dtype.kind != "f":
             return fn(a, axis=axis, keepdims=keepdims)

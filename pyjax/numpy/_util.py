@@ -19,7 +19,7 @@ def _checked_arr(fn: str, a):
     if _is_array(a):
         return a
     if isinstance(a, (list, tuple)):
-        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
+        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position 0.")
     return asarray(a)
 
 

@@ -285,6 +285,7 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector norm (one axis or a 1-D input) or matrix norm (two axes or a 2-D input)."""
+    _promotion._check_arraylike("jnp.linalg.norm", x)
     (x,) = _inexact("norm", x)
     nd = _aval(x).ndim
     if _aval(x).dtype.kind == "c":
