@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jjnp
+import jax.scipy.special
 import numpy as np
 import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
+import pyjax.scipy.special
 
 
 def _raise_both(fn, *phrases):
@@ -180,6 +182,10 @@ _ARRAYLIKE_CALLS = [
     ("floor", lambda m, a: m.floor(a)),
     ("isnan", lambda m, a: m.isnan(a)),
     ("norm", lambda m, a: m.linalg.norm(a)),
+    ("nansum", lambda m, a: m.nansum(a)),
+    ("log10", lambda m, a: m.log10(a)),
+    ("power", lambda m, a: m.power(a, 2.0)),
+    ("erf", lambda m, a: (jax.scipy.special if m is jjnp else pyjax.scipy.special).erf(a)),
 ]
 
 

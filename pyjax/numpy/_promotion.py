@@ -267,6 +267,7 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     fast = _promote_fast(args, to_float)
     if fast is not None:
         return fast
+    _check_arraylike(fn, *args)
     args = tuple(a if _is_array(a) or isinstance(a, _SCALARS) else asarray(a) for a in args)
     for a in args:
         if type(a) is builtins.int:
@@ -304,7 +305,10 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
 def _check_arraylike(fn, *args):
     for i, a in enumerate(args):
         if not (
-            _is_array(a) or isinstance(a, _SCALARS) or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
+            _is_array(a)
+            or isinstance(a, _SCALARS)
+            or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
+            or (hasattr(a, "__jax_array__") and not isinstance(a, _keys.PRNGKeyArray))
         ):
             raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
 
@@ -313,6 +317,7 @@ def _promote_inexact(name: str, *args, complex_ok: bool = False) -> list:
     """promote_args_inexact (scipy.special, nn, scipy.stats): a common dtype for args, made floating if it is integer or bool.
 
     Complex arguments are refused (as JAX refuses them) unless the function handles them."""
+    _check_arraylike(name, *args)
     arrs = []
     for a in args:
         if isinstance(a, Tracer):

@@ -410,16 +410,19 @@ def _nan_replaced(a, value):
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum treating NaN as zero."""
+    _check_arraylike("nansum", a)
     return sum(_nan_replaced(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product treating NaN as one."""
+    _check_arraylike("nanprod", a)
     return prod(_nan_replaced(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def _nan_extreme(name, red, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _check_arraylike(name, a)
         a = a if _is_array(a) else asarray(a)
         if _aval(a).dtype.kind != "f":
             return red(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
@@ -441,6 +444,7 @@ nanmin = _nan_extreme("nanmin", min, math.inf)
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Mean over the non-NaN elements (NaN where there are none)."""
+    _check_arraylike("nanmean", a)
     a = a if _is_array(a) else asarray(a)
     if _aval(a).dtype.kind != "f":
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
@@ -452,6 +456,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
     """Variance over the non-NaN elements."""
+    _check_arraylike("nanvar", a)
     a = a if _is_array(a) else asarray(a)
     if _aval(a).dtype.kind != "f":
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
