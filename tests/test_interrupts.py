@@ -121,3 +121,27 @@ def test_random_interrupts_always_stop(backend):
         t.join()
         del x
     _live_arrays_consistent(be, base)
+
+
+def test_interrupt_inside_gc_callback_stops_the_loop():
+    """Python drops exceptions raised in gc callbacks (JAX installs one): the interrupt is deferred
+    until the collection has returned, then stops the loop."""
+    x = jnp.asarray(np.ones(16, np.float32))
+    fired = []
+
+    def on_gc(phase, info):
+        if not fired:
+            fired.append(1)
+            signal.raise_signal(signal.SIGINT)
+            time.sleep(0)  # a C call: the interrupt is due here, inside the callback
+
+    gc.callbacks.append(on_gc)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                x = x * 1.0001 + 1.0
+                gc.collect(0)
+    finally:
+        gc.callbacks.remove(on_gc)
+    assert fired

@@ -14,8 +14,9 @@ allocation (in `Buffer.__init__`), where an interrupt cannot cut a free short (b
 Ctrl-C inside the bookkeeping: Python raises KeyboardInterrupt between any two bytecodes, so one
 landing half-way through an allocator's malloc or free would leave its free lists torn, and one
 landing in any `__del__` (wgpu-py frees GPU objects there) is dropped. While Python's own SIGINT
-handler is installed, pyjax installs one that behaves the same except inside `Buffer.__init__`
-or a `__del__` (and what they call): there it trips the signal again a millisecond later from a
+handler is installed, pyjax installs one that behaves the same except inside `Buffer.__init__`,
+a `__del__`, a gc callback or a weakref finalizer (and what they call; Python drops exceptions
+raised in the last three): there it trips the signal again a millisecond later from a
 helper thread, until the interrupt lands outside them and is raised (without threads, as in
 Pyodide, it is raised at once). A handler the program installed itself is left alone.
 """
@@ -23,8 +24,10 @@ Pyodide, it is raised at once). A handler the program installed itself is left a
 from __future__ import annotations
 
 import _thread
+import gc
 import signal
 import threading
+import weakref
 
 from pyjax.backends.limits import check_bytes
 
@@ -63,11 +66,20 @@ class Buffer:
 _CRITICAL = {Buffer.__init__.__code__}
 
 
+def _swallowing_codes() -> set:
+    """Code objects whose exceptions Python prints and drops: gc callbacks (JAX installs one),
+    weakref finalizers; __del__ methods are matched by name."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    codes.add(weakref.finalize.__call__.__code__)
+    return codes
+
+
 def _on_sigint(signum, frame):
     f = frame
+    swallowing = _swallowing_codes()
     while f is not None:
         code = f.f_code
-        if code in _CRITICAL or code.co_name == "__del__":
+        if code in _CRITICAL or code in swallowing or code.co_name == "__del__":
             # not here: deliver it again in a moment, once this frame has returned
             try:
                 threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
