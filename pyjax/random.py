@@ -19,6 +19,7 @@ samples too, up to that rounding (which can rarely flip an acceptance).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 from pyjax._prng import KEY_DTYPE, KeyDtype, PRNGKeyArray
@@ -116,7 +117,7 @@ def _canon_shape(shape, name: str) -> tuple:
         out = tuple(
             core.concrete_or_error(d, f"The shape argument of jax.random.{name} must be concrete.") for d in shape
         )
-        out = tuple(int(d.__index__()) if not isinstance(d, int) else d for d in out)
+        out = tuple(d if isinstance(d, int) else operator.index(d) for d in out)
     except TypeError as e:
         if "concrete" in str(e) or "Abstract" in str(e):
             raise

@@ -80,6 +80,8 @@ def test_prng_key_errors(backend):
         prandom.PRNGKey(2**64 + 7)
     with pytest.raises(TypeError, match="must be an integer"):
         prandom.PRNGKey(pjnp.asarray(1.0))
+    with pytest.raises(TypeError):  # JAX: 'float' object cannot be interpreted as an integer
+        prandom.split(prandom.key(0), 2.5)
 
 
 def test_key_data_and_wrap(backend):
