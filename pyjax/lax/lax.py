@@ -337,7 +337,7 @@ _D(atanh_p, lambda x, y: div(_ones(x), sub(1.0, mul(x, x))))
 _D(sqrt_p, lambda x, y: div(0.5, y))
 _D(rsqrt_p, lambda x, y: mul(-0.5, div(y, x)))
 _D(cbrt_p, lambda x, y: div(_ones(x), mul(3.0, mul(y, y))))
-_D(abs_p, lambda x, y: sign(x))
+_D(abs_p, lambda x, y: select(ge(x, _zeros(x)), _ones(x), neg(_ones(x))))  # 1 at 0, as JAX
 _D(erf_p, lambda x, y: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 _D(erfc_p, lambda x, y: mul(-2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 _D(erf_inv_p, lambda x, y: mul(math.sqrt(math.pi) / 2.0, exp(mul(y, y))))
@@ -468,8 +468,9 @@ _binary_ad(
 
 
 def _pow_dx(x, y):
-    # d/dx x**y = y * x**(y-1), defined as 0 where y == 0 (JAX's convention).
-    return select(eq(y, 0.0), _zeros(y), mul(y, pow(x, sub(y, 1.0))))
+    # d/dx x**y = y * x**(y-1); as JAX, with no special case at y == 0 (NaN at x == y == 0) for the
+    # float exponents pow takes (integer exponents go to integer_pow, whose rule gives 0 there)
+    return mul(y, pow(x, sub(y, 1.0)))
 
 
 def _trunc(x):
