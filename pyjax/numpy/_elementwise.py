@@ -653,13 +653,41 @@ def float_power(x1, x2, /):
 
 def logaddexp(x1, x2, /):
     x1, x2 = _promote("logaddexp", x1, x2, to_float=True)
-    amax = lax.max(x1, x2)
     if x1.dtype.kind == "c":
-        return _complex_logaddexp(x1, x2, amax)
+        return _complex_logaddexp(x1, x2, lax.max(x1, x2))
+    return _real_logaddexp(x1, x2)
+
+
+def _logaddexp_formula(x1, x2):
+    amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     safe = lax.select(isnan(delta), lax.full_like(delta, 0), delta)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(safe)))))
     return lax.select(isnan(delta), lax.add(x1, x2), out)
+
+
+def _make_real_logaddexp():
+    """logaddexp with JAX's JVP, d/dx1 = exp(x1 - out): exact where the formula's max and abs have
+    kinks (x1 == x2, so softplus'(0) is 1/2), and finite at +inf."""
+    from pyjax.custom_derivatives import custom_jvp  # (lax level: numpy may use it)
+
+    f = custom_jvp(_logaddexp_formula)
+
+    def finite(v):  # +inf -> 0, so inf - inf does not make the derivative NaN
+        return lax.select(lax.eq(v, lax.full_like(v, math.inf)), lax.full_like(v, 0), v)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = f(x1, x2)
+        fo = finite(out)
+        d1 = lax.mul(t1, lax.exp(lax.sub(finite(x1), fo)))
+        return out, lax.add(d1, lax.mul(t2, lax.exp(lax.sub(finite(x2), fo))))
+
+    return f
+
+
+_real_logaddexp = _make_real_logaddexp()
 
 
 def _complex_logaddexp(x1, x2, amax):
