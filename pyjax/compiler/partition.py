@@ -85,17 +85,25 @@ class Partitioner(lowering.Context):
         self.next_id = n_inputs
         self.n_inputs = n_inputs
         self.steps: list = []
+        # (kernel, sources) -> the buffer it wrote: a lazy value used by several consumers that
+        # each need a buffer (two matmuls reading one activation) is computed once, not per consumer
+        self._made: dict = {}
 
     def _new_id(self) -> int:
         i = self.next_id
         self.next_id += 1
         return i
 
-    def materialize(self, x: Lazy) -> Lazy:
+    def materialize(self, x: Lazy, fresh: bool = False) -> Lazy:
+        """x computed into a contiguous buffer (fresh: a new one even if x was computed before)."""
         kernel, srcs = lowering.to_kernel(x, name=f"k{len(self.steps)}")
-        out = self._new_id()
-        nbytes = math.prod(x.shape) * x.dtype.itemsize
-        self.steps.append(KernelStep(kernel, srcs, out, nbytes))
+        key = (kernel, tuple(srcs))
+        out = None if fresh else self._made.get(key)
+        if out is None:
+            out = self._new_id()
+            nbytes = math.prod(x.shape) * x.dtype.itemsize
+            self.steps.append(KernelStep(kernel, srcs, out, nbytes))
+            self._made.setdefault(key, out)
         return source_load(out, ShapeTracker.contiguous(x.shape), x.dtype)
 
     def buffer_of(self, x: Lazy, contiguous: bool = True) -> tuple[int, ShapeTracker]:
@@ -163,7 +171,7 @@ def compile_jaxpr(jaxpr: Jaxpr, input_specs: list, literal_fn, fresh_outputs: bo
                 if src >= part.n_inputs and tr.is_contiguous and all(o[1] != src for o in outputs):
                     outputs.append(("buf", src, tr))
                     continue
-            m = part.materialize(x)
+            m = part.materialize(x, fresh=True)
             outputs.append(("buf",) + m.expr.arg)
             continue
         if x.red is None and x.expr.op == "const":
