@@ -304,6 +304,18 @@ def test_expensive_shared_value_is_materialized():
     assert len(_kernels(prog)) == 3
 
 
+def test_cheap_value_two_routines_read_is_computed_once():
+    x = jnp.ones((8, 16))
+
+    def f(x):
+        h = jnp.maximum(x, 0.0) * 2.0  # cheap: stays lazy, but each routine needs it as a buffer
+        return jnp.sort(h, axis=1) + jnp.cumsum(h, axis=1)
+
+    kernels = _kernels(_program(f, x))
+    computes_h = [k for k in kernels if k.kernel.reduce_op is None and "max" in ir.render(k.kernel.epilogue)]
+    assert len(computes_h) == 1, [k.kernel for k in kernels]
+
+
 def test_views_of_inputs_need_no_kernel():
     x = jnp.ones((4, 6))
     prog = _program(lambda x: x.T[1:, ::2], x)
