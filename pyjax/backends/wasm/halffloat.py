@@ -71,14 +71,8 @@ def f16_helpers(m: Module) -> dict[str, int]:
     f.local_get(0).local_get(0).f32_ne().select()
     f.finish()
     out["f32_to_bf16"] = f.index
-    for name, to_bits, from_bits in (
-        ("round_f16", "f32_to_f16", "f16_to_f32"),
-        ("round_bf16", "f32_to_bf16", "bf16_to_f32"),
-    ):
-        f = m.function("pyjax_" + name, [F32], [F32])
-        f.local_get(0).call(out[to_bits]).call(out[from_bits])
-        f.finish()
-        out[name] = f.index
+    out["round_f16"] = _round_helper(m, "pyjax_round_f16", out["f32_to_f16"], out["f16_to_f32"])
+    out["round_bf16"] = _round_helper(m, "pyjax_round_bf16", out["f32_to_bf16"], out["bf16_to_f32"])
     m.memo["pyjax.f16"] = out
     return out
 
@@ -99,11 +93,23 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
     memo = m.memo.get(key)
     if memo is not None:
         return memo
+    out = _e8m0_codec(m, name) if minifloat.FORMATS[name][3] == "e8m0" else _minifloat_codec(m, name)
+    out["round"] = _round_helper(m, f"pyjax_round_{name}", out["store"], out["load"])
+    m.memo[key] = out
+    return out
+
+
+def _round_helper(m: Module, fname: str, store: int, load: int) -> int:
+    """Emit fname(f32) -> f32: the value rounded to a narrow format (store, then load back)."""
+    f = m.function(fname, [F32], [F32])
+    f.local_get(0).call(store).call(load)
+    f.finish()
+    return f.index
+
+
+def _minifloat_codec(m: Module, name: str) -> dict[str, int]:
+    """The load/store pair of an 8-bit (or smaller) float with an IEEE-like exponent and mantissa."""
     e, mb, bias, rule = minifloat.FORMATS[name]
-    if rule == "e8m0":
-        out = _e8m0_helpers(m, name)
-        m.memo[key] = out
-        return out
     shift = 23 - mb
     sb, w = minifloat.sign_bit(name), minifloat.width(name)
     out: dict[str, int] = {}
@@ -156,16 +162,11 @@ def f8_helpers(m: Module, name: str) -> dict[str, int]:
         f.local_get(s).i32_or()
     f.finish()
     out["store"] = f.index
-    f = m.function(f"pyjax_round_{name}", [F32], [F32])
-    f.local_get(0).call(out["store"]).call(out["load"])
-    f.finish()
-    out["round"] = f.index
-    m.memo[key] = out
     return out
 
 
-def _e8m0_helpers(m: Module, name: str) -> dict[str, int]:
-    """float8_e8m0fnu's load/store/round (core/minifloat.py): code c is 2**(c - 127), 0xff NaN."""
+def _e8m0_codec(m: Module, name: str) -> dict[str, int]:
+    """float8_e8m0fnu's load/store pair (core/minifloat.py): code c is 2**(c - 127), 0xff NaN."""
     out: dict[str, int] = {}
     f = m.function(f"pyjax_{name}_to_f32", [I32], [F32])
     c = 0
@@ -186,10 +187,6 @@ def _e8m0_helpers(m: Module, name: str) -> dict[str, int]:
     f.select()
     f.finish()
     out["store"] = f.index
-    f = m.function(f"pyjax_round_{name}", [F32], [F32])
-    f.local_get(0).call(out["store"]).call(out["load"])
-    f.finish()
-    out["round"] = f.index
     return out
 
 
