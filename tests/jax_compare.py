@@ -8,6 +8,7 @@ import os
 import jax
 import jax.numpy as jjnp
 import numpy as np
+import pytest
 
 import pyjax
 import pyjax.numpy as pjnp
@@ -250,3 +251,17 @@ def printed(capsys, fn) -> dict:
         mod.effects_barrier()
         out[name] = capsys.readouterr().out
     return out
+
+
+def assert_promotes_as_jax(a, b):
+    """pjnp.promote_types(a, b) is JAX's, both ways round, or raises JAX's TypePromotionError (its message too)."""
+    try:
+        want = jjnp.promote_types(a, b).name
+    except jax.dtypes.TypePromotionError as e:
+        with pytest.raises(pyjax.dtypes.TypePromotionError) as got:
+            pjnp.promote_types(a, b)
+        assert str(got.value) == str(e)
+        with pytest.raises(pyjax.dtypes.TypePromotionError):
+            pjnp.promote_types(b, a)
+        return
+    assert pjnp.promote_types(a, b).name == want == pjnp.promote_types(b, a).name
