@@ -16,6 +16,7 @@ from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import ShapedArray
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 from pyjax.core.lru import LRUCache, cache_size
+from pyjax.runtime import registry
 from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
 
@@ -94,27 +95,23 @@ class Array(core.ArrayMethods):
 
     def _contiguous_bytes(self) -> bytes:
         """The array's elements in C order, as raw bytes."""
-        from pyjax.runtime import execute
-
         if self._buf is None:
             return _pack_scalar(self._host, self.aval.dtype) * self.size
         arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
         with LOCK:
             if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
-                arr = execute.materialize(arr)
+                arr = registry.materialize(arr)
             # a backend's read waits for the work queued before it (webgpu: the queue and the
             # copy go out in one submit); a synchronize() first cost a second GPU round trip
             return arr._buf.backend.read(arr._buf.slot, self.nbytes)
 
     async def _contiguous_bytes_async(self) -> bytes:
-        from pyjax.runtime import execute
-
         arr = self
         if self._buf is None:
             return _pack_scalar(self._host, self.aval.dtype) * self.size
         arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
         if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
-            arr = execute.materialize(arr)
+            arr = registry.materialize(arr)
         return await arr._buf.backend.read_async(arr._buf.slot, self.nbytes)
 
     def _numpy(self):

@@ -14,7 +14,7 @@ import math
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import hooks
 from pyjax.core.core import ShapedArray
-from pyjax.runtime import execute, plans
+from pyjax.runtime import execute, plans, registry
 from pyjax.runtime.array import Array, Buffer
 from pyjax.runtime.buffers import LOCK
 
@@ -188,3 +188,6 @@ def register_host_primitive(name: str, runner) -> None:
     """Run primitive `name` on the host under jit too: runner(arrays, **params) -> arrays.
     (Callbacks use it: they call Python with concrete arrays, which no kernel can do.)"""
     _RUNNERS[name] = runner
+
+
+registry.register(run_host=run)

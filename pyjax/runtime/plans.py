@@ -20,7 +20,7 @@ from pyjax.compiler.lowering import source_load
 from pyjax.compiler.partition import HostStep, KernelStep, Partitioner, RoutineStep
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes
-from pyjax.runtime import execute
+from pyjax.runtime import execute, registry
 from pyjax.runtime.array import Array
 from pyjax.runtime.buffers import Buffer
 
@@ -401,3 +401,6 @@ def _build(name, params, specs, out_avals, device) -> LoopPlan:
     keep.append(params)
     plan = Plan(steps, b.nbytes, b.levels, n_ext)
     return LoopPlan(plan, n_in, out_nbytes, owned, keep)
+
+
+registry.register(program_plan=program_plan)
