@@ -265,17 +265,26 @@ def _sin_halfturns(ax: V, m: V, sign: V) -> V:
     return from_bits(bits(y) ^ ((bits(m + 12582912.0) & 2) * (ax.fmt.sign >> 1)) ^ (bits(sign) & ax.fmt.sign))
 
 
-def sin(x: V) -> V:
+def _sin_or_cos(x: V, quadrants, halfturns) -> V:
+    """sin or cos of x: float64 through the quadrant reduction; float32 through halfturns(|x|) (one
+    polynomial) up to 4096 and the quadrant form of Payne-Hanek's reduction beyond."""
     if x.dtype == F64:
         r, q, finite = _reduce(x)
-        return where(finite, _sin_quadrants(x, r, q), NAN)
+        return where(finite, quadrants(x, r, q), NAN)
     ax = fabs(x)
     big = _beyond(ax, 4096.0)
     rb, qb = _reduce_big(ax)  # a cold branch: an `if` on webgpu and wasm, a select on cpu
-    # |x| = k pi + r: m = 2k
-    near = _sin_halfturns(ax, 2.0 * floor(madd(ax, 1.0 / math.pi, 0.5)), x)
-    y = rarely(big, _sin_quadrants(x, rb, qb), near)
+    near = halfturns(ax)
+    y = rarely(big, quadrants(x, rb, qb), near)
     return where(bits(ax) < x.fmt.exp_mask, y, NAN)
+
+
+def sin(x: V) -> V:
+    # |x| = k pi + r: m = 2k
+    def halfturns(ax: V) -> V:
+        return _sin_halfturns(ax, 2.0 * floor(madd(ax, 1.0 / math.pi, 0.5)), x)
+
+    return _sin_or_cos(x, _sin_quadrants, halfturns)
 
 
 def _cos_quadrants(x: V, r: V, q: V) -> V:
@@ -285,16 +294,11 @@ def _cos_quadrants(x: V, r: V, q: V) -> V:
 
 
 def cos(x: V) -> V:
-    if x.dtype == F64:
-        r, q, finite = _reduce(x)
-        return where(finite, _cos_quadrants(x, r, q), NAN)
-    ax = fabs(x)
-    big = _beyond(ax, 4096.0)
-    rb, qb = _reduce_big(ax)  # a cold branch, as sin's
     # |x| = (k + 1/2) pi + r: cos x = -(-1)**k sin r, m = 2k + 1 (the sign: -1 xor-ed in)
-    near = _sin_halfturns(ax, madd(floor(ax * (1.0 / math.pi)), 2.0, 1.0), V(ir.const(-1.0, x.dtype)))
-    y = rarely(big, _cos_quadrants(x, rb, qb), near)
-    return where(bits(ax) < x.fmt.exp_mask, y, NAN)
+    def halfturns(ax: V) -> V:
+        return _sin_halfturns(ax, madd(floor(ax * (1.0 / math.pi)), 2.0, 1.0), V(ir.const(-1.0, x.dtype)))
+
+    return _sin_or_cos(x, _cos_quadrants, halfturns)
 
 
 def tan(x: V) -> V:
