@@ -47,6 +47,18 @@ def _rows_times(data, row, col, b, n_out):
     return jnp.zeros((n_out, *b.shape[1:]), prod.dtype).at[row].add(prod, mode="drop")
 
 
+def _dense_matmul(a, other, matvec, matmat):
+    """a @ other for a 2-D sparse a and a dense other: matvec(a, other) for a vector, matmat(a, other) for a matrix."""
+    if isinstance(other, JAXSparse):
+        raise NotImplementedError("matmul between two sparse objects.")
+    other = jnp.asarray(other)
+    if other.ndim == 1:
+        return matvec(a, other)
+    if other.ndim == 2:
+        return matmat(a, other)
+    raise NotImplementedError(f"matmul with object of shape {other.shape}")
+
+
 @register_pytree_node_class
 class COO(JAXSparse):
     """A 2-D sparse matrix in coordinate format: ``COO((data, row, col), shape=...)``."""
@@ -102,14 +114,7 @@ class COO(JAXSparse):
         )
 
     def __matmul__(self, other):
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("matmul between two sparse objects.")
-        other = jnp.asarray(other)
-        if other.ndim == 1:
-            return coo_matvec(self, other)
-        if other.ndim == 2:
-            return coo_matmat(self, other)
-        raise NotImplementedError(f"matmul with object of shape {other.shape}")
+        return _dense_matmul(self, other, coo_matvec, coo_matmat)
 
     def tree_flatten(self):
         return (self.data, self.row, self.col), (self.shape, self._rows_sorted, self._cols_sorted)

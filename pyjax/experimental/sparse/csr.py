@@ -3,10 +3,12 @@ matvec/matmat, as in jax.experimental.sparse; the row of each stored element com
 
 from __future__ import annotations
 
+import functools
+
 import pyjax.numpy as jnp
 from pyjax.core.pytree import register_pytree_node_class
 from pyjax.experimental.sparse._base import JAXSparse
-from pyjax.experimental.sparse.coo import _check_2d, _diagonal, _nonzeros, _rows_times
+from pyjax.experimental.sparse.coo import _check_2d, _dense_matmul, _diagonal, _nonzeros, _rows_times
 
 __all__ = ["CSC", "CSR", "csr_fromdense", "csr_matmat", "csr_matvec", "csr_todense"]
 
@@ -78,14 +80,7 @@ class CSR(_Compressed):
         return CSC((self.data, self.indices, self.indptr), shape=self.shape[::-1])
 
     def __matmul__(self, other):
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("matmul between two sparse objects.")
-        other = jnp.asarray(other)
-        if other.ndim == 1:
-            return csr_matvec(self, other)
-        if other.ndim == 2:
-            return csr_matmat(self, other)
-        raise NotImplementedError(f"matmul with object of shape {other.shape}")
+        return _dense_matmul(self, other, csr_matvec, csr_matmat)
 
 
 @register_pytree_node_class
@@ -110,14 +105,9 @@ class CSC(_Compressed):
         return CSR((self.data, self.indices, self.indptr), shape=self.shape[::-1])
 
     def __matmul__(self, other):
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("matmul between two sparse objects.")
-        other = jnp.asarray(other)
-        if other.ndim == 1:
-            return csr_matvec(self.T, other, transpose=True)
-        if other.ndim == 2:
-            return csr_matmat(self.T, other, transpose=True)
-        raise NotImplementedError(f"matmul with object of shape {other.shape}")
+        return _dense_matmul(
+            self.T, other, functools.partial(csr_matvec, transpose=True), functools.partial(csr_matmat, transpose=True)
+        )
 
 
 def csr_fromdense(mat, *, nse=None, index_dtype="int32") -> CSR:
