@@ -223,7 +223,7 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.full_like(a, fill_value, dtype, shape)
+        return _keys.full_like(a, fill_value, dtype, shape, full)
     if is_float0(dtype) or (dtype is None and is_float0(a)):
         return float0_zeros(tuple(a.shape) if shape is None else _shape_tuple(shape))
     a = _like_operand(a)

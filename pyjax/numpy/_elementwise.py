@@ -833,7 +833,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
             "got " + ("x=None" if x is None else "y=None")
         )
     if _keys.any_key(x, y):  # selecting between typed PRNG keys
-        return _keys.where(condition, x, y)
+        return _keys.where(condition, x, y, where)
     c = condition if _is_array(condition) else asarray(condition)
     if _aval(c).dtype is not dtypes.bool_:
         c = lax.ne(*_promote("where", c, 0))

@@ -27,6 +27,7 @@ from pyjax.numpy import _creation, _elementwise, _keys, _manipulation, _reductio
 from pyjax.numpy._promotion import (
     _aval,
     _is_array,
+    _promote_list,
     _weak_result,
     asarray,
     broadcast_arrays,
@@ -637,7 +638,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.take(a, indices, axis, mode=mode, fill_value=fill_value)
+        return _keys.take(a, indices, axis, take, mode=mode, fill_value=fill_value)
     a = _arr(a)
     indices = _arr(indices)
     if _aval(indices).dtype.kind not in "iu":
@@ -859,7 +860,7 @@ def choose(a, choices, out=None, mode="raise"):
         a = _elementwise.clip(a, 0, n - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
-    arrs = broadcast_arrays(a, *_manipulation._promote_list([_arr(c) for c in choices]))
+    arrs = broadcast_arrays(a, *_promote_list([_arr(c) for c in choices]))
     a, cs = arrs[0], arrs[1:]
     stacked = _manipulation.stack(cs, axis=0)
     return take_along_axis(stacked, lax.expand_dims(a, (0,)), 0, mode="clip")[0]

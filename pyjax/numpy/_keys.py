@@ -1,6 +1,10 @@
 """jnp's shape functions over typed PRNG key arrays (dtype key<fry>), which JAX lets them move like
 any array: they act on the keys' uint32 data, whose trailing key-word axis stays last, and wrap the
-result back into keys. Arithmetic on keys stays a TypeError (see pyjax/_prng.py)."""
+result back into keys. Arithmetic on keys stays a TypeError (see pyjax/_prng.py).
+
+Each function here takes the jnp function it lifts (`fn`) from its caller, the topic module that
+defines it, so this module sits below them all and imports only _promotion (asarray, broadcasting,
+stacking)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ from typing import Any
 from pyjax._prng import KEY_DTYPE, PRNGKeyArray  # noqa: F401  (re-exported for the numpy topic modules)
 from pyjax._prng import key_words as _data
 from pyjax.core.pytree import tree_map
+from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
+from pyjax.numpy._promotion import _stack, asarray, broadcast_to
 
 
 def any_key(*xs: Any) -> bool:
@@ -20,53 +26,35 @@ def any_key(*xs: Any) -> bool:
     return any(isinstance(x, PRNGKeyArray) for x in xs)
 
 
-def stack(arrays, axis=0) -> PRNGKeyArray:
-    from pyjax.numpy import _manipulation
-
-    datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_manipulation.stack(datas, axis=canonical_axis(axis, arrays[0].ndim + 1, "stack")))
-
-
-def concatenate(arrays, axis=0) -> PRNGKeyArray:
-    from pyjax.numpy import _manipulation
-
+def concatenate(arrays, axis, fn) -> PRNGKeyArray:
+    """fn: jnp.concatenate."""
     if axis is None:
         arrays, axis = [a.ravel() for a in arrays], 0
     if arrays[0].ndim == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     datas = [_data(a) for a in arrays]
-    return PRNGKeyArray(_manipulation.concatenate(datas, axis=canonical_axis(axis, arrays[0].ndim, "concatenate")))
+    return PRNGKeyArray(fn(datas, axis=canonical_axis(axis, arrays[0].ndim, "concatenate")))
 
 
-def where(condition, x, y) -> PRNGKeyArray:
-    from pyjax.numpy import _elementwise, _manipulation
-    from pyjax.numpy._promotion import asarray
+def where(condition, x, y, fn) -> PRNGKeyArray:
+    """fn: jnp.where."""
+    c = asarray(condition)
+    c = lax.expand_dims(c, [c.ndim])  # over the key-word axis too (jnp.expand_dims(c, -1))
+    return PRNGKeyArray(fn(c, _data(x), _data(y)))
 
-    c = _manipulation.expand_dims(asarray(condition), -1)  # over the key-word axis too
-    return PRNGKeyArray(_elementwise.where(c, _data(x), _data(y)))
 
-
-def expand_dims(a: PRNGKeyArray, axis) -> PRNGKeyArray:
-    from pyjax.numpy import _manipulation
-
+def expand_dims(a: PRNGKeyArray, axis, fn) -> PRNGKeyArray:
+    """fn: jnp.expand_dims."""
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = a.ndim + len(axes)
-    return PRNGKeyArray(_manipulation.expand_dims(a._data, tuple(canonical_axis(x, nd, "expand_dims") for x in axes)))
+    return PRNGKeyArray(fn(a._data, tuple(canonical_axis(x, nd, "expand_dims") for x in axes)))
 
 
-def broadcast_to(a: PRNGKeyArray, shape) -> PRNGKeyArray:
-    from pyjax.numpy import _promotion
-
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return PRNGKeyArray(_promotion.broadcast_to(a._data, shape + (2,)))
-
-
-def take(a: PRNGKeyArray, indices, axis=None, **kwargs) -> PRNGKeyArray:
-    from pyjax.numpy import _indexing
-
+def take(a: PRNGKeyArray, indices, axis, fn, **kwargs) -> PRNGKeyArray:
+    """fn: jnp.take."""
     if axis is None:
         a, axis = a.ravel(), 0
-    return PRNGKeyArray(_indexing.take(a._data, indices, axis=canonical_axis(axis, a.ndim, "take"), **kwargs))
+    return PRNGKeyArray(fn(a._data, indices, axis=canonical_axis(axis, a.ndim, "take"), **kwargs))
 
 
 def lifted(fn):
@@ -77,25 +65,21 @@ def lifted(fn):
     def wrapper(a, *args, **kwargs):
         if not isinstance(a, PRNGKeyArray):
             return fn(a, *args, **kwargs)
-        from pyjax.numpy import _manipulation
-
         w0, w1 = (fn(a._data[..., i], *args, **kwargs) for i in range(2))
-        return tree_map(lambda x, y: PRNGKeyArray(_manipulation.stack([x, y], axis=-1)), w0, w1)
+        return tree_map(lambda x, y: PRNGKeyArray(_stack([x, y], axis=-1)), w0, w1)
 
     return wrapper
 
 
-def full_like(a: PRNGKeyArray, fill: Any, dtype: Any = None, shape: Any = None) -> Any:
+def full_like(a: PRNGKeyArray, fill: Any, dtype: Any, shape: Any, fn) -> Any:
     """zeros_like/ones_like/full_like/empty_like of keys: keys whose two words are `fill` (or the
-    key `fill`); with a dtype, an ordinary array of that dtype."""
-    from pyjax.numpy import _creation
-
+    key `fill`); with a dtype, an ordinary array of that dtype. fn: jnp.full."""
     shape = a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
     if dtype is not None and dtype != KEY_DTYPE:
-        return _creation.full(shape, fill, dtype)
+        return fn(shape, fill, dtype)
     if isinstance(fill, PRNGKeyArray):
         return broadcast_to(fill, shape)
-    return PRNGKeyArray(_creation.full(shape + (2,), fill, "uint32"))
+    return PRNGKeyArray(fn(shape + (2,), fill, "uint32"))
 
 
 def comparing(fn, op):

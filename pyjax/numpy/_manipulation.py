@@ -28,8 +28,9 @@ from pyjax.numpy._promotion import (
     _SCALARS,
     _check_arraylike,
     _is_array,
+    _promote_list,
     _shape_tuple,
-    _weak_result,
+    _stack,
     asarray,
     broadcast_shapes,
     broadcast_to,
@@ -459,7 +460,7 @@ def swapaxes(a, axis1, axis2):
 
 def expand_dims(a, axis):
     if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.expand_dims(a, axis)
+        return _keys.expand_dims(a, axis, expand_dims)
     a = a if _is_array(a) else asarray(a)
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
     nd = _aval(a).ndim + len(axes)
@@ -522,7 +523,7 @@ def concatenate(arrays, axis=0, dtype=None):
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
     if _keys.any_key(arrays):  # typed PRNG keys concatenate like arrays, as in JAX
-        return _keys.concatenate(arrays, axis)
+        return _keys.concatenate(arrays, axis, concatenate)
     arrs = [a if _is_array(a) else asarray(a) for a in arrays]
     if axis is None:
         arrs = [ravel(a) for a in arrs]
@@ -554,37 +555,14 @@ def concatenate(arrays, axis=0, dtype=None):
     return lax.concatenate(arrs, ax)
 
 
-def _same_dtype(arrs):
-    a0 = _aval(arrs[0])
-    return builtins.all(_aval(a).dtype is a0.dtype and _aval(a).weak_type == a0.weak_type for a in arrs)
-
-
 concat = concatenate
-
-
-def _promote_list(arrays):
-    arrs = [a if _is_array(a) else asarray(a) for a in arrays]
-    if len(arrs) > 1 and not _same_dtype(arrs):
-        d, weak = _weak_result(*arrs)
-        arrs = [lax._convert(a, d, weak) for a in arrs]
-    return arrs
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
     arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
-    if _keys.any_key(arrays):  # typed PRNG keys stack like arrays, as in JAX
-        return _keys.stack(arrays, axis)
-    arrs = _promote_list(arrays)
-    shapes = {_aval(a).shape for a in arrs}
-    if len(shapes) > 1:
-        raise ValueError("All input arrays must have the same shape.")
-    nd = _aval(arrs[0]).ndim + 1
-    ax = canonical_axis(axis, nd, "stack")
-    arrs = [lax.expand_dims(a, (ax,)) for a in arrs]
-    out_ = lax.concatenate(arrs, ax) if len(arrs) > 1 else arrs[0]
-    return out_ if dtype is None else lax.convert_element_type(out_, dtype)
+    return _stack(arrays, axis, dtype)  # typed PRNG keys stack like arrays, as in JAX
 
 
 def vstack(tup, dtype=None):

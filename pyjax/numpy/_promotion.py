@@ -9,13 +9,14 @@ import numbers
 import operator
 
 from pyjax import dtypes as _jax_dtypes
+from pyjax._prng import KEY_DTYPE, PRNGKeyArray, key_words
 from pyjax.core import core, dtypes
 from pyjax.core import hooks as _hooks
 from pyjax.core.core import Tracer, get_aval
 from pyjax.core.dtypes import DType
 from pyjax.lax import lax
+from pyjax.lax._util import canonical_axis
 from pyjax.lax.shapes import broadcast_array, broadcast_shapes
-from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -107,7 +108,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
         if a.dtype.kind in "OUSV" and a.dtype.name not in dtypes.ML_DTYPES:  # ml_dtypes' types are kind V
             raise TypeError(f"JAX only supports number and bool dtypes, got array with dtype {a.dtype}")
         return _execute.from_numpy(_np.asarray(a), device, dtype)
-    if isinstance(a, _keys.PRNGKeyArray) and dtype in (None, _keys.KEY_DTYPE):
+    if isinstance(a, PRNGKeyArray) and dtype in (None, KEY_DTYPE):
         return a  # typed keys pass through, as in JAX (numeric functions reject them themselves)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
@@ -116,17 +117,11 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None) -> Array:
             [list(v) if isinstance(v, range) else v for v in a] if not isinstance(a, range) else list(a), dtype
         )
     if isinstance(a, (list, tuple)):
-        from pyjax.numpy import _manipulation  # stacks the elements; it builds on this module
-
         leaves = list(_flatten_nested(a))
-        if _keys.any_key(*leaves):
-            return _manipulation.stack([asarray(v) for v in a])
+        if builtins.any(isinstance(v, PRNGKeyArray) for v in leaves):
+            return _stack([asarray(v) for v in a])
         if builtins.any(isinstance(v, Tracer) for v in leaves):
-            return (
-                _manipulation.stack([asarray(v) for v in a]).astype(dtype)
-                if dtype
-                else _manipulation.stack([asarray(v) for v in a])
-            )
+            return _stack([asarray(v) for v in a]).astype(dtype) if dtype else _stack([asarray(v) for v in a])
         flat, shape, d, weak = _infer_dtype_from_nested(a)
         target = dtype or d
         if _np is not None:
@@ -170,9 +165,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None) -> 
     if copy and isinstance(object, Array) and out is object:
         out = lax.bind_copy(out) if hasattr(lax, "bind_copy") else core.bind(lax.copy_p, out)
     if ndmin > out.ndim:
-        from pyjax.numpy import _manipulation
-
-        out = _manipulation.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)  # jnp.reshape, or a typed key array's
     return out
 
 
@@ -206,13 +199,44 @@ def _weak_result(*args):
 
 
 def broadcast_to(x, shape):
-    if isinstance(x, _keys.PRNGKeyArray):
-        return _keys.broadcast_to(x, shape)
+    if isinstance(x, PRNGKeyArray):  # over the key words, which stay the last axis
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return PRNGKeyArray(broadcast_to(x._data, shape + (2,)))
     return broadcast_array(x if _is_array(x) else asarray(x), _shape_tuple(shape))
 
 
+def _same_dtype(arrs):
+    a0 = _aval(arrs[0])
+    return builtins.all(_aval(a).dtype is a0.dtype and _aval(a).weak_type == a0.weak_type for a in arrs)
+
+
+def _promote_list(arrays):
+    arrs = [a if _is_array(a) else asarray(a) for a in arrays]
+    if len(arrs) > 1 and not _same_dtype(arrs):
+        d, weak = _weak_result(*arrs)
+        arrs = [lax._convert(a, d, weak) for a in arrs]
+    return arrs
+
+
+def _stack(arrays: list, axis=0, dtype=None):
+    """jnp.stack of a non-empty list of arrays, or of typed key arrays (stacked over their key words;
+    dtype ignored); asarray stacks the elements of a list that holds tracers or keys with it."""
+    if builtins.any(isinstance(a, PRNGKeyArray) for a in arrays):
+        datas = [key_words(a) for a in arrays]
+        return PRNGKeyArray(_stack(datas, axis=canonical_axis(axis, arrays[0].ndim + 1, "stack")))
+    arrs = _promote_list(arrays)
+    shapes = {_aval(a).shape for a in arrs}
+    if len(shapes) > 1:
+        raise ValueError("All input arrays must have the same shape.")
+    nd = _aval(arrs[0]).ndim + 1
+    ax = canonical_axis(axis, nd, "stack")
+    arrs = [lax.expand_dims(a, (ax,)) for a in arrs]
+    out_ = lax.concatenate(arrs, ax) if len(arrs) > 1 else arrs[0]
+    return out_ if dtype is None else lax.convert_element_type(out_, dtype)
+
+
 def broadcast_arrays(*args):
-    args = [a if _is_array(a) or isinstance(a, _keys.PRNGKeyArray) else asarray(a) for a in args]
+    args = [a if _is_array(a) or isinstance(a, PRNGKeyArray) else asarray(a) for a in args]
     shape = broadcast_shapes(*[a.shape for a in args])
     return [broadcast_to(a, shape) for a in args]
 
@@ -308,7 +332,7 @@ def _check_arraylike(fn, *args):
             _is_array(a)
             or isinstance(a, _SCALARS)
             or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
-            or (hasattr(a, "__jax_array__") and not isinstance(a, _keys.PRNGKeyArray))
+            or (hasattr(a, "__jax_array__") and not isinstance(a, PRNGKeyArray))
         ):
             raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
 
