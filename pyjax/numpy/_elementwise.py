@@ -9,7 +9,7 @@ import operator
 
 from pyjax.core import dtypes
 from pyjax.core.core import Tracer
-from pyjax.lax import lax
+from pyjax.lax import lax, slicing
 from pyjax.numpy import _keys
 from pyjax.runtime.array import Array
 
@@ -33,6 +33,7 @@ from pyjax.numpy._promotion import (
     iscomplexobj,
     shape,
 )
+from pyjax.numpy._util import _arr, _concrete_int
 
 __all__ = [
     "sin",
@@ -824,8 +825,6 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """jnp.where(c, x, y) elementwise; where(c) alone is nonzero (concrete only)."""
     _check_arraylike("where", condition)
     if x is None and y is None:
-        from pyjax.numpy._indexing import nonzero
-
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError(
@@ -840,6 +839,46 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     x, y = _promote("where", x, y)
     shape = broadcast_shapes(_aval(c).shape, _aval(x).shape)
     return lax.select(broadcast_to(c, shape), broadcast_to(x, shape), broadcast_to(y, shape))
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """jnp.nonzero: index arrays of the nonzero entries; under jit `size` must be given (pads with
+    fill_value, default 0, or truncates)."""
+    a = _arr(a)
+    aa = _aval(a)
+    if aa.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() instead.")
+    mask = a if aa.dtype.kind == "b" else lax.ne(a, lax.full(aa.shape, 0, aa.dtype))
+    flat = lax.reshape(mask, (aa.size,))
+    if size is None:
+        count = lax.reduce_sum(lax.convert_element_type(flat, dtypes.int32), (0,))
+        size = _concrete_int(
+            count,
+            "The size argument of jnp.nonzero must be statically specified to use "
+            "jnp.nonzero within JAX transformations.",
+        )
+    size = operator.index(size)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * aa.ndim
+    if len(fills) != aa.ndim:
+        raise ValueError(f"fill_value must be a scalar or a tuple of length {aa.ndim}; got {fill_value}")
+    n = aa.size
+    pos = lax.sub(lax.cumsum(lax.convert_element_type(flat, dtypes.int32), 0), lax.full((n,), 1, dtypes.int32))
+    pos = lax.select(flat, pos, lax.full((n,), size, dtypes.int32))  # non-hits land out of range: dropped
+    ind = lax.reshape(pos, (n, 1))
+    out = []
+    for d in range(aa.ndim):
+        inner = math.prod(aa.shape[d + 1 :])
+        coord = lax.rem(
+            lax.div(lax.iota(dtypes.int32, n), lax.full((n,), builtins.max(inner, 1), dtypes.int32)),
+            lax.full((n,), builtins.max(aa.shape[d], 1), dtypes.int32),
+        )
+        f = fills[d]
+        if f is None or isinstance(f, (builtins.int, builtins.bool)):
+            base = lax.full((size,), 0 if f is None else builtins.int(f), dtypes.int32)
+        else:  # an array or traced fill value (len(x) under jit)
+            base = lax.broadcast_in_dim(lax.convert_element_type(_arr(f), dtypes.int32), (size,), ())
+        out.append(slicing.scatter_axes(base, ind, coord, (0,), "set") if n else base)
+    return tuple(out)
 
 
 def select(condlist, choicelist, default=0):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 
-from pyjax.numpy import _creation, _manipulation
+from pyjax.numpy import _creation, _manipulation, _ranges
 from pyjax.numpy._promotion import asarray, result_type
 
 __all__ = ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp"]
@@ -19,7 +19,7 @@ def _slice_values(s: slice):
     step = 1 if s.step is None else s.step
     if isinstance(step, complex):
         num = int(builtins.abs(step))
-        return _creation.linspace(start, s.stop, num)
+        return _ranges.linspace(start, s.stop, num)
     return _creation.arange(start, s.stop, step)
 
 
@@ -34,7 +34,7 @@ class _Grid:
             return _slice_values(key)
         axes = [_slice_values(k) for k in key]
         dt = result_type(*axes)
-        grids = _creation.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
+        grids = _ranges.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
         return grids if self.sparse else _manipulation.stack(grids)
 
 

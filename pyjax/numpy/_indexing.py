@@ -24,6 +24,8 @@ from pyjax.core.lru import LRUCache, cache_size
 from pyjax.lax import lax, slicing
 from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _creation, _elementwise, _keys, _manipulation, _reductions
+from pyjax.numpy._elementwise import nonzero
+from pyjax.numpy._manipulation import take
 from pyjax.numpy._promotion import (
     _aval,
     _is_array,
@@ -34,6 +36,7 @@ from pyjax.numpy._promotion import (
     broadcast_shapes,
     broadcast_to,
 )
+from pyjax.numpy._util import _concrete_int, _concrete_value, _wrap_negative
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -254,20 +257,6 @@ class _Adv:
         return () if self.is_static else _aval(self.value).shape
 
 
-def _concrete_value(x, what: str):
-    """The concrete array behind x, looking through autodiff tracers; None if x is abstract."""
-    while isinstance(x, Tracer):
-        low = x.full_lower()
-        if low is not x:
-            x = low
-            continue
-        prim = getattr(x, "primal", None)
-        if prim is None:
-            return None
-        x = prim
-    return x
-
-
 def _mask_coords(mask, pos: int, shape: tuple) -> list:
     """Integer coordinate arrays of the True entries of a concrete boolean mask."""
     ma = _aval(mask)
@@ -397,16 +386,6 @@ def parse_index(shape: tuple, idx) -> tuple[tuple, list]:
 
 
 # --- shared helpers -----------------------------------------------------------------------------
-
-
-def _wrap_negative(v, n: int):
-    """Index value(s) with negative entries wrapped by n (static ints stay Python ints)."""
-    if isinstance(v, builtins.int):
-        return v + n if v < 0 else v
-    a = _aval(v)
-    if a.dtype.kind != "i":
-        return v
-    return lax.select(lax.lt(v, lax.full(a.shape, 0, a.dtype)), lax.add(v, lax.full(a.shape, n, a.dtype)), v)
 
 
 def _stack_dtype(values) -> dtypes.DType:
@@ -630,44 +609,6 @@ def _arr(x):
     return x if _is_array(x) else asarray(x)
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
-    """jnp.take: elements of a along axis (flattened a if axis is None) at integer indices.
-
-    mode None/'fill' fills out-of-range indices (NaN, INT_MIN, UINT_MAX or True unless fill_value),
-    'clip' clamps, 'wrap' wraps around; negative indices count from the end except under 'clip'."""
-    if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
-    if isinstance(a, _keys.PRNGKeyArray):
-        return _keys.take(a, indices, axis, take, mode=mode, fill_value=fill_value)
-    a = _arr(a)
-    indices = _arr(indices)
-    if _aval(indices).dtype.kind not in "iu":
-        raise ValueError("indices must have an integer type")
-    if axis is None:
-        a = _manipulation.ravel(a)
-        axis = 0
-    nd = _aval(a).ndim
-    axis = canonical_axis(axis, nd, "take", scalar_ok=True)
-    n = _aval(a).shape[axis]
-    if mode == "raise":
-        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
-    if mode not in (None, "fill", "clip", "wrap", "promise_in_bounds", "drop"):
-        raise ValueError(f"Invalid mode '{mode}' for np.take")
-    ia = _aval(indices)
-    if n == 0 and ia.size and mode in ("clip", "wrap"):
-        raise IndexError("Cannot do a non-empty jnp.take() from an empty axes.")
-    if mode == "wrap":
-        indices = _elementwise.remainder(indices, n) if n else indices
-    elif mode != "clip":
-        indices = _wrap_negative(indices, n)
-    g_mode = {"clip": "clip", "wrap": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
-    ind = lax.reshape(indices, ia.shape + (1,))
-    y = slicing.take_axes(a, ind, (axis,), mode=g_mode, fill_value=fill_value)
-    k = ia.ndim
-    perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + nd - 1))
-    return lax.transpose(y, perm) if axis and k else y
-
-
 def _along_axis_grid(fn, arr, indices, axis):
     """Broadcast arr and indices except along axis; returns (arr, gather index grid, out shape)."""
     arr, indices = _arr(arr), _arr(indices)
@@ -735,53 +676,6 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     vals = broadcast_to(_arr(values).astype(_aval(arr2).dtype), out_shape)
     out = slicing.scatter_axes(arr2, grid, vals, tuple(range(nd)), "set", mode="clip" if mode == "clip" else "drop")
     return lax.reshape(out, _aval(full_arr).shape) if axis is None else out
-
-
-def _concrete_int(x, msg: str) -> int:
-    c = _concrete_value(x, msg)
-    if c is None:
-        raise ConcretizationTypeError(_aval(x), msg)
-    return builtins.int(c)
-
-
-def nonzero(a, *, size=None, fill_value=None):
-    """jnp.nonzero: index arrays of the nonzero entries; under jit `size` must be given (pads with
-    fill_value, default 0, or truncates)."""
-    a = _arr(a)
-    aa = _aval(a)
-    if aa.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() instead.")
-    mask = a if aa.dtype.kind == "b" else lax.ne(a, lax.full(aa.shape, 0, aa.dtype))
-    flat = lax.reshape(mask, (aa.size,))
-    if size is None:
-        count = lax.reduce_sum(lax.convert_element_type(flat, _I32), (0,))
-        size = _concrete_int(
-            count,
-            "The size argument of jnp.nonzero must be statically specified to use "
-            "jnp.nonzero within JAX transformations.",
-        )
-    size = operator.index(size)
-    fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * aa.ndim
-    if len(fills) != aa.ndim:
-        raise ValueError(f"fill_value must be a scalar or a tuple of length {aa.ndim}; got {fill_value}")
-    n = aa.size
-    pos = lax.sub(lax.cumsum(lax.convert_element_type(flat, _I32), 0), lax.full((n,), 1, _I32))
-    pos = lax.select(flat, pos, lax.full((n,), size, _I32))  # non-hits land out of range: dropped
-    ind = lax.reshape(pos, (n, 1))
-    out = []
-    for d in range(aa.ndim):
-        inner = math.prod(aa.shape[d + 1 :])
-        coord = lax.rem(
-            lax.div(lax.iota(_I32, n), lax.full((n,), builtins.max(inner, 1), _I32)),
-            lax.full((n,), builtins.max(aa.shape[d], 1), _I32),
-        )
-        f = fills[d]
-        if f is None or isinstance(f, (builtins.int, builtins.bool)):
-            base = lax.full((size,), 0 if f is None else builtins.int(f), _I32)
-        else:  # an array or traced fill value (len(x) under jit)
-            base = lax.broadcast_in_dim(lax.convert_element_type(_arr(f), _I32), (size,), ())
-        out.append(slicing.scatter_axes(base, ind, coord, (0,), "set") if n else base)
-    return tuple(out)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):

@@ -13,8 +13,9 @@ import operator
 
 from pyjax.core import dtypes
 from pyjax.core.core import Tracer
-from pyjax.lax import lax
+from pyjax.lax import lax, slicing
 from pyjax.lax._util import canonical_axis
+from pyjax.lax.sorting import argsort_lax
 from pyjax.numpy import _keys
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
@@ -36,7 +37,7 @@ from pyjax.numpy._promotion import (
     broadcast_to,
     ndim,
 )
-from pyjax.numpy._util import _arr, _aval, _concrete, _slice_axis, _to_dtype
+from pyjax.numpy._util import _arr, _aval, _concrete, _slice_axis, _to_dtype, _wrap_negative
 
 __all__ = [
     "append",
@@ -106,9 +107,7 @@ def insert(arr, obj, values, axis: int | None = None):
     k = broadcast_shapes(_aval(ind).shape, (_aval(vals).shape[axis],))[0]
     ind = broadcast_to(ind.astype(dtypes.int32), (k,))
     ind = _elementwise.clip(_elementwise.where(ind < 0, ind + n, ind), 0, n)
-    from pyjax.numpy._sorting import argsort
-
-    order = argsort(ind, stable=True)
+    order = argsort_lax(ind, 0, False)  # jnp.argsort(ind, stable=True) of the 1-D int32 positions
     vpos = ind.at[order].add(_creation.arange(k, dtype=dtypes.int32))
     keep_mask = _creation.ones((n + k,), dtype=dtypes.bool_).at[vpos].set(False)
     apos = _elementwise.where(keep_mask, size=n)[0]
@@ -160,20 +159,16 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
         return _slice_axis(a, 0, 0, axis)
     if keep == list(builtins.range(keep[0], keep[0] + len(keep))):
         return _slice_axis(a, keep[0], keep[0] + len(keep), axis)
-    from pyjax.numpy._indexing import take
-
     return take(a, asarray(keep, dtype=dtypes.int32), axis=axis)
 
 
 def _delete_traced(a, ind, axis: int, n: int):
     """delete at traced, distinct integer positions (assume_unique_indices): the output keeps n - len(ind)
     entries, so its shape is static; a mask with the positions cleared picks them (jit-safe)."""
-    from pyjax.numpy._indexing import nonzero, take
-
     ind = lax.reshape(ind.astype(dtypes.int32), (_aval(ind).size,))
     wrapped = lax.select(ind < 0, ind + n, ind)
     keep = lax.full((n,), True, dtypes.bool_).at[wrapped].set(False, mode="drop")
-    (pos,) = nonzero(keep, size=n - _aval(ind).size)
+    (pos,) = _elementwise.nonzero(keep, size=n - _aval(ind).size)
     return take(a, pos, axis=axis)
 
 
@@ -342,10 +337,46 @@ def _no_inplace(name: str, inplace: bool):
         )
 
 
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
+    """jnp.take: elements of a along axis (flattened a if axis is None) at integer indices.
+
+    mode None/'fill' fills out-of-range indices (NaN, INT_MIN, UINT_MAX or True unless fill_value),
+    'clip' clamps, 'wrap' wraps around; negative indices count from the end except under 'clip'."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if isinstance(a, _keys.PRNGKeyArray):
+        return _keys.take(a, indices, axis, take, mode=mode, fill_value=fill_value)
+    a = _arr(a)
+    indices = _arr(indices)
+    if _aval(indices).dtype.kind not in "iu":
+        raise ValueError("indices must have an integer type")
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    nd = _aval(a).ndim
+    axis = canonical_axis(axis, nd, "take", scalar_ok=True)
+    n = _aval(a).shape[axis]
+    if mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode not in (None, "fill", "clip", "wrap", "promise_in_bounds", "drop"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    ia = _aval(indices)
+    if n == 0 and ia.size and mode in ("clip", "wrap"):
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axes.")
+    if mode == "wrap":
+        indices = _elementwise.remainder(indices, n) if n else indices
+    elif mode != "clip":
+        indices = _wrap_negative(indices, n)
+    g_mode = {"clip": "clip", "wrap": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
+    ind = lax.reshape(indices, ia.shape + (1,))
+    y = slicing.take_axes(a, ind, (axis,), mode=g_mode, fill_value=fill_value)
+    k = ia.ndim
+    perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + nd - 1))
+    return lax.transpose(y, perm) if axis and k else y
+
+
 def put(a, ind, v, mode=None, *, inplace: bool = True):
     """a with the flat positions ind set to v (v cycled to the length of ind); needs inplace=False."""
-    from pyjax.numpy._indexing import take  # indexing builds on manipulation
-
     _no_inplace("put", inplace)
     a = asarray(a)
     ind = ravel(asarray(ind))
@@ -364,8 +395,6 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
 
 def place(arr, mask, vals, *, inplace: bool = True):
     """arr with its masked positions filled from vals in order (cycling); needs inplace=False."""
-    from pyjax.numpy._indexing import take  # indexing builds on manipulation
-
     _no_inplace("place", inplace)
     arr = asarray(arr)
     mask = ravel(asarray(mask)).astype(bool)
@@ -689,8 +718,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     reps = [builtins.int(v) for v in (repeats.tolist() if hasattr(repeats, "tolist") else repeats)]
     if len(reps) != a.shape[ax]:
         raise ValueError(f"repeat: repeats length {len(reps)} does not match axis size {a.shape[ax]}")
-    from pyjax.numpy._indexing import take
-
     idx = [i for i, r in enumerate(reps) for _ in range(r)]
     return take(a, asarray(idx, dtype=dtypes.int32), axis=ax)
 
@@ -700,7 +727,6 @@ def _repeat_to_length(a, repeats, ax: int, length: int):
     whose run covers j. A run ends at each cumulative count; counting the ends at or before j (one
     scatter-add of ones, then a cumulative sum) gives its index. Past the last run the last element
     repeats; runs beyond length are cut, as JAX."""
-    from pyjax.numpy._indexing import take
     from pyjax.numpy._reductions import cumsum
 
     n = a.shape[ax]
@@ -800,8 +826,6 @@ def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
         if lo == 0 and hi == 0:
             continue
         n = out.shape[ax]
-        from pyjax.numpy._indexing import take
-
         if mode == "edge":
             idx = [0] * lo + list(range(n)) + [n - 1] * hi
         elif mode == "wrap":
@@ -907,6 +931,11 @@ def diag(v, k=0):
     raise ValueError("diag input must be 1d or 2d")
 
 
+def diagflat(v, k: int = 0):
+    """2-D array with the flattened input on diagonal k."""
+    return diag(ravel(asarray(v)), k)
+
+
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     return _reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -962,5 +991,6 @@ __all__ += [
     "triu",
     "diagonal",
     "diag",
+    "diagflat",
     "trace",
 ]

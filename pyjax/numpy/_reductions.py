@@ -14,7 +14,7 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy import _elementwise, _manipulation
+from pyjax.numpy import _elementwise
 from pyjax.numpy._promotion import (
     _aval,
     _check_arraylike,
@@ -299,7 +299,7 @@ def _arg(name, lax_fn):
         if axis is None:
             if av.size == 0:
                 raise ValueError(f"attempt to get {name} of an empty sequence")
-            flat = _manipulation.ravel(a)
+            flat = lax.reshape(a, (av.size,))  # jnp.ravel
             r = lax_fn(flat, 0, dtypes.default_int())
             return lax.reshape(r, (1,) * av.ndim) if keepdims else r
         (ax,) = _reduce_axes(name, a, axis)
@@ -323,7 +323,7 @@ def _cumulative(name, lax_fn, bool_to_int=True):
         _check_arraylike(name, a)
         a = _strong(a)
         if axis is None:
-            a = _manipulation.ravel(a)
+            a = lax.reshape(a, (_aval(a).size,))  # jnp.ravel
             axis = 0
         (ax,) = _reduce_axes(name, a, axis)
         if dtype is not None:
@@ -372,7 +372,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             )
         shape = [1] * a.ndim
         shape[operator.index(axis) % a.ndim] = w.shape[0]
-        w = _manipulation.reshape(w, shape)
+        w = lax.reshape(w, tuple(shape))
     a, w = _promote("average", a, w, to_float=True)
     wsum = sum(broadcast_to(w, a.shape), axis=axis, keepdims=keepdims)
     avg = _elementwise.divide(sum(_elementwise.multiply(a, w), axis=axis, keepdims=keepdims), wsum)

@@ -21,6 +21,7 @@ try:
 except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
+from pyjax.numpy._manipulation import take
 from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result, asarray, ndim, result_type
 from pyjax.numpy._util import _checked_arr as _arr
 from pyjax.numpy._util import _i32
@@ -165,8 +166,6 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
     if _aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
     if sorter is not None:
-        from pyjax.numpy._indexing import take
-
         a = take(a, sorter)
     a, v = _promote_dtypes(a, v)
     n = _aval(a).shape[0]
@@ -383,7 +382,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
 
 def interp(x, xp, fp, left=None, right=None, period=None):
     """One-dimensional piecewise-linear interpolation of (xp, fp) at x (numpy.interp)."""
-    from pyjax.numpy._indexing import take
     from pyjax.numpy._sorting import argsort
 
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)

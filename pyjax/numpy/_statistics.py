@@ -9,7 +9,7 @@ import math
 import operator
 
 from pyjax.core import core, dtypes
-from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _reductions
+from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _ranges, _reductions
 from pyjax.numpy._differences import diff
 from pyjax.numpy._promotion import _check_arraylike, _is_array, asarray, broadcast_to
 from pyjax.numpy._sorting import searchsorted
@@ -74,7 +74,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     same = lo == hi
     lo = _elementwise.where(same, lo - 0.5, lo)
     hi = _elementwise.where(same, hi + 0.5, hi)
-    return _creation.linspace(lo, hi, nbins + 1, dtype=d)
+    return _ranges.linspace(lo, hi, nbins + 1, dtype=d)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):

@@ -77,3 +77,34 @@ def _slice_axis(a, start, stop, axis):
     limits = list(shape)
     starts[axis], limits[axis] = start, stop
     return lax.slice(a, starts, limits)
+
+
+def _concrete_value(x, what: str):
+    """The concrete array behind x, looking through autodiff tracers; None if x is abstract."""
+    while isinstance(x, Tracer):
+        low = x.full_lower()
+        if low is not x:
+            x = low
+            continue
+        prim = getattr(x, "primal", None)
+        if prim is None:
+            return None
+        x = prim
+    return x
+
+
+def _concrete_int(x, msg: str) -> int:
+    c = _concrete_value(x, msg)
+    if c is None:
+        raise ConcretizationTypeError(_aval(x), msg)
+    return builtins.int(c)
+
+
+def _wrap_negative(v, n: int):
+    """Index value(s) with negative entries wrapped by n (static ints stay Python ints)."""
+    if isinstance(v, builtins.int):
+        return v + n if v < 0 else v
+    a = _aval(v)
+    if a.dtype.kind != "i":
+        return v
+    return lax.select(lax.lt(v, lax.full(a.shape, 0, a.dtype)), lax.add(v, lax.full(a.shape, n, a.dtype)), v)
