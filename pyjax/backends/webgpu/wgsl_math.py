@@ -350,8 +350,19 @@ fn pj_nextafter(x: f32, y: f32) -> f32 {
 def _f8_defs(name: str, e: int, mb: int, bias: int, rule: str) -> None:
     """pj_{name}_to_f32, pj_f32_to_{name} and pj_r{name} for an 8-bit (or smaller) float of core/minifloat.py."""
     if rule == "e8m0":
-        _e8m0_defs(name)
-        return
+        _e8m0_codec(name)
+    else:
+        _minifloat_codec(name, e, mb, bias, rule)
+    _def(
+        f"r{name}",
+        (f"f32_to_{name}", f"{name}_to_f32"),
+        f"pj_r{name}(x: f32) -> f32  (x rounded to {name})",
+        f"fn pj_r{name}(x: f32) -> f32 {{ return pj_{name}_to_f32(pj_f32_to_{name}(x)); }}",
+    )
+
+
+def _minifloat_codec(name: str, e: int, mb: int, bias: int, rule: str) -> None:
+    """pj_{name}_to_f32 and pj_f32_to_{name} of a float with an IEEE-like exponent and mantissa."""
     shift = 23 - mb
     sb, w = minifloat.sign_bit(name), minifloat.width(name)
     special = ""
@@ -398,16 +409,10 @@ fn pj_f32_to_{name}(x: f32) -> u32 {{
 }}
 """,
     )
-    _def(
-        f"r{name}",
-        (f"f32_to_{name}", f"{name}_to_f32"),
-        f"pj_r{name}(x: f32) -> f32  (x rounded to {name})",
-        f"fn pj_r{name}(x: f32) -> f32 {{ return pj_{name}_to_f32(pj_f32_to_{name}(x)); }}",
-    )
 
 
-def _e8m0_defs(name: str) -> None:
-    """float8_e8m0fnu's helpers (core/minifloat.py): code c is 2**(c - 127), 0xff NaN, ties round up."""
+def _e8m0_codec(name: str) -> None:
+    """float8_e8m0fnu's load and store helpers (core/minifloat.py): code c is 2**(c - 127), 0xff NaN, ties round up."""
     _def(
         f"{name}_to_f32",
         (),
@@ -430,12 +435,6 @@ fn pj_f32_to_{name}(x: f32) -> u32 {{
   return u32(u + select(0x400000i, 0x200000i, u < 0x800000i)) >> 23u;
 }}
 """,
-    )
-    _def(
-        f"r{name}",
-        (f"f32_to_{name}", f"{name}_to_f32"),
-        f"pj_r{name}(x: f32) -> f32  (x rounded to {name})",
-        f"fn pj_r{name}(x: f32) -> f32 {{ return pj_{name}_to_f32(pj_f32_to_{name}(x)); }}",
     )
 
 
