@@ -234,12 +234,17 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     return lax.convert_element_type(out, d)
 
 
-def eye(N, M=None, k=0, dtype=None, *, device=None):
+def _diagonal_mask(N, M, k, dtype, compare):
+    """An N x M (N x N without M) array of dtype (default float) that is 1 where compare(row + k, column)."""
     M = N if M is None else M
     d = dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float()
     r = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     c = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    return lax.convert_element_type(lax.eq(lax.add(r, k), c), d)
+    return lax.convert_element_type(compare(lax.add(r, k), c), d)
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    return _diagonal_mask(N, M, k, dtype, lax.eq)
 
 
 def identity(n, dtype=None):
@@ -247,11 +252,7 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
-    d = dtypes.canonicalize(dtype) if dtype is not None else dtypes.default_float()
-    r = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
-    c = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    return lax.convert_element_type(lax.ge(lax.add(r, k), c), d)
+    return _diagonal_mask(N, M, k, dtype, lax.ge)
 
 
 def copy(a, order=None):
