@@ -692,7 +692,18 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
 
 
 def _sort(ctx, *xs, dimension, is_stable, num_keys):
-    return _last_axis_routine(ctx, "sort", list(xs), dimension, {"num_keys": num_keys})
+    # "iota": the payload operands that are the index along the sorted axis (argsort's): a backend
+    # may write the sorting permutation there instead of gathering the iota through it
+    iota = tuple(j for j, x in enumerate(xs) if j >= num_keys and _is_iota(x, dimension))
+    return _last_axis_routine(ctx, "sort", list(xs), dimension, {"num_keys": num_keys, "iota": iota})
+
+
+def _is_iota(x: Lazy, axis: int) -> bool:
+    """x is the int32 index along axis (lax.broadcasted_iota's value)."""
+    e = x.expr
+    if e.op == "cast" and e.dtype == i32:
+        e = e.srcs[0]
+    return x.red is None and x.dtype == i32 and e.op == "idx" and e.arg == axis
 
 
 rules["sort"] = _sort

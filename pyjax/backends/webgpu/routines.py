@@ -129,6 +129,7 @@ class SortExe:
     def __init__(self, r, backend):
         p = r.p
         self.nk = p["num_keys"]
+        self.iota = p.get("iota", ())  # operands that are the iota: written as the permutation itself
         shape = r.in_avals[0].shape
         self.n = shape[-1] if shape else 1
         self.rows = math.prod(shape[:-1]) if shape else 1
@@ -275,6 +276,8 @@ class SortExe:
             for j, (s, o, gk) in enumerate(zip(ins, outs, self.gathers)):
                 if j == 0 and self.decode is not None:
                     be.step(self.decode, [s, sk, ix, o], None, -(-self.n // WG))
+                elif j in self.iota:  # iota[ix] is ix (its first n entries: the padding sorts last)
+                    be.copy(ix, 0, o, 0, 4 * self.n)
                 else:
                     be.run_kernel(gk, [s, ix], [o])
             return
