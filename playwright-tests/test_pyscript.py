@@ -36,11 +36,14 @@ def jax_losses(steps: int = 10) -> list[float]:
     return out
 
 
-def open_offline(chromium, url: str, ready: str, timeout_ms: int = 180_000):
+def open_offline(chromium, url: str, ready: str, timeout_ms: int = 180_000, init_script: str | None = None):
     """Open url with every request off 127.0.0.1 refused; wait for the `ready` JS expression.
+    `init_script` (JS) runs in the page before its own scripts.
 
     Returns (page, result of ready, refused URLs, console errors)."""
     context = chromium.new_context()  # routes set on the context also see the page's Workers' requests
+    if init_script:
+        context.add_init_script(init_script)
     page = context.new_page()
     refused, errors = [], []
 

@@ -11,7 +11,8 @@ site/build.py calls build(out) after laying out Pyodide and the wheel. Three ste
 3. JupyterLite: `jupyter lite build` into lite/ with the Pyodide kernel on that Pyodide copy, a
    piplite index holding pyjax and `comm` (the kernel's one dependency outside Pyodide's lock)
    with PyPI turned off, and the notebook site/jupyterlite.ipynb as pyjax.ipynb, and the favicons
-   jupyter-server would have served (add_favicons).
+   jupyter-server would have served (add_favicons). The kernel's page <-> worker calls get fixes
+   for two races that left a cell, or the kernel's start, hanging (patch_coincident).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -163,6 +165,65 @@ def add_favicons(dest: Path) -> None:
             page.write_text(html.replace("</head>", f"  {link}\n  </head>", 1))
 
 
+# coincident: the Pyodide kernel's calls between the page and its worker where the page is cross-origin
+# isolated (@jupyterlite/pyodide-kernel 0.8). A call posts its request with an Int32Array over a
+# SharedArrayBuffer and waits until the callee makes word 0 nonzero: the page (async) with
+# `Atomics.waitAsync(sab, 0).value.then(...)`, the worker (sync) with `Atomics.wait(sab, 0, 0)`.
+# A result string comes in a second round: the caller posts a buffer and the callee writes the
+# string's UTF-16 codes into it from index 0, then notifies. Two races when the caller's thread is
+# descheduled between posting and waiting (a loaded machine), fixed here in the built files:
+# 1. The callee answered before the page waited: waitAsync then returns synchronously with a string
+#    ("not-equal"), `.value.then` is not a function, the TypeError rejects the kernel's execute
+#    handler and the cell's reply never comes: the kernel stays busy after the cell printed
+#    everything ("A(...).value.then is not a function" in the page; about 1 run in 5 of the
+#    notebook on a loaded 2-core machine, nearly always the last cell). Fix: coincident gets a
+#    waitAsync whose synchronous answers come as resolved promises (COINCIDENT_ATOMICS).
+# 2. The waiter looked while the string was half written: its first code already made word 0
+#    nonzero, so wait returned "not-equal" and JSON.parse read zeros (seen as Pyodide's fatal error
+#    "Bad control character in string literal in JSON" from a drive request while the kernel
+#    started: no cell ever runs). Fix: word 0 is written last, atomically (COINCIDENT_WRITE).
+COINCIDENT_ATOMICS = re.compile(r"(\{notify:[\w$]+,wait:[\w$]+,waitAsync:[\w$]+\}=)Atomics\b")
+SETTLED_WAIT_ASYNC = (
+    "{notify:Atomics.notify,wait:Atomics.wait,waitAsync:Atomics.waitAsync&&((...a)=>{"
+    "const r=Atomics.waitAsync(...a);return r.async?r:{async:!1,value:Promise.resolve(r.value)}})}"
+)
+COINCIDENT_WRITE = re.compile(
+    r"for\(let ([\w$]+)=new ([\w$]+)\(([\w$]+)\.buffer\),([\w$]+)=0;\4<([\w$]+)\.length;\4\+\+\)\1\[\4\]=\5\.charCodeAt\(\4\)"
+)
+
+
+def _write_word0_last(m: re.Match) -> str:
+    t, u16, buf, i, s = m[1], m[2], m[3], m[4], m[5]
+    return (
+        f"{{let {t}=new {u16}({buf}.buffer);for(let {i}=2;{i}<{s}.length;{i}++){t}[{i}]={s}.charCodeAt({i});"
+        f"Atomics.store(new Int32Array({buf}.buffer),0,{s}.charCodeAt(0)|({s}.length>1?{s}.charCodeAt(1)<<16:0))}}"
+    )
+
+
+def patch_coincident(dest: Path) -> list[Path]:
+    """Fix coincident's two races (above) in the Pyodide kernel extension's files; returns the files
+    patched. An extension where either pattern is missing stops the build: check whether its
+    coincident still has the races, and update or drop the patch."""
+    patched = []
+    found = {"waitAsync": 0, "write": 0}
+    for js in sorted((dest / "extensions" / "@jupyterlite" / "pyodide-kernel-extension").rglob("*.js")):
+        text = js.read_text()
+        new, a = COINCIDENT_ATOMICS.subn(lambda m: m[1] + SETTLED_WAIT_ASYNC, text)
+        new, w = COINCIDENT_WRITE.subn(_write_word0_last, new)
+        found["waitAsync"] += a
+        found["write"] += w
+        if a or w:
+            js.write_text(new)
+            patched.append(js)
+    if not all(found.values()):
+        sys.exit(
+            f"site/jupyterlite_build.py: coincident's code changed in the Pyodide kernel extension ({found} "
+            "places patched): check whether its waitAsync(...).value.then and half-written-answer races are "
+            "still there, and update or drop patch_coincident"
+        )
+    return patched
+
+
 def build_lite(out: Path, wheel: Path) -> Path:
     """`jupyter lite build` into out/lite with the Pyodide kernel on out/pyodide, offline."""
     dest = out / "lite"
@@ -183,6 +244,7 @@ def build_lite(out: Path, wheel: Path) -> Path:
         (lite / "jupyter_lite_config.json").write_text(json.dumps(config))
         cmd = [sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite), "--output-dir", str(dest)]
         run(cmd, cwd=lite)
+    patch_coincident(dest)
     add_favicons(dest)
     files = dest / "files"
     files.mkdir(exist_ok=True)
