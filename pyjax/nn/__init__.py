@@ -18,7 +18,7 @@ from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
 from pyjax.nn import initializers  # noqa: F401
 from pyjax.nn.block_scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul  # noqa: F401
-from pyjax.numpy._promotion import _promote_inexact
+from pyjax.numpy._promotion import _check_arraylike, _promote_inexact
 
 __all__ = [
     "get_scaled_dot_general_config",
@@ -104,9 +104,12 @@ def logsumexp(
     return out
 
 
-def _arr(x, name: str):
+def _arr(x, name: str, check: bool = True):
+    """x as an array; with check, after JAX's check_arraylike naming `name` (a list raises)."""
     if isinstance(x, Tracer):
         return x
+    if check:
+        _check_arraylike(name, x)
     try:
         return jnp.asarray(x)
     except TypeError:
@@ -178,6 +181,7 @@ def mish(x: Any) -> Any:
 
 def squareplus(x: Any, b: Any = 4) -> Any:
     """(x + sqrt(x^2 + b)) / 2."""
+    _check_arraylike("squareplus", x, b)
     x = _arr(x, "squareplus")
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
@@ -190,7 +194,7 @@ def sparse_plus(x: Any) -> Any:
 
 def sparse_sigmoid(x: Any) -> Any:
     """clip((x + 1) / 2, 0, 1)."""
-    return 0.5 * jnp.clip(_arr(x, "sparse_sigmoid") + 1.0, 0.0, 2.0)
+    return 0.5 * jnp.clip(_arr(x, "sparse_sigmoid", check=False) + 1.0, 0.0, 2.0)
 
 
 def log_sigmoid(x: Any) -> Any:
@@ -290,7 +294,7 @@ def _softmax_fwd(x, axis, where, initial):
 
 def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along axis, with JAX's custom JVP y * (t - sum(y * t))."""
-    x = _arr(x, "softmax")
+    x = _arr(x, "max")  # JAX's softmax takes the max first; its error names max
     if isinstance(axis, list):
         axis = tuple(axis)
     return _softmax_with_axis(axis)(x, where)
@@ -322,7 +326,7 @@ def _softmax_with_axis(axis):
 def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
     """log(mean(exp(x))) along axis, computed stably."""
     lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
-    x = _arr(x, "logmeanexp")
+    x = _arr(x, "logmeanexp", check=False)
     ones = jnp.ones(x.shape, get_aval(lse).dtype)
     count = jnp.sum(ones, axis=axis, where=where, keepdims=keepdims)
     return lse - jnp.log(count)
@@ -357,7 +361,7 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     """x[..., None] == arange(num_classes), as dtype (default float), new axis at `axis`."""
     num_classes = core.concrete_or_error(num_classes, "The error arose in jax.nn.one_hot argument `num_classes`.")
     num_classes = operator.index(num_classes)  # a float count is a TypeError, as in JAX
-    x = _arr(x, "one_hot")
+    x = _arr(x, "one_hot", check=False)  # JAX takes lists here
     d = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
     nd = x.ndim
     if not -(nd + 1) <= axis <= nd:
@@ -404,7 +408,7 @@ def dot_product_attention(
     """
     if implementation not in (None, "xla"):
         raise ValueError(f"Unsupported implementation option: {implementation}")
-    q, k, v = (_arr(t, "dot_product_attention") for t in (query, key, value))
+    q, k, v = (_arr(t, "dot_product_attention", check=False) for t in (query, key, value))
     unbatched = q.ndim == 3
     if unbatched:
         q, k, v = q[None], k[None], v[None]
@@ -424,8 +428,8 @@ def dot_product_attention(
     logits_dtype = dtypes.promote_types(q.dtype, dtypes.float32)
     logits = jnp.einsum("BTNH,BSNH->BNTS", q, k, preferred_element_type=logits_dtype) * jnp.asarray(scale, logits_dtype)
     if bias is not None:
-        logits = (logits + _arr(bias, "dot_product_attention")).astype(logits_dtype)
-    keep = None if mask is None else _arr(mask, "dot_product_attention").astype(bool)
+        logits = (logits + _arr(bias, "dot_product_attention", check=False)).astype(logits_dtype)
+    keep = None if mask is None else _arr(mask, "dot_product_attention", check=False).astype(bool)
     tpos, spos = jnp.arange(T)[:, None], jnp.arange(S)[None, :]
 
     def both(a, b):

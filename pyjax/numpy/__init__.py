@@ -81,7 +81,7 @@ def dtype(spec):
 _methods.install()
 from pyjax.numpy._sorting import *  # noqa: F401,F403,E402
 from pyjax.numpy import linalg  # noqa: F401,E402
-from pyjax.numpy.linalg import vecdot  # noqa: F401,E402
+from pyjax.numpy.linalg import _numpy_vecdot as vecdot  # noqa: F401,E402
 from pyjax.numpy._einsum import einsum, einsum_path  # noqa: F401,E402
 from pyjax.numpy._indexing import *  # noqa: F401,F403,E402
 from pyjax.numpy._setops import *  # noqa: F401,F403,E402

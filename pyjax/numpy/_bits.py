@@ -16,7 +16,7 @@ try:
 except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _manipulation
-from pyjax.numpy._promotion import _promote, asarray
+from pyjax.numpy._promotion import _check_arraylike, _promote, asarray
 from pyjax.numpy._reductions import sum as _sum
 
 _uint8 = dtypes.SCALAR_TYPES["uint8"]  # jnp.uint8
@@ -31,6 +31,7 @@ def _check_bitorder(bitorder: str) -> None:
 
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     """Pack the truth values of an integer or boolean array into uint8 bytes, 8 per byte."""
+    _check_arraylike("packbits", a)
     a = asarray(a)
     if a.dtype.kind not in "iub":
         raise TypeError("Expected an input array of integer or boolean data type")
@@ -52,6 +53,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
 
 def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Any:
     """Unpack the bits of a uint8 array into 0/1 uint8 values (8 per byte), optionally `count` of them."""
+    _check_arraylike("unpackbits", a)
     a = asarray(a)
     if a.dtype.name != "uint8":
         raise TypeError("Expected an input array of unsigned byte data type")

@@ -22,7 +22,7 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy._promotion import _is_array, _shape_tuple, array, asarray, broadcast_to
+from pyjax.numpy._promotion import _check_arraylike, _is_array, _shape_tuple, array, asarray, broadcast_to
 from pyjax.numpy._util import _aval
 
 __all__ = ["fromfunction", "frombuffer", "from_dlpack", "fromiter", "fromstring"]
@@ -134,6 +134,7 @@ def empty(shape, dtype=None, *, device=None):
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
+    _check_arraylike("full", fill_value)
     shape = _shape_tuple(shape)
     _check_shape("full", shape)
     if is_float0(dtype):
@@ -163,16 +164,26 @@ def _like_operand(a):
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
-    return full_like(a, 0, dtype, shape)
+    return _full_like("zeros_like", a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
-    return full_like(a, 1, dtype, shape)
+    return _full_like("ones_like", a, 1, dtype, shape)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    return _full_like("full_like", a, fill_value, dtype, shape)
+
+
+def _full_like(fn, a, fill_value, dtype, shape):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.full_like(a, fill_value, dtype, shape, full)
+    # JAX checks a only when it has no shape and dtype (a ShapeDtypeStruct passes), and full_like's fill
+    fill = (fill_value,) if fn == "full_like" else ()
+    if not _is_array(a) and not (hasattr(a, "dtype") and hasattr(a, "shape")):
+        _check_arraylike(fn, a, *fill, keys=True)
+    elif fill:
+        _check_arraylike(fn, 0, *fill, keys=True)
     if is_float0(dtype) or (dtype is None and is_float0(a)):
         return float0_zeros(tuple(a.shape) if shape is None else _shape_tuple(shape))
     a = _like_operand(a)
@@ -181,7 +192,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 
 def empty_like(a, dtype=None, shape=None, *, device=None):
-    return zeros_like(a, dtype, shape)
+    return _full_like("ones_like", a, 0, dtype, shape)  # JAX's name for it in the check_arraylike error
 
 
 def _concrete_scalar(x, fn):
@@ -208,6 +219,7 @@ def _bound_value(x):
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """jnp.arange with static bounds; the dtype is the bounds' (Python ints give int32, the default int;
     floats float32; NumPy or JAX scalars their own dtype, as JAX)."""
+    _check_arraylike("arange", start, stop, step, none=True)
     bounds = [_concrete_scalar(b, "arange") if b is not None else None for b in (start, stop, step)]
     types = [_bound_type(b) for b in bounds if b is not None]
     start, stop, step = (_bound_value(b) for b in bounds)
@@ -256,6 +268,7 @@ def tri(N, M=None, k=0, dtype=None):
 
 
 def copy(a, order=None):
+    _check_arraylike("copy", a)
     return array(a, copy=True)
 
 

@@ -149,7 +149,7 @@ def _gradient_axis(a, h, axis):
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """Integral of y along axis by the trapezoidal rule (sample points x, or uniform spacing dx)."""
-    _check_arraylike("trapezoid", y)
+    _check_arraylike("trapezoid", y, *([] if x is None else [x]))
     y = _arr(y)
     if x is None:
         (y,) = _result("trapezoid", y, to_float=True)

@@ -232,7 +232,9 @@ sqrt = _unary("sqrt", lax.sqrt)
 cbrt = _unary("cbrt", lax.cbrt)
 
 
-asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+# the array API names: the same functions under JAX's own names (its check_arraylike error names them)
+asin, acos, atan = _unary("asin", lax.asin), _unary("acos", lax.acos), _unary("atan", lax.atan)
+asinh, acosh, atanh = _unary("asinh", lax.asinh), _unary("acosh", lax.acosh), _unary("atanh", lax.atanh)
 
 
 def log2(x, /):
@@ -449,7 +451,7 @@ minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, to_float=True)
 
 
-atan2 = arctan2
+atan2 = _binary("atan2", lax.atan2, to_float=True)
 
 
 nextafter = _binary("nextafter", lax.nextafter, to_float=True)
@@ -493,18 +495,23 @@ bitwise_or = _bool_or_bitwise("bitwise_or", lax.bitwise_or)
 bitwise_xor = _bool_or_bitwise("bitwise_xor", lax.bitwise_xor)
 
 
-def bitwise_not(x, /):
-    (x,) = _promote("bitwise_not", x)
-    if x.dtype.kind == "f":
-        raise TypeError(f"bitwise_not is not supported for floating-point dtypes, got {x.dtype.name}.")
-    return lax.bitwise_not(x)
+def _bitwise_not(name):
+    def f(x, /):
+        (x,) = _promote(name, x)
+        if x.dtype.kind == "f":
+            raise TypeError(f"{name} is not supported for floating-point dtypes, got {x.dtype.name}.")
+        return lax.bitwise_not(x)
+
+    f.__name__ = f.__qualname__ = name
+    return f
 
 
-invert = bitwise_invert = bitwise_not
+bitwise_not, invert, bitwise_invert = map(_bitwise_not, ("bitwise_not", "invert", "bitwise_invert"))
 
 
 def _logical(name, lax_fn):
     def f(x1, x2, /):
+        _check_arraylike(name, x1, x2)
         a = lax.ne(*_promote(name, x1, 0)) if _aval_or(x1).dtype is not dtypes.bool_ else asarray(x1)
         b = lax.ne(*_promote(name, x2, 0)) if _aval_or(x2).dtype is not dtypes.bool_ else asarray(x2)
         a, b = _promote(name, a, b)
@@ -528,6 +535,7 @@ logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 
 def logical_not(x, /):
+    _check_arraylike("logical_not", x)
     x = x if _is_array(x) else asarray(x)
     if _aval(x).dtype is not dtypes.bool_:
         x = lax.ne(*_promote("logical_not", x, 0))
@@ -535,7 +543,15 @@ def logical_not(x, /):
 
 
 def left_shift(x1, x2, /):
-    x1, x2 = _promote_numeric("left_shift", x1, x2)
+    return _left_shift("left_shift", x1, x2)
+
+
+def bitwise_left_shift(x1, x2, /):
+    return _left_shift("bitwise_left_shift", x1, x2)
+
+
+def _left_shift(name, x1, x2):
+    x1, x2 = _promote_numeric(name, x1, x2)
     return lax.shift_left(x1, x2)
 
 
@@ -546,7 +562,7 @@ def right_shift(x1, x2, /):
     return lax.shift_right_arithmetic(x1, x2)
 
 
-bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+bitwise_right_shift = right_shift
 
 
 def true_divide(x1, x2, /):
@@ -596,6 +612,7 @@ def fmod(x1, x2, /):
 
 
 def divmod(x1, x2, /):
+    _check_arraylike("divmod", x1, x2)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
@@ -823,14 +840,10 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """jnp.where(c, x, y) elementwise; where(c) alone is nonzero (concrete only)."""
-    _check_arraylike("where", condition)
     if x is None and y is None:
+        _check_arraylike("where", condition)
         return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError(
-            "Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
-            "got " + ("x=None" if x is None else "y=None")
-        )
+    _check_arraylike("where", condition, x, y, keys=True)  # a missing x or y is a None: JAX's TypeError
     if _keys.any_key(x, y):  # selecting between typed PRNG keys
         return _keys.where(condition, x, y, where)
     c = condition if _is_array(condition) else asarray(condition)
@@ -844,6 +857,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 def nonzero(a, *, size=None, fill_value=None):
     """jnp.nonzero: index arrays of the nonzero entries; under jit `size` must be given (pads with
     fill_value, default 0, or truncates)."""
+    _check_arraylike("nonzero", a)
     a = _arr(a)
     aa = _aval(a)
     if aa.ndim == 0:
@@ -882,6 +896,7 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def select(condlist, choicelist, default=0):
+    _check_arraylike("select", *condlist, *choicelist, default)
     if len(condlist) != len(choicelist):
         raise ValueError("select: condlist and choicelist must have the same length")
     out = default
@@ -891,6 +906,7 @@ def select(condlist, choicelist, default=0):
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    _check_arraylike("nan_to_num", x)
     x = x if _is_array(x) else asarray(x)
     if x.dtype.kind == "c":  # each part on its own
         parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x))]
@@ -916,12 +932,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def fmax(x1, x2, /):
     """Elementwise maximum that ignores NaN (returns the other operand where one is NaN)."""
+    _check_arraylike("greater", x1, x2)  # JAX's fmax first calls greater, whose name its error gives
     x1, x2 = _promote("fmax", x1, x2)
     return where(isnan(x2), x1, where(isnan(x1), x2, lax.max(x1, x2)))
 
 
 def fmin(x1, x2, /):
     """Elementwise minimum that ignores NaN (returns the other operand where one is NaN)."""
+    _check_arraylike("less", x1, x2)  # as fmax, with less
     x1, x2 = _promote("fmin", x1, x2)
     return where(isnan(x2), x1, where(isnan(x1), x2, lax.min(x1, x2)))
 
@@ -932,18 +950,21 @@ def _is_complex_arr(x) -> bool:
 
 def real(val, /):
     """Real part: a float array for complex input, the array itself otherwise."""
+    _check_arraylike("real", val)
     val = val if _is_array(val) else asarray(val)
     return lax.real(val) if _is_complex_arr(val) else val
 
 
 def imag(val, /):
     """Imaginary part: a float array for complex input, zeros of the same dtype otherwise."""
+    _check_arraylike("imag", val)
     val = val if _is_array(val) else asarray(val)
     return lax.imag(val) if _is_complex_arr(val) else _creation.zeros_like(val)
 
 
 def conjugate(x, /):
     """Complex conjugate (real input is returned unchanged, as in JAX)."""
+    _check_arraylike("conjugate", x)
     x = x if _is_array(x) else asarray(x)
     return lax.conj(x) if _is_complex_arr(x) else x
 
@@ -953,6 +974,7 @@ conj = conjugate
 
 def angle(z, deg: bool = False):
     """The argument of z: atan2(imag, real), in radians or degrees (a float array)."""
+    _check_arraylike("angle", z)
     z = z if _is_array(z) else asarray(z)
     if _is_complex_arr(z):
         re, im = lax.real(z), lax.imag(z)
@@ -965,6 +987,7 @@ def angle(z, deg: bool = False):
 
 def iscomplex(x, /):
     """Elementwise: the imaginary part is nonzero (always False for real dtypes)."""
+    _check_arraylike("imag", x)  # JAX's iscomplex calls imag first
     x = x if _is_array(x) else asarray(x)
     if _is_complex_arr(x):
         return lax.ne(lax.imag(x), 0.0)
@@ -973,6 +996,7 @@ def iscomplex(x, /):
 
 def isreal(x, /):
     """Elementwise: the imaginary part is zero (always True for real dtypes)."""
+    _check_arraylike("imag", x)  # as iscomplex
     x = x if _is_array(x) else asarray(x)
     if _is_complex_arr(x):
         return lax.eq(lax.imag(x), 0.0)

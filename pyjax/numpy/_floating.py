@@ -112,6 +112,7 @@ def spacing(x, /):
 
 def i0(x):
     """Modified Bessel function of the first kind, order 0: power series for |x| <= 15, else asymptotic."""
+    _check_arraylike("i0", x)
     x = asarray(x)
     if x.dtype.kind not in "f":
         x = x.astype(dtypes.default_float())

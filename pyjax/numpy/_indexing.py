@@ -28,6 +28,7 @@ from pyjax.numpy._elementwise import nonzero
 from pyjax.numpy._manipulation import take
 from pyjax.numpy._promotion import (
     _aval,
+    _check_arraylike,
     _is_array,
     _promote_list,
     _weak_result,
@@ -650,8 +651,9 @@ def _along_axis_grid(fn, arr, indices, axis):
 
 
 @_keys.lifted
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """jnp.take_along_axis: arr's values at `indices` along axis (other axes broadcast)."""
+    _check_arraylike("take_along_axis", arr, indices, keys=True)
     arr, grid, out_shape = _along_axis_grid("take_along_axis", arr, indices, axis)
     nd = _aval(arr).ndim
     g_mode = {"clip": "clip", "promise_in_bounds": "promise_in_bounds"}.get(mode, "fill")
@@ -680,11 +682,13 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
 
 def flatnonzero(a, *, size=None, fill_value=None):
     """jnp.flatnonzero: indices of nonzero entries of the flattened array."""
+    _check_arraylike("ravel", a)  # JAX's flatnonzero ravels first, and its error names ravel
     return nonzero(_manipulation.ravel(_arr(a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
     """jnp.argwhere: (N, ndim) array of the coordinates of nonzero entries."""
+    _check_arraylike("argwhere", a)
     a = _arr(a)
     aa = _aval(a)
     if aa.ndim == 0:
@@ -701,6 +705,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """jnp.compress: the slices of a along axis where condition (1-D) is true."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    _check_arraylike("compress", condition, a, fill_value)
     cond = _arr(condition)
     a = _arr(a)
     if _aval(cond).ndim != 1:
@@ -727,6 +732,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 def extract(condition, arr, *, size=None, fill_value=0):
     """jnp.extract: the entries of arr (flattened) where condition is true."""
+    _check_arraylike("extreact", condition, arr, fill_value)  # JAX's spelling, word for word
     return compress(
         _manipulation.ravel(_arr(condition)), _manipulation.ravel(_arr(arr)), size=size, fill_value=fill_value
     )
@@ -736,6 +742,7 @@ def choose(a, choices, out=None, mode="raise"):
     """jnp.choose: out[i] = choices[a[i]][i] with broadcasting; mode 'raise' needs concrete a."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    _check_arraylike("choose", a, *choices)
     a = _arr(a)
     if _aval(a).dtype.kind not in "iu":
         raise TypeError("choose: index array a must have an integer dtype")
@@ -762,6 +769,7 @@ def choose(a, choices, out=None, mode="raise"):
 
 def ix_(*args):
     """jnp.ix_: open-mesh index arrays from 1-D integer sequences."""
+    _check_arraylike("ix", *args)
     n = len(args)
     out = []
     for i, a in enumerate(args):
@@ -780,6 +788,7 @@ def ix_(*args):
 def unravel_index(indices, shape):
     """jnp.unravel_index: coordinate arrays of flat indices in `shape` (out-of-range ones clipped,
     negative ones counted from the end, as JAX does)."""
+    _check_arraylike("unravel_index", indices)
     indices = _arr(indices)
     ia = _aval(indices)
     if ia.dtype.kind not in "iu":
@@ -877,6 +886,7 @@ def diag_indices(n: int, ndim: int = 2):
 
 def diag_indices_from(arr):
     """jnp.diag_indices_from: diag_indices for a square array's shape."""
+    _check_arraylike("diag_indices_from", arr)
     s = _aval(_arr(arr)).shape
     if len(s) < 2:
         raise ValueError("input array must be at least 2-d")
@@ -901,6 +911,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None):
 
 def tril_indices_from(arr, k: int = 0):
     """jnp.tril_indices_from: tril_indices for a 2-D array's shape."""
+    _check_arraylike("tril_indices_from", arr)
     s = _aval(_arr(arr)).shape
     if len(s) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -909,6 +920,7 @@ def tril_indices_from(arr, k: int = 0):
 
 def triu_indices_from(arr, k: int = 0):
     """jnp.triu_indices_from: triu_indices for a 2-D array's shape."""
+    _check_arraylike("triu_indices_from", arr)
     s = _aval(_arr(arr)).shape
     if len(s) != 2:
         raise ValueError("Only 2-D inputs are accepted")

@@ -59,7 +59,11 @@ __all__ = [
 
 def append(arr, values, axis: int | None = None):
     """arr with values appended (flattened when axis is None)."""
-    _check_arraylike("append", arr, values)
+    if axis is None:  # JAX ravels both, or concatenates them, and its error names that step
+        _check_arraylike("ravel", arr)
+        _check_arraylike("ravel", values)
+    else:
+        _check_arraylike("concatenate", arr, values)
     if axis is None:
         return concatenate([ravel(_arr(arr)), ravel(_arr(values))])
     return concatenate([_arr(arr), _arr(values)], axis=axis)
@@ -85,7 +89,7 @@ def _along(arr, axis: int | None, fn: str):
 def insert(arr, obj, values, axis: int | None = None):
     """arr with values inserted before the given positions along axis (positions may be traced;
     out-of-range positions are clipped, as in JAX)."""
-    _check_arraylike("insert", arr, values)
+    _check_arraylike("insert", arr, 0 if isinstance(obj, builtins.slice) else obj, values)
     a, axis = _along(arr, axis, "insert")
     nd, n = _aval(a).ndim, _aval(a).shape[axis]
     if isinstance(obj, builtins.slice):
@@ -134,6 +138,7 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
             raise ValueError(f"jnp.delete: index {obj} is out of bounds for axis {axis} with size {n}")
         drop = {obj % n}
     else:
+        _check_arraylike("delete", a, obj)
         ind = _index_array(obj, "delete")
         kind = _aval(ind).dtype.kind
         if assume_unique_indices and kind in "iu" and isinstance(ind, Tracer):
@@ -305,6 +310,7 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
 
 def unstack(x, /, *, axis: int = 0):
     """Tuple of the slices of x along axis."""
+    _check_arraylike("unstack", x, keys=True)
     x = asarray(x)
     if x.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
@@ -344,6 +350,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     'clip' clamps, 'wrap' wraps around; negative indices count from the end except under 'clip'."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    _check_arraylike("take", a, indices, keys=True)
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.take(a, indices, axis, take, mode=mode, fill_value=fill_value)
     a = _arr(a)
@@ -456,10 +463,12 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, axes):
+    _check_arraylike("permute_dims", a)
     return transpose(a, axes)
 
 
 def matrix_transpose(x, /):
+    _check_arraylike("matrix_transpose", x)
     return swapaxes(x, -1, -2)
 
 
@@ -490,6 +499,7 @@ def swapaxes(a, axis1, axis2):
 def expand_dims(a, axis):
     if isinstance(a, _keys.PRNGKeyArray):
         return _keys.expand_dims(a, axis, expand_dims)
+    _check_arraylike("expand_dims", a)
     a = a if _is_array(a) else asarray(a)
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
     nd = _aval(a).ndim + len(axes)
@@ -502,6 +512,7 @@ def expand_dims(a, axis):
 def squeeze(a, axis=None):
     if isinstance(a, _keys.PRNGKeyArray):
         return a.squeeze(axis)
+    _check_arraylike("squeeze", a)
     a = a if _is_array(a) else asarray(a)
     shp = _aval(a).shape
     if axis is None:
@@ -519,11 +530,13 @@ def squeeze(a, axis=None):
 
 
 def atleast_1d(*arys):
+    _check_arraylike("atleast_1d", *arys)
     out = [reshape(a, (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
     return out[0] if len(out) == 1 else out
 
 
 def atleast_2d(*arys):
+    _check_arraylike("atleast_2d", *arys)
     out = []
     for a in arys:
         a = asarray(a)
@@ -532,6 +545,7 @@ def atleast_2d(*arys):
 
 
 def atleast_3d(*arys):
+    _check_arraylike("atleast_3d", *arys)
     out = []
     for a in arys:
         a = asarray(a)
@@ -553,6 +567,7 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("Need at least one array to concatenate.")
     if _keys.any_key(arrays):  # typed PRNG keys concatenate like arrays, as in JAX
         return _keys.concatenate(arrays, axis, concatenate)
+    _check_arraylike("concatenate", *arrays)  # a list of arrays, not a nested list
     arrs = [a if _is_array(a) else asarray(a) for a in arrays]
     if axis is None:
         arrs = [ravel(a) for a in arrs]
@@ -584,17 +599,24 @@ def concatenate(arrays, axis=0, dtype=None):
     return lax.concatenate(arrs, ax)
 
 
-concat = concatenate
+def concat(arrays, /, *, axis: int | None = 0):
+    """jnp.concat, the array API's concatenate."""
+    if not _keys.any_key(arrays) and isinstance(arrays, (list, tuple)):
+        _check_arraylike("concat", *arrays)
+    return concatenate(arrays, axis=axis)
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
     arrays = list(arrays) if not _is_array(arrays) else [arrays[i] for i in range(len(arrays))]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
-    return _stack(arrays, axis, dtype)  # typed PRNG keys stack like arrays, as in JAX
+    if not _keys.any_key(arrays):  # typed PRNG keys stack like arrays (in _stack), as in JAX
+        _check_arraylike("stack", *arrays)
+    return _stack(arrays, axis, dtype)
 
 
 def vstack(tup, dtype=None):
+    tup = _elements("vstack", tup)
     return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
 
 
@@ -602,25 +624,37 @@ row_stack = vstack
 
 
 def hstack(tup, dtype=None):
+    tup = _elements("hstack", tup)
     arrs = [atleast_1d(a) for a in tup]
     return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1, dtype=dtype)
 
 
 def dstack(tup, dtype=None):
+    tup = _elements("dstack", tup)
     return concatenate([atleast_3d(a) for a in tup], axis=2, dtype=dtype)
 
 
 def column_stack(tup):
     """Stack 1-D arrays (and scalars) as columns, 2-D and higher along axis 1."""
+    tup = _elements("column_stack", tup)
     arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in tup]
     return concatenate(arrs, axis=1)
 
 
+def _elements(fn: str, tup) -> list:
+    """The arrays of a sequence argument (vstack, hstack, ...: a list of arrays or an array), checked
+    one by one as JAX checks them."""
+    tup = [tup[i] for i in range(len(tup))] if _is_array(tup) else list(tup)
+    _check_arraylike(fn, *tup, keys=True)
+    return tup
+
+
 def split(ary, indices_or_sections, axis=0):
-    return _split("split", ary, indices_or_sections, axis)
+    return _split(ary, indices_or_sections, axis, "split")
 
 
-def _split(fn, ary, indices_or_sections, axis):
+def _split(ary, indices_or_sections, axis, fn):
+    _check_arraylike(fn, ary)
     ary = ary if _is_array(ary) else asarray(ary)
     nd = _aval(ary).ndim
     ax = canonical_axis(axis, nd, fn)
@@ -662,26 +696,31 @@ def _split(fn, ary, indices_or_sections, axis):
 
 
 def array_split(ary, indices_or_sections, axis=0):
-    return _split("array_split", ary, indices_or_sections, axis)
+    return _split(ary, indices_or_sections, axis, "array_split")
 
 
 def hsplit(ary, indices_or_sections):
-    if ndim(ary) == 0:  # JAX's class for a 0-d array
+    _check_arraylike("hsplit", ary, keys=True)
+    nd = ary.ndim if isinstance(ary, _keys.PRNGKeyArray) else ndim(ary)
+    if nd == 0:  # JAX's class for a 0-d array
         raise IndexError("hsplit: needs an array of at least 1 dimension, got a 0-d array")
-    return split(ary, indices_or_sections, axis=1 if ndim(ary) > 1 else 0)
+    return _split(ary, indices_or_sections, 1 if nd > 1 else 0, "hsplit")
 
 
 def vsplit(ary, indices_or_sections):
-    return split(ary, indices_or_sections, axis=0)
+    return _split(ary, indices_or_sections, 0, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):
-    if ndim(ary) < 3:  # JAX's class for too few dimensions
-        raise IndexError(f"dsplit: needs an array of at least 3 dimensions, got {ndim(ary)}")
-    return split(ary, indices_or_sections, axis=2)
+    _check_arraylike("dsplit", ary, keys=True)
+    nd = ary.ndim if isinstance(ary, _keys.PRNGKeyArray) else ndim(ary)
+    if nd < 3:  # JAX's class for too few dimensions
+        raise IndexError(f"dsplit: needs an array of at least 3 dimensions, got {nd}")
+    return _split(ary, indices_or_sections, 2, "dsplit")
 
 
 def tile(A, reps):
+    _check_arraylike("tile", A)
     A = A if _is_array(A) else asarray(A)
     reps = (reps,) if isinstance(reps, builtins.int) else tuple(reps)
     nd = builtins.max(len(reps), A.ndim)
@@ -738,20 +777,24 @@ def _repeat_to_length(a, repeats, ax: int, length: int):
 
 
 def flip(m, axis=None):
+    _check_arraylike("flip", m)
     m = m if _is_array(m) else asarray(m)
     axes = _reductions._reduce_axes("flip", m, axis)
     return lax.rev(m, axes)
 
 
 def fliplr(m):
+    _check_arraylike("fliplr", m)
     return flip(m, 1)
 
 
 def flipud(m):
+    _check_arraylike("flipud", m)
     return flip(m, 0)
 
 
 def roll(a, shift, axis=None):
+    _check_arraylike("roll", a)
     a = a if _is_array(a) else asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
@@ -777,6 +820,7 @@ def roll(a, shift, axis=None):
 
 
 def rot90(m, k=1, axes=(0, 1)):
+    _check_arraylike("rot90", m)
     m = asarray(m)
     if m.ndim < 2:
         raise ValueError(
@@ -802,6 +846,7 @@ def rot90(m, k=1, axes=(0, 1)):
 
 def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
     """jnp.pad: modes constant, edge, reflect, symmetric, wrap (static widths)."""
+    _check_arraylike("pad", array)
     a = array if _is_array(array) else asarray(array)
     nd = a.ndim
     pw = _pad_widths(pad_width, nd)
@@ -872,6 +917,7 @@ def _pad_widths(pw, nd):
 
 def _triangle(fn: str, m, k, keep):
     """m with zeros where keep(row + k, col) is false: tril keeps >=, triu keeps <=."""
+    _check_arraylike(fn, m)
     m = m if _is_array(m) else asarray(m)
     if m.ndim < 2:
         raise ValueError(f"{fn} requires an array of at least 2 dimensions")
@@ -891,6 +937,7 @@ def triu(m, k=0):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
+    _check_arraylike("diagonal", a)
     a = a if _is_array(a) else asarray(a)
     nd = a.ndim
     ax1, ax2 = canonical_axis(axis1, nd, "diagonal"), canonical_axis(axis2, nd, "diagonal")
@@ -915,6 +962,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def diag(v, k=0):
     """1-D input: a matrix with v on diagonal k; 2-D input: its k-th diagonal."""
+    _check_arraylike("diag", v)
     v = v if _is_array(v) else asarray(v)
     if v.ndim == 1:
         n = v.shape[0] + builtins.abs(k)
@@ -933,10 +981,12 @@ def diag(v, k=0):
 
 def diagflat(v, k: int = 0):
     """2-D array with the flattened input on diagonal k."""
+    _check_arraylike("diagflat", v)
     return diag(ravel(asarray(v)), k)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    _check_arraylike("trace", a)
     return _reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -944,7 +994,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
 ravel, transpose, moveaxis, swapaxes = map(_keys.lifted, (ravel, transpose, moveaxis, swapaxes))
 
 
-split, array_split, tile, repeat = map(_keys.lifted, (split, array_split, tile, repeat))
+_split, tile, repeat = map(_keys.lifted, (_split, tile, repeat))
 
 
 flip, fliplr, flipud, roll, rot90 = map(_keys.lifted, (flip, fliplr, flipud, roll, rot90))

@@ -143,6 +143,7 @@ def vander(x, N: int | None = None, increasing: bool = False):
 def poly(seq_of_zeros):
     """Coefficients (highest degree first) of the monic polynomial with the given roots (or the
     characteristic polynomial of a square matrix)."""
+    _check_arraylike("poly", seq_of_zeros)
     z = asarray(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
         from pyjax.numpy import linalg
@@ -162,6 +163,7 @@ def roots(p, *, strip_zeros: bool = True):
     eigenvalues of its companion matrix. strip_zeros drops leading zeros (p must be concrete)."""
     from pyjax.numpy import linalg
 
+    _check_arraylike("roots", p)
     p = _manipulation.atleast_1d(asarray(p))
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
@@ -180,6 +182,7 @@ def roots(p, *, strip_zeros: bool = True):
 
 def polydiv(u, v, *, trim_leading_zeros: bool = False):
     """(quotient, remainder) of polynomial division u / v (coefficients highest degree first)."""
+    _check_arraylike("polydiv", u, v)
     u, v = asarray(u), asarray(v)
     dt = result_type(u, v, dtypes.default_float())
     u, v = u.astype(dt), v.astype(dt)

@@ -29,6 +29,7 @@ __all__ = ["matvec", "vecmat"]
 
 def matvec(x1, x2, /):
     """Batched matrix-vector product: x1 (..., m, n) with x2 (..., n) -> (..., m)."""
+    _check_arraylike("matvec", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 2 or x2.ndim < 1:
         raise ValueError(f"matvec requires x1.ndim >= 2 and x2.ndim >= 1, got {x1.ndim=}, {x2.ndim=}")
@@ -37,6 +38,7 @@ def matvec(x1, x2, /):
 
 def vecmat(x1, x2, /):
     """Batched vector-matrix product: x1 (..., m) with x2 (..., m, n) -> (..., n)."""
+    _check_arraylike("matvec", x1, x2)  # JAX's vecmat names matvec in this error
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 1 or x2.ndim < 2:
         raise ValueError(f"vecmat requires x1.ndim >= 1 and x2.ndim >= 2, got {x1.ndim=}, {x2.ndim=}")
@@ -112,6 +114,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating the first (for complex input)."""
+    _check_arraylike("vdot", a, b)
     return dot(
         _elementwise.conj(_manipulation.ravel(a)),
         _manipulation.ravel(b),
@@ -121,6 +124,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def inner(a, b):
+    _check_arraylike("inner", a, b)
     a = a if _is_array(a) else asarray(a)
     b = b if _is_array(b) else asarray(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -133,11 +137,13 @@ def inner(a, b):
 
 
 def outer(a, b, out=None):
+    _check_arraylike("outer", a, b)
     a, b = _manipulation.ravel(asarray(a)), _manipulation.ravel(asarray(b))
     return _elementwise.multiply(_manipulation.reshape(a, (-1, 1)), _manipulation.reshape(b, (1, -1)))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+    _check_arraylike("tensordot", a, b)
     a = a if _is_array(a) else asarray(a)
     b = b if _is_array(b) else asarray(b)
     if isinstance(axes, builtins.int):
@@ -163,6 +169,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 
 
 def kron(a, b):
+    _check_arraylike("kron", a, b)
     a, b = asarray(a), asarray(b)
     nd = builtins.max(a.ndim, b.ndim)
     a = _manipulation.reshape(a, (1,) * (nd - a.ndim) + a.shape)
@@ -173,6 +180,7 @@ def kron(a, b):
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    _check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = _manipulation.moveaxis(asarray(a), axisa, -1)

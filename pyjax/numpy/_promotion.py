@@ -202,7 +202,10 @@ def broadcast_to(x, shape):
     if isinstance(x, PRNGKeyArray):  # over the key words, which stay the last axis
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         return PRNGKeyArray(broadcast_to(x._data, shape + (2,)))
-    return broadcast_array(x if _is_array(x) else asarray(x), _shape_tuple(shape))
+    if not _is_array(x):
+        _check_arraylike("broadcast_to", x)
+        x = asarray(x)
+    return broadcast_array(x, _shape_tuple(shape))
 
 
 def _same_dtype(arrs):
@@ -236,6 +239,7 @@ def _stack(arrays: list, axis=0, dtype=None):
 
 
 def broadcast_arrays(*args):
+    _check_arraylike("broadcast_arrays", *args, keys=True)
     args = [a if _is_array(a) or isinstance(a, PRNGKeyArray) else asarray(a) for a in args]
     shape = broadcast_shapes(*[a.shape for a in args])
     return [broadcast_to(a, shape) for a in args]
@@ -326,14 +330,28 @@ def _promote(fn: str, *args, to_float: bool = False, keep_int: bool = False):
     return out
 
 
-def _check_arraylike(fn, *args):
+_ARRAYLIKE = (Array, Tracer, *_SCALARS) + ((_np.ndarray, _np.generic) if _np is not None else ())
+
+
+def _check_arraylike(fn, *args, keys: bool = False, none: bool = False):
+    """JAX's check_arraylike: every arg an array, a tracer, a scalar or an object with __jax_array__,
+    else JAX's TypeError naming fn and the position of the first that is not (a Python list or tuple,
+    most often). Typed key arrays pass only with keys=True (the functions that move elements), so that
+    numeric functions keep refusing them; None passes with none=True (JAX's check_arraylike_or_none).
+    The one place pyjax.numpy, linalg, fft, scipy and nn make this check."""
+    for a in args:  # the common case, all arrays or scalars, in one isinstance each
+        if not isinstance(a, _ARRAYLIKE):
+            break
+    else:
+        return
     for i, a in enumerate(args):
-        if not (
-            _is_array(a)
-            or isinstance(a, _SCALARS)
-            or (_np is not None and isinstance(a, (_np.ndarray, _np.generic)))
-            or (hasattr(a, "__jax_array__") and not isinstance(a, PRNGKeyArray))
+        if not isinstance(a, _ARRAYLIKE) and not (
+            hasattr(a, "__jax_array__") and (keys or not isinstance(a, PRNGKeyArray))
         ):
+            if none:
+                if a is None:
+                    continue
+                raise TypeError(f"{fn} requires ndarray, scalar, or None arguments, got {type(a)} at position {i}.")
             raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
 
 
@@ -414,6 +432,7 @@ def size(a, axis=None):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
+    _check_arraylike("astype", x)
     x = x if _is_array(x) else asarray(x)
     _warn_complex_to_real(x, dtype)
     return lax.convert_element_type(x, dtype)

@@ -13,7 +13,7 @@ from pyjax.lax import lax
 from pyjax.lax._util import canonical_axis
 from pyjax.numpy import _elementwise, _manipulation
 from pyjax.numpy._creation import zeros
-from pyjax.numpy._promotion import asarray, broadcast_shapes, broadcast_to
+from pyjax.numpy._promotion import _check_arraylike, asarray, broadcast_shapes, broadcast_to
 from pyjax.numpy._util import _SCALARS, _aval, _result, _to_dtype
 
 __all__ = ["linspace", "logspace", "geomspace", "meshgrid"]
@@ -77,6 +77,7 @@ def _div_by(x, n: int, real):
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0):
+    _check_arraylike("linspace", start, stop)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -125,6 +126,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    _check_arraylike("meshgrid", *xi)
     xs = [_manipulation.ravel(asarray(x)) for x in xi]
     nd = len(xs)
     if indexing == "xy" and nd >= 2:

@@ -349,6 +349,7 @@ cumulative_prod = cumprod
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
+    _check_arraylike("ptp", a)
     return _elementwise.subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -380,6 +381,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _check_arraylike("allclose", a, b)
     return all(_elementwise.isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -470,6 +472,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
     """Standard deviation over the non-NaN elements."""
+    _check_arraylike("nanstd", a)
     return _elementwise.sqrt(
         nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
     )
@@ -498,9 +501,11 @@ nanargmin = _nan_arg("nanargmin", argmin, math.inf)
 
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum treating NaN as zero."""
+    _check_arraylike("nancumsum", a)
     return cumsum(_nan_replaced(a, 0), axis=axis, dtype=dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product treating NaN as one."""
+    _check_arraylike("nancumprod", a)
     return cumprod(_nan_replaced(a, 1), axis=axis, dtype=dtype)

@@ -173,23 +173,27 @@ def _unique_core(cols, n, rest, equal_nan, size, fill_value, want_index, want_in
 
 def unique_values(x):
     """Sorted unique values of x (array API)."""
+    x = _checked_arr("unique_values", x)
     return unique(x)
 
 
 def unique_counts(x):
     """(values, counts) of x's unique elements (array API)."""
+    x = _checked_arr("unique_counts", x)
     v, c = unique(x, return_counts=True)
     return _UniqueCountsResult(v, c)
 
 
 def unique_inverse(x):
     """(values, inverse_indices) of x's unique elements (array API)."""
+    x = _checked_arr("unique_inverse", x)
     v, i = unique(x, return_inverse=True)
     return _UniqueInverseResult(v, i)
 
 
 def unique_all(x):
     """(values, indices, inverse_indices, counts) of x's unique elements (array API)."""
+    x = _checked_arr("unique_all", x)
     v, i, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True)
     return _UniqueAllResult(v, i, inv, c)
 
@@ -230,6 +234,7 @@ def _pad_to(x, size, fill_value):
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
     """Sorted unique values in either array."""
+    _check_arraylike("union1d", ar1, ar2)
     a = _manipulation.concatenate([_manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))])
     return unique(a, size=size, fill_value=fill_value)
 
@@ -256,6 +261,7 @@ def _first_of_runs(s):
 
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *, size=None, fill_value=None):
     """Sorted unique values present in both arrays (optionally with their first indices)."""
+    _check_arraylike("intersect1d", ar1, ar2)
     a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
     if size is not None and not return_indices:  # jit-safe: a mask over sorted a
         s = sort(a)
@@ -276,6 +282,7 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """Sorted unique values of ar1 that are not in ar2."""
+    _check_arraylike("setdiff1d", ar1, ar2)
     a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
     if size is not None:  # jit-safe: a mask over (sorted) a; JAX pads with 0 by default
         s = a if assume_unique else sort(a)
@@ -287,6 +294,7 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=No
 
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size=None, fill_value=None):
     """Sorted unique values in exactly one of the arrays."""
+    _check_arraylike("setxor1d", ar1, ar2)
     a, b = _manipulation.ravel(asarray(ar1)), _manipulation.ravel(asarray(ar2))
     if not assume_unique:
         a, b = unique(a), unique(b)

@@ -22,7 +22,16 @@ except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _creation, _elementwise, _manipulation, _reductions
 from pyjax.numpy._manipulation import take
-from pyjax.numpy._promotion import _aval, _is_array, _promote, _weak_result, asarray, ndim, result_type
+from pyjax.numpy._promotion import (
+    _aval,
+    _check_arraylike,
+    _is_array,
+    _promote,
+    _weak_result,
+    asarray,
+    ndim,
+    result_type,
+)
 from pyjax.numpy._util import _checked_arr as _arr
 from pyjax.numpy._util import _i32
 
@@ -102,6 +111,7 @@ def lexsort(keys, axis: int = -1):
 
 def sort_complex(a):
     """Sorted copy along the last axis as a complex array (real part first, then imaginary)."""
+    a = _arr("sort_complex", a)
     out = sort(a)
     d = _aval(out).dtype
     return (
@@ -162,6 +172,7 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
         raise ValueError(
             f"invalid argument method={method!r}, expected 'scan', 'scan_unrolled', 'sort' or 'compare_all'"
         )
+    _check_arraylike("searchsorted", a, v, *([] if sorter is None else [sorter]))
     a, v = _arr("searchsorted", a), _arr("searchsorted", v)
     if _aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
@@ -196,6 +207,7 @@ def _searchsorted_by_sort(a, v, side):
 
 def digitize(x, bins, right: bool = False, *, method: str | None = None):
     """Index of the bin of each x (numpy's convention, for increasing or decreasing bins)."""
+    _check_arraylike("digitize", x, bins)
     x, bins = _arr("digitize", x), _arr("digitize", bins)
     if _aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
@@ -231,6 +243,7 @@ def _quantile(fn, a, q, axis, method, keepdims, squash_nans, weights=None):
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
     if weights is not None and method != "inverted_cdf":
         raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
+    _check_arraylike(fn, a, q)
     a = _arr(fn, a)
     q = _arr(fn, q)
     (a,) = _promote(fn, a, to_float=True)
@@ -348,6 +361,7 @@ def _quantile_function(name: str, squash_nans: bool, scale: int, doc: str):
     ):
         if out is not None:
             raise ValueError(f"jax.numpy.{name} does not support the 'out' argument")
+        _check_arraylike(name, a, q)
         if scale != 1:
             (q,) = _promote(name, _arr(name, q), to_float=True)
             q = lax.div(q, lax.full_like(q, scale))

@@ -51,7 +51,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """Edges of histogram bins: `bins` equal-width bins over range (default the data's span)."""
-    _check_arraylike("histogram_bin_edges", a)
+    _check_arraylike("histogram_bin_edges", a, bins)
     if not isinstance(bins, builtins.int) and not (_is_array(bins) and _aval(bins).ndim == 0):
         b = _arr(bins)
         if _aval(b).ndim != 1:
@@ -79,7 +79,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts, bin_edges) of a; the last bin includes its right edge."""
-    _check_arraylike("histogram", a)
+    _check_arraylike("histogram", a, bins, *([] if weights is None else [weights]))
     edges = histogram_bin_edges(a, bins, range, weights)
     a = _manipulation.ravel(_arr(a))
     if weights is None:
@@ -136,7 +136,7 @@ def cov(
     dtype=None,
 ):
     """Covariance matrix of the variables in the rows (or columns, rowvar=False) of m (and y)."""
-    _check_arraylike("cov", m)
+    _check_arraylike("cov", m, *([] if y is None else [y]))
     x = _variables("m", m, rowvar)
     if _aval(x).shape[0] == 0:
         return _creation.zeros((0, 0), dtype=dtypes.default_float())
@@ -190,6 +190,7 @@ def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """(counts, edges per dimension) of the points sample[i] (shape (N, D)); last bins include the right edge."""
+    _check_arraylike("histogramdd", sample, *([] if weights is None else [weights]))
     sample = asarray(sample)
     if sample.ndim == 1:
         sample = sample[:, None]
@@ -226,6 +227,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """(counts, x edges, y edges) of the points (x[i], y[i])."""
+    _check_arraylike("histogram2d", x, y)
     sample = _manipulation.stack([_manipulation.ravel(asarray(x)), _manipulation.ravel(asarray(y))], axis=1)
     hist, (ex, ey) = histogramdd(sample, bins, range, weights, density)
     return hist, ex, ey

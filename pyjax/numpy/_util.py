@@ -8,7 +8,7 @@ from pyjax.core import dtypes
 from pyjax.core.core import Tracer
 from pyjax.core.errors import ConcretizationTypeError
 from pyjax.lax import lax
-from pyjax.numpy._promotion import _aval, _is_array, _weak_result, asarray
+from pyjax.numpy._promotion import _aval, _check_arraylike, _is_array, _weak_result, asarray
 from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
@@ -16,10 +16,10 @@ _i32 = dtypes.int32
 
 
 def _checked_arr(fn: str, a):
+    """a as an array, after JAX's check_arraylike (a Python list raises its TypeError naming fn)."""
     if _is_array(a):
         return a
-    if isinstance(a, (list, tuple)):
-        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(a)} at position 0.")
+    _check_arraylike(fn, a, keys=True)
     return asarray(a)
 
 

@@ -57,9 +57,10 @@ def _swap_norm(norm: str) -> str:
 
 
 def _array(a, name: str):
-    if isinstance(a, (list, tuple)):
-        raise TypeError(f"jax.numpy.fft.{name} requires ndarray or scalar arguments, got {type(a)} at position 0.")
-    return a if _is_array(a) else _promotion.asarray(a)
+    if _is_array(a):
+        return a
+    _promotion._check_arraylike(f"jax.numpy.fft.{name}", a)
+    return _promotion.asarray(a)
 
 
 def _complex_input(a, name: str):
@@ -223,6 +224,7 @@ def _irn(name, a, s, axes, norm):
 
 def hfft(a, n=None, axis: int = -1, norm: str | None = None) -> Array:
     """FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum."""
+    _promotion._check_arraylike("conjugate", a)  # JAX's hfft conjugates first; its error names that
     x, ax, norm = _one_axis("hfft", a, axis, norm)
     n = _length(n, 2 * (get_aval(x).shape[ax] - 1))
     return _ir1(lax.conj(x), n, ax, _swap_norm(norm))
@@ -265,7 +267,9 @@ def _freqs(k: list, n: int, d, dtype):
 
 
 def _shift(x, axes, sign: int):
-    x = x if _is_array(x) else _promotion.asarray(x)
+    if not _is_array(x):
+        _promotion._check_arraylike("fftshift" if sign > 0 else "ifftshift", x)
+        x = _promotion.asarray(x)
     shape = get_aval(x).shape
     if axes is None:
         axes = tuple(range(len(shape)))

@@ -17,13 +17,30 @@ from pyjax.core import dtypes, hooks
 from pyjax.lax import lax
 from pyjax.lax import linalg as lax_linalg
 from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _promotion, _reductions
-from pyjax.numpy._promotion import _aval, _inexact, _is_array, _promote
+from pyjax.numpy._promotion import _aval, _is_array, _promote
 
 _i32 = dtypes.int32
 
+# JAX's check_arraylike error names most of these functions jnp.linalg.<name>; these few by their name
+_PLAIN_NAMES = frozenset(("cond", "tensorinv", "tensorsolve"))
+
+
+def _check(fn: str, *args) -> None:
+    """JAX's check_arraylike TypeError for a list (or other non-array) among args, named as JAX names fn."""
+    _promotion._check_arraylike(fn if fn in _PLAIN_NAMES else f"jnp.linalg.{fn}", *args)
+
 
 def _arr(fn: str, a):
-    return a if _is_array(a) else _promotion.asarray(a)
+    if _is_array(a):
+        return a
+    _check(fn, a)
+    return _promotion.asarray(a)
+
+
+def _inexact(fn: str, *args):
+    """The arrays args, checked (as JAX checks them, naming fn) and promoted to a floating dtype."""
+    _check(fn, *args)
+    return _promotion._inexact(fn, *args)
 
 
 def _square(fn: str, a) -> None:
@@ -184,6 +201,7 @@ def matrix_power(a, n: int):
 
 def multi_dot(arrays, *, precision=None):
     """Chained matrix product, multiplied in the cheapest order; 1-D ends act as row/column vectors."""
+    _check("multi_dot", *arrays)
     arrs = [_arr("multi_dot", x) for x in arrays]
     if len(arrs) < 2:
         raise ValueError(f"multi_dot requires at least two arrays, got {len(arrs)}")
@@ -285,7 +303,6 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector norm (one axis or a 1-D input) or matrix norm (two axes or a 2-D input)."""
-    _promotion._check_arraylike("jnp.linalg.norm", x)
     (x,) = _inexact("norm", x)
     nd = _aval(x).ndim
     if _aval(x).dtype.kind == "c":
@@ -332,6 +349,7 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     """Matrix norm over the last two axes, array-API style."""
+    _check("matrix_norm", x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
@@ -340,16 +358,19 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     """Matrix product with broadcasting batch axes (same as jnp.matmul)."""
+    _check("matmul", x1, x2)
     return _products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
     """Tensor contraction over `axes` (same as jnp.tensordot)."""
+    _check("tensordot", x1, x2)
     return _products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def outer(x1, x2, /):
     """Outer product of two 1-D arrays."""
+    _check("outer", x1, x2)
     x1, x2 = _arr("outer", x1), _arr("outer", x2)
     n1, n2 = _aval(x1).ndim, _aval(x2).ndim
     if n1 != 1 or n2 != 1:
@@ -359,6 +380,20 @@ def outer(x1, x2, /):
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
     """Dot product of vectors along `axis`, broadcasting the other axes."""
+    _check("vecdot", x1, x2)
+    return _vecdot(x1, x2, axis, preferred_element_type)
+
+
+def _numpy_vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """Dot product of vectors along `axis`, broadcasting the other axes (jnp.vecdot)."""
+    _promotion._check_arraylike("jnp.vecdot", x1, x2)
+    return _vecdot(x1, x2, axis, preferred_element_type)
+
+
+_numpy_vecdot.__name__ = _numpy_vecdot.__qualname__ = "vecdot"
+
+
+def _vecdot(x1, x2, axis, preferred_element_type):
     x1, x2 = _arr("vecdot", x1), _arr("vecdot", x2)
     n1, n2 = _aval(x1).shape, _aval(x2).shape
     ax1 = axis if axis < 0 else axis - len(n1)
@@ -372,6 +407,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
 
 def matrix_transpose(x, /):
     """Swap the last two axes."""
+    _check("matrix_transpose", x)
     return _manipulation.matrix_transpose(x)
 
 
@@ -387,6 +423,7 @@ def diagonal(x, /, *, offset: int = 0):
 
 def cross(x1, x2, /, *, axis: int = -1):
     """Cross product of 3-vectors along `axis`."""
+    _check("outer", x1, x2)  # JAX's name for cross in this error, word for word
     x1, x2 = _arr("cross", x1), _arr("cross", x2)
     if _aval(x1).shape[axis] != 3 or _aval(x2).shape[axis] != 3:
         raise ValueError(
@@ -418,6 +455,7 @@ def tensorinv(a, ind: int = 2):
 
 def tensorsolve(a, b, axes=None):
     """Solve tensordot(a, x, x.ndim) = b for x."""
+    _check("tensorsolve", a, b)
     a, b = _arr("tensorsolve", a), _arr("tensorsolve", b)
     nd = _aval(a).ndim
     if axes is not None:
@@ -484,6 +522,7 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
 
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
     """Eigenvalues (ascending) of symmetric matrices."""
+    _check("eigvalsh", a)
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
@@ -510,6 +549,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 
 def svdvals(x, /):
     """Singular values, descending."""
+    _check("svdvals", x)
     return svd(x, compute_uv=False)
 
 
@@ -653,7 +693,8 @@ def _complex_schur(fn: str, a):
     input: the real Schur form, LAPACK's path, then its 2 x 2 blocks split)."""
     from pyjax.numpy import _schur as sl  # the QR iterations, loaded on first use
 
-    (a,) = _inexact(fn, a)
+    _promotion._check_arraylike(fn, a)
+    (a,) = _promotion._inexact(fn, a)
     if a.ndim < 2:
         raise TypeError(f"{fn}: input must have rank at least 2, but got shape={a.shape}")
     _square(fn, a)

@@ -19,6 +19,7 @@ from pyjax.core import dtypes
 from pyjax.core.core import get_aval
 from pyjax.custom_derivatives import custom_jvp
 from pyjax.lax import lax
+from pyjax.numpy._promotion import _check_arraylike
 
 _N = 32
 _L = math.sqrt(_N / math.sqrt(2))
@@ -69,6 +70,7 @@ def _wofz_jvp(primals, tangents):
 
 def wofz(z: Any) -> Any:
     """The Faddeeva function exp(-z^2) erfc(-iz), complex-valued (real input is promoted to complex)."""
+    _check_arraylike("wofz", z)
     z = jnp.asarray(z)
     d = get_aval(z).dtype
     cd = d if dtypes.is_complex(d) else dtypes.complex_dtype(d if dtypes.is_float(d) else dtypes.default_float())
