@@ -89,6 +89,7 @@ from pyjax.numpy._differences import *  # noqa: F401,F403,E402
 from pyjax.numpy._statistics import *  # noqa: F401,F403,E402
 from pyjax.numpy._polynomial import *  # noqa: F401,F403,E402
 from pyjax.numpy._manipulation import *  # noqa: F401,F403,E402
+from pyjax.numpy._pad import *  # noqa: F401,F403,E402
 from pyjax.numpy._creation import *  # noqa: F401,F403,E402
 from pyjax.numpy._ranges import *  # noqa: F401,F403,E402
 from pyjax.numpy._floating import *  # noqa: F401,F403,E402

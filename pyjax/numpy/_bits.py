@@ -15,7 +15,7 @@ try:
     import numpy as _np
 except ImportError:  # pragma: no cover
     _np = None
-from pyjax.numpy import _manipulation
+from pyjax.numpy import _manipulation, _pad
 from pyjax.numpy._promotion import _check_arraylike, _promote, asarray
 from pyjax.numpy._reductions import sum as _sum
 
@@ -44,7 +44,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     n = bits.shape[-1]
     pad = -n % 8
     if pad:
-        bits = _manipulation.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
+        bits = _pad.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
     bits = bits.reshape(bits.shape[:-1] + ((n + pad) // 8, 8))
     weights = [1 << (7 - i) for i in range(8)] if bitorder == "big" else [1 << i for i in range(8)]
     packed = _sum(bits * asarray(weights, _uint8), axis=-1, dtype=_uint8)
@@ -74,7 +74,7 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitord
         else:
             widths = [(0, 0)] * bits.ndim
             widths[axis] = (0, keep - n)
-            bits = _manipulation.pad(bits, widths)
+            bits = _pad.pad(bits, widths)
     return bits
 
 

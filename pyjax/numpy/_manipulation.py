@@ -17,7 +17,6 @@ from pyjax.lax import lax, slicing
 from pyjax.lax._util import canonical_axis
 from pyjax.lax.sorting import argsort_lax
 from pyjax.numpy import _keys
-from pyjax.runtime import execute as _execute
 from pyjax.runtime.array import Array
 
 try:
@@ -26,7 +25,6 @@ except ImportError:  # pragma: no cover
     _np = None
 from pyjax.numpy import _creation, _elementwise, _reductions
 from pyjax.numpy._promotion import (
-    _SCALARS,
     _check_arraylike,
     _is_array,
     _promote_list,
@@ -844,77 +842,6 @@ def rot90(m, k=1, axes=(0, 1)):
     return flip(transpose(m, perm), a1)
 
 
-def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
-    """jnp.pad: modes constant, edge, reflect, symmetric, wrap (static widths)."""
-    _check_arraylike("pad", array)
-    a = array if _is_array(array) else asarray(array)
-    nd = a.ndim
-    pw = _pad_widths(pad_width, nd)
-    if mode == "constant":
-        cv = constant_values
-        if isinstance(cv, _SCALARS):
-            return lax.pad(
-                a, lax._promote_scalars(cv, a)[0] if False else _scalar_like(cv, a), [(lo, hi, 0) for lo, hi in pw]
-            )
-        cvs = _pad_widths(cv, nd)
-        out = a
-        for ax, (lo_v, hi_v) in enumerate(cvs):
-            lo, hi = pw[ax]
-            cfg = [(0, 0, 0)] * nd
-            cfg[ax] = (lo, 0, 0)
-            out = lax.pad(out, _scalar_like(lo_v, a), cfg)
-            cfg[ax] = (0, hi, 0)
-            out = lax.pad(out, _scalar_like(hi_v, a), cfg)
-        return out
-    out = a
-    for ax, (lo, hi) in enumerate(pw):
-        if lo == 0 and hi == 0:
-            continue
-        n = out.shape[ax]
-        if mode == "edge":
-            idx = [0] * lo + list(range(n)) + [n - 1] * hi
-        elif mode == "wrap":
-            idx = [(i - lo) % n for i in range(lo + n + hi)]
-        elif mode in ("reflect", "symmetric"):
-            idx = [_reflect(i - lo, n, mode == "symmetric") for i in range(lo + n + hi)]
-        else:
-            raise NotImplementedError(f"jnp.pad mode {mode!r} is not supported")
-        out = take(out, asarray(idx, dtype=dtypes.int32), axis=ax)
-    return out
-
-
-def _reflect(i, n, symmetric):
-    if n == 1:
-        return 0
-    period = 2 * n if symmetric else 2 * (n - 1)
-    i %= period
-    if symmetric:
-        return i if i < n else period - 1 - i
-    return i if i < n else period - i
-
-
-def _scalar_like(v, a):
-    return _execute.make_scalar(v, _aval(a).dtype, False)
-
-
-def _pad_widths(pw, nd):
-    """pad_width broadcast to one (before, after) pair per axis, as numpy broadcasts it to (nd, 2)."""
-    given = pw
-    if hasattr(pw, "tolist"):
-        pw = pw.tolist()
-    if not isinstance(pw, (list, tuple)):
-        rows = [[pw]]
-    elif builtins.all(not isinstance(p, (list, tuple)) for p in pw):
-        rows = [list(pw)]
-    else:
-        rows = [list(p) if isinstance(p, (list, tuple)) else [p] for p in pw]
-    if len(rows) not in (1, nd) or len({len(r) for r in rows}) != 1 or len(rows[0]) not in (1, 2):
-        raise ValueError(
-            f"jnp.pad: pad_width {given!r} cannot be broadcast to one (before, after) pair for each of {nd} axes"
-        )
-    return [(operator.index(r[0]), operator.index(r[-1])) for r in (rows * nd if len(rows) == 1 else rows)]
-
-
 def _triangle(fn: str, m, k, keep):
     """m with zeros where keep(row + k, col) is false: tril keeps >=, triu keeps <=."""
     _check_arraylike(fn, m)
@@ -965,14 +892,16 @@ def diag(v, k=0):
     _check_arraylike("diag", v)
     v = v if _is_array(v) else asarray(v)
     if v.ndim == 1:
+        from pyjax.numpy import _pad
+
         n = v.shape[0] + builtins.abs(k)
         r = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
         c = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
         # Row i holds v[i] when k >= 0 (column i + k); column j holds v[j] when k < 0.
         if k >= 0:
-            vals = broadcast_to(reshape(pad(v, [(0, k)]), (n, 1)), (n, n))
+            vals = broadcast_to(reshape(_pad.pad(v, [(0, k)]), (n, 1)), (n, n))
         else:
-            vals = broadcast_to(reshape(pad(v, [(0, -k)]), (1, n)), (n, n))
+            vals = broadcast_to(reshape(_pad.pad(v, [(0, -k)]), (1, n)), (n, n))
         return _elementwise.where(lax.eq(lax.add(r, k), c), vals, _creation.zeros((n, n), v.dtype))
     if v.ndim == 2:
         return diagonal(v, k)
@@ -1036,7 +965,6 @@ __all__ += [
     "flipud",
     "roll",
     "rot90",
-    "pad",
     "tril",
     "triu",
     "diagonal",
