@@ -112,12 +112,59 @@ def _cholesky_abstract(x):
     return ShapedArray(x.shape, x.dtype)
 
 
+def _H(x):
+    """The conjugate transpose of each matrix (the transpose for real ones)."""
+    return lax.conj(_T(x)) if get_aval(x).dtype.kind == "c" else _T(x)
+
+
 def _symmetrize(x):
-    return lax.div(lax.add(x, _T(x)), lax.full_like(x, 2))
+    """(x + x^H) / 2: the Hermitian part."""
+    return lax.div(lax.add(x, _H(x)), lax.full_like(x, 2))
+
+
+def _interleave(x):
+    """The real (..., 2m, 2n) image of complex x (..., m, n): entry a + ib becomes the 2x2 block
+    [[a, -b], [b, a]] at rows 2i, 2i + 1 and columns 2j, 2j + 1. The map respects products and
+    conjugate transposes (x^H maps to the transpose), and keeps a lower-triangular x with a real
+    diagonal lower triangular, so real factorizations and solves give complex ones."""
+    shape = get_aval(x).shape
+    nd = len(shape)
+    re, im = lax.real(x), lax.imag(x)
+    e = lambda t: lax.expand_dims(t, (nd, nd + 1))  # noqa: E731  (..., m, n, 1, 1)
+    blocks = lax.concatenate(
+        [lax.concatenate([e(re), e(lax.neg(im))], nd + 1), lax.concatenate([e(im), e(re)], nd + 1)], nd
+    )
+    blocks = lax.transpose(blocks, tuple(range(nd - 2)) + (nd - 2, nd, nd - 1, nd + 1))
+    return lax.reshape(blocks, shape[:-2] + (2 * shape[-2], 2 * shape[-1]))
+
+
+def _deinterleave(y):
+    """The complex (..., m, n) matrix whose _interleave image is y (read from its even columns)."""
+    shape = get_aval(y).shape
+    nd = len(shape)
+    m, n = shape[-2] // 2, shape[-1] // 2
+    y = lax.reshape(y, shape[:-2] + (m, 2, n, 2))
+    y = slice_in_dim(y, 0, 1, axis=nd + 1)
+    re, im = (lax.reshape(slice_in_dim(y, k, k + 1, axis=nd - 1), shape[:-2] + (m, n)) for k in (0, 1))
+    return lax.complex(re, im)
+
+
+def _cholesky_complex(x):
+    """cholesky_p on complex matrices: the real Cholesky factor of the interleaved image of the
+    Hermitian matrix (lower triangle read, diagonal taken real, as LAPACK's zpotrf) is the image of
+    the complex factor, by uniqueness of the factor with a positive diagonal."""
+    shape = get_aval(x).shape
+    diag = _eye_like(shape, dtypes.bool_)
+    x = lax.select(diag, lax.complex(lax.real(x), lax.full_like(lax.real(x), 0)), x)
+    L = _deinterleave(cholesky_p.bind(_interleave(x)))
+    return lax.select(diag, lax.complex(lax.real(L), lax.full_like(lax.real(L), 0)), L)
+
+
+cholesky_p.complex_rule = _cholesky_complex
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
-    """Lower Cholesky factor L (x = L L^T) of each matrix in x; NaNs where x is not positive definite."""
+    """Lower Cholesky factor L (x = L L^H) of each matrix in x; NaNs where x is not positive definite."""
     x = lax._as_array(x)
     a = get_aval(x)
     if symmetrize_input:
@@ -180,7 +227,8 @@ def _tri_solve_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, uni
         raise TypeError(
             f"triangular_solve requires both inputs to have the same dtype, got {a.dtype.name} and {b.dtype.name}"
         )
-    _check_float("triangular_solve", a)
+    if a.dtype.kind not in "fc":
+        _check_float("triangular_solve", a)
     return ShapedArray(b.shape, b.dtype)
 
 
@@ -261,6 +309,50 @@ def _tri_solve_batch(size, vals, dims, **params):
     return triangular_solve_p.bind(a, b, **params), 0
 
 
+def _tri_solve_complex(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """triangular_solve_p on complex operands, as a real solve on interleaved images (_interleave).
+
+    op(a) is formed explicitly and scaled to a unit diagonal (rows of op(a) and b divided by its
+    diagonal), whose image is then unit-triangular; a right-side solve x op(a) = b is the left-side
+    solve op(a)^T x^T = b^T."""
+    _tri_solve_abstract(
+        get_aval(a),
+        get_aval(b),
+        left_side=left_side,
+        lower=lower,
+        transpose_a=transpose_a,
+        conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal,
+    )  # JAX's shape and dtype errors
+    shape = get_aval(a).shape
+    a = _mask_a(a, lower, unit_diagonal)
+    if transpose_a:
+        a, lower = _T(a), not lower
+    if conjugate_a:
+        a = lax.conj(a)
+    if not left_side:
+        a, lower, b = _T(a), not lower, _T(b)
+    if not unit_diagonal:
+        diag = _diagonal(a)
+        a = lax.div(a, lax.expand_dims(diag, (len(shape) - 1,)))
+        b = lax.div(b, lax.expand_dims(diag, (len(shape) - 1,)))
+    bs = get_aval(b).shape
+    b_img = lax.reshape(
+        lax.concatenate(
+            [lax.expand_dims(lax.real(b), (len(bs) - 1,)), lax.expand_dims(lax.imag(b), (len(bs) - 1,))], len(bs) - 1
+        ),
+        bs[:-2] + (2 * bs[-2], bs[-1]),
+    )
+    x = triangular_solve_p.bind(
+        _interleave(a), b_img, left_side=True, lower=lower, transpose_a=False, conjugate_a=False, unit_diagonal=True
+    )
+    x = lax.reshape(x, bs[:-2] + (bs[-2], 2, bs[-1]))
+    nd = len(bs)
+    x = lax.complex(*(lax.reshape(slice_in_dim(x, k, k + 1, axis=nd - 1), bs) for k in (0, 1)))
+    return x if left_side else _T(x)
+
+
+triangular_solve_p.complex_rule = _tri_solve_complex
 ad.jvp_rules[triangular_solve_p] = _tri_solve_jvp
 ad.transpose_rules[triangular_solve_p] = _tri_solve_transpose
 batching.batch_rules[triangular_solve_p] = _tri_solve_batch
@@ -434,15 +526,17 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 _MAX_SWEEPS = 30
 
 
-def _check_matrix(fn: str, x, square: bool = False):
-    """x as a floating array of rank >= 2 (square if asked), else the error JAX raises."""
+def _check_matrix(fn: str, x, square: bool = False, complex_ok: bool = False):
+    """x as a floating (or, if complex_ok, complex) array of rank >= 2 (square if asked), else the error
+    JAX raises."""
     x = lax._as_array(x)
     a = get_aval(x)
     if a.ndim < 2:
         raise ValueError(f"Argument to {fn} must have rank at least 2, got shape={_shape_str(a.shape)}")
     if square and a.shape[-1] != a.shape[-2]:
         raise ValueError(f"Argument to {fn} must be a batch of square matrices, got shape={_shape_str(a.shape)}")
-    _check_float(fn, a)
+    if not (complex_ok and a.dtype.kind == "c"):
+        _check_float(fn, a)
     return x
 
 
@@ -486,7 +580,7 @@ def _householder_qr(x, full_matrices: bool):
 
 
 def _rotation(app, aqq, apq):
-    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that zeroes apq in [[app, apq], [apq, aqq]]."""
+    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that zeroes apq in [[app, apq], [apq, aqq]] (all real)."""
     d = (aqq - app) / 2
     den = lax.abs(d) + lax.sqrt(d * d + apq * apq)
     pos = lax.gt(den, 0)
@@ -496,11 +590,15 @@ def _rotation(app, aqq, apq):
     return c, t * c
 
 
-def _rotate_columns(x, c, s):
-    """x @ J where J rotates each column pair (i, h + i) by (c[i], s[i])."""
+def _rotate_columns(x, c, s, phase=None):
+    """x @ J where J rotates each column pair (i, h + i) by (c[i], s[i]), the second column of each pair
+    first multiplied by phase[i] (a unit complex number) when given."""
     h = get_aval(c).shape[-1]
     top, bot = x[..., :h], x[..., h:]
     c, s = c[..., None, :], s[..., None, :]
+    if phase is not None:
+        bot = bot * phase[..., None, :]
+        c, s = (lax.convert_element_type(t, get_aval(x).dtype) for t in (c, s))
     return lax.concatenate([c * top - s * bot, s * top + c * bot], _nd(x) - 1)
 
 
@@ -550,8 +648,13 @@ def _sweeps(body, carry, converged):
 
 
 def _jacobi_eigh(a):
-    """(w, v) with a = v diag(w) v^T for symmetric a, w ascending."""
+    """(w, v) with a = v diag(w) v^H for symmetric or Hermitian a, w ascending (real).
+
+    Parallel cyclic Jacobi: each round rotates n/2 disjoint index pairs (p, q), then the pairing moves on
+    (round-robin). For a Hermitian matrix the pair's column q is first multiplied by the phase that makes
+    a_pq real, then the real rotation applies."""
     n = get_aval(a).shape[-1]
+    cplx = get_aval(a).dtype.kind == "c"
     nd = _nd(a)
     a = _pad_even(a, (nd - 2, nd - 1))
     big_n = get_aval(a).shape[-1]
@@ -559,18 +662,31 @@ def _jacobi_eigh(a):
     offdiag = lax.ne(
         lax.broadcasted_iota(_i32, get_aval(a).shape, nd - 2), lax.broadcasted_iota(_i32, get_aval(a).shape, nd - 1)
     )
-    eps = float(dtypes.finfo(get_aval(a).dtype).eps)
+    eps = float(dtypes.finfo(dtypes.real_dtype(get_aval(a).dtype)).eps)
     both = (nd - 2, nd - 1)
 
     def one_round(_, c):
         a, v = c
         d = _diagonal(a)
         h = big_n // 2
-        cs, sn = _rotation(d[..., :h], d[..., h:], _diagonal(a[..., :h, h:]))
-        a = _rotate_columns(a, cs, sn)
-        a = _T(_rotate_columns(_T(a), cs, sn))
+        apq, phase, phase_c = _diagonal(a[..., :h, h:]), None, None
+        if cplx:
+            d = lax.real(d)
+            mag = lax.abs(apq)
+            nonzero = lax.gt(mag, lax.full_like(mag, 0))
+            safe = lax.select(nonzero, mag, lax.full_like(mag, 1))
+            # conj(a_pq) / |a_pq|: a_pq times it is |a_pq|
+            phase = lax.select(
+                nonzero,
+                lax.div(lax.conj(apq), lax.convert_element_type(safe, get_aval(a).dtype)),
+                lax.full_like(apq, 1),
+            )
+            phase_c, apq = lax.conj(phase), mag
+        cs, sn = _rotation(d[..., :h], d[..., h:], apq)
+        a = _rotate_columns(a, cs, sn, phase)
+        a = _T(_rotate_columns(_T(a), cs, sn, phase_c))  # rows by J^H
         a = _next_pairing(_next_pairing(a, -1), -2)
-        return a, _next_pairing(_rotate_columns(v, cs, sn), -1)
+        return a, _next_pairing(_rotate_columns(v, cs, sn, phase), -1)
 
     def sweep(c):
         from pyjax.lax.control_flow import fori_loop
@@ -581,12 +697,14 @@ def _jacobi_eigh(a):
 
     def converged(c):
         a = c[0]
-        off = lax.reduce_sum(lax.select(offdiag, a * a, lax.full_like(a, 0)), both)
-        ok = lax.le(off, (eps * eps) * lax.reduce_sum(a * a, both))
+        sq = lax.add(lax.mul(lax.real(a), lax.real(a)), lax.mul(lax.imag(a), lax.imag(a))) if cplx else a * a
+        off = lax.reduce_sum(lax.select(offdiag, sq, lax.full_like(sq, 0)), both)
+        ok = lax.le(off, (eps * eps) * lax.reduce_sum(sq, both))
         return lax.reduce_and(ok, tuple(range(nd - 2)))
 
     a, v, _ = _sweeps(sweep, (a, v, lax.full((), 0, _i32)), converged)
     w = _diagonal(a)[..., :n]
+    w = lax.real(w) if cplx else w
     w, (v,) = _sort_columns(w, v[..., :n, :n])
     return w, v
 
@@ -680,11 +798,13 @@ def _qr_jvp(full_matrices, primals, tangents):
 def _eigh_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     w, v = _eigh_custom(a)
-    vt_da_v = _matmul(_T(v), _matmul(ad.instantiate(da), v))
+    vt_da_v = _matmul(_H(v), _matmul(ad.instantiate(da), v))
     f = _safe_reciprocal_offdiag(w[..., None, :] - w[..., :, None])
+    if get_aval(v).dtype.kind == "c":
+        f = lax.convert_element_type(f, get_aval(v).dtype)
     dv = _matmul(v, f * vt_da_v)
     dw = _diagonal(vt_da_v)
-    return (w, v), (dw, dv)
+    return (w, v), (lax.real(dw) if get_aval(dw).dtype.kind == "c" else dw, dv)
 
 
 def _svd_jvp(full_matrices, compute_uv, primals, tangents):
@@ -854,18 +974,22 @@ def eigh(
     subset_by_index=None,
     implementation=None,
 ):
-    """Eigendecomposition (v, w) of symmetric matrices: x = v diag(w) v^T, w ascending.
+    """Eigendecomposition (v, w) of symmetric or Hermitian matrices: x = v diag(w) v^H, w ascending (real).
 
-    With symmetrize_input=False only the `lower` (or upper) triangle is read, as in LAPACK.
+    With symmetrize_input=False only the `lower` (or upper) triangle is read, as in LAPACK (and the
+    imaginary part of the diagonal is ignored).
     """
     if implementation in _EIGH_UNSUPPORTED:
         raise NotImplementedError(_EIGH_UNSUPPORTED[implementation])
-    x = _check_matrix("eigh", x, square=True)
+    x = _check_matrix("eigh", x, square=True, complex_ok=True)
     if symmetrize_input:
         x = _symmetrize(x)
     else:
-        t = _tril(x) if lower else _triu(x)
-        x = lax.add(t, _T(_tril(x, -1) if lower else _triu(x, 1)))
+        t = _tril(x, -1) if lower else _triu(x, 1)
+        d = lax.select(_eye_like(get_aval(x).shape, dtypes.bool_), x, lax.full_like(x, 0))
+        if get_aval(x).dtype.kind == "c":
+            d = lax.complex(lax.real(d), lax.full_like(lax.real(d), 0))
+        x = lax.add(lax.add(t, d), _H(t))
     w, v = _eigh_custom(x)
     if subset_by_index is not None:
         lo, hi = subset_by_index

@@ -53,13 +53,13 @@ def _square(fn: str, a) -> None:
 
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
-    """Cholesky factor of each (symmetric positive-definite) matrix: lower L, or U = L^T if upper.
+    """Cholesky factor of each (Hermitian positive-definite) matrix: lower L, or U = L^H if upper.
 
     Matrices that are not positive definite give NaNs, as in JAX.
     """
     (a,) = _inexact("cholesky", a)
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return lax_linalg._T(L) if upper else L
+    return lax_linalg._H(L) if upper else L
 
 
 def _solve_square(a, b):

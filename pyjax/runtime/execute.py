@@ -27,7 +27,7 @@ from pyjax.compiler.partition import (
     compile_jaxpr,
 )
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import dtypes, hooks, minifloat
+from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.runtime import registry
@@ -148,7 +148,11 @@ def _execute(prim, args, params):
         return Array(aval, None, None, a._device, host=a._host)
     arrays = [_on_device(_to_array(a, device), device) for a in args]
     for a in arrays:
-        if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here
+        if a.aval.dtype.kind == "c":  # complex operands are rewritten before they get here ...
+            if prim.complex_rule is not None and not prim.complex_ok:
+                # ... unless a host (numpy) complex operand, converted just above, is the program's first
+                # complex value: core.bind only looks for complex operands once one has been seen
+                return core._complex_bind(prim, arrays, params)
             raise TypeError(f"{prim.name} does not accept dtype {a.aval.dtype.name}.")
         if a._buf is None:
             a._ensure_buffer()

@@ -62,13 +62,13 @@ def solve_triangular(
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
-    """Cholesky factor: upper U (a = U^T U) by default, lower L with lower=True.
+    """Cholesky factor: upper U (a = U^H U) by default, lower L with lower=True.
 
     Like scipy, only the triangle being factored is read (no symmetrization).
     """
     (a,) = jla._inexact("cholesky", a)
-    L = lax_linalg.cholesky(a if lower else lax_linalg._T(a), symmetrize_input=False)
-    return L if lower else lax_linalg._T(L)
+    L = lax_linalg.cholesky(a if lower else lax_linalg._H(a), symmetrize_input=False)
+    return L if lower else lax_linalg._H(L)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -81,9 +81,9 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     c, lower = c_and_lower
     c, b = jla._inexact("cho_solve", c, b)
     bm, is_vec = _as_matrix_rhs(c, b)
-    # a = L L^T (lower) or U^T U (upper): two triangular solves.
-    y = lax_linalg.triangular_solve(c, bm, left_side=True, lower=lower, transpose_a=not lower)
-    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
+    # a = L L^H (lower) or U^H U (upper): two triangular solves.
+    y = lax_linalg.triangular_solve(c, bm, left_side=True, lower=lower, transpose_a=not lower, conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower)
     return x[..., 0] if is_vec else x
 
 
