@@ -104,3 +104,15 @@ def test_first_complex_value_from_numpy(fn):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_built_on_them(backend):
+    """Hermitian svd / pinv (through eigh) and lu_solve's trans=2 (a^H x = b) conjugate as JAX."""
+    check(lambda jax, jnp, h: jnp.linalg.pinv(h[0], hermitian=True), H, **TOL)
+    check(
+        lambda jax, jnp, h: (lambda u, s, vh: (u * s[..., None, :]) @ vh)(*jnp.linalg.svd(h, hermitian=True)), H, **TOL
+    )
+    check(
+        lambda jax, jnp, h, b: jax.scipy.linalg.lu_solve(jax.scipy.linalg.lu_factor(h[0]), b[0], trans=2), H, B, **TOL
+    )
+    check(lambda jax, jnp, h, b: jax.scipy.linalg.solve(h[1], b[1], assume_a="pos"), H, B, **TOL)

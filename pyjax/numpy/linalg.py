@@ -542,7 +542,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
         if not compute_uv:
             return s
         u = lax_linalg._permute_columns(v, idx)
-        return SVDResult(u, s, lax_linalg._T(u * sign[..., None, :]))
+        return SVDResult(u, s, lax_linalg._H(u * sign[..., None, :]))
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index)
     return SVDResult(*out) if compute_uv else out
 
@@ -561,14 +561,14 @@ def _pinv_impl(a, rtol, hermitian):
     rtol = _promotion.asarray(rtol, dtype=_aval(s).dtype)
     cutoff = _manipulation.expand_dims(rtol, -1) * s[..., 0:1]
     s = _elementwise.where(s > cutoff, s, float("inf"))
-    return _products.matmul(lax_linalg._T(vh), lax_linalg._T(u) / s[..., :, None])
+    return _products.matmul(lax_linalg._H(vh), lax_linalg._H(u) / s[..., :, None])
 
 
 def _pinv_jvp(rtol, hermitian, primals, tangents):
     (a,), (da,) = primals, tangents
     p = _pinv_cj(a, rtol, hermitian)
     m, n = _aval(a).shape[-2:]
-    T = lax_linalg._T
+    T = lax_linalg._H  # the conjugate transpose
     dp = -_products.matmul(p, _products.matmul(da, p))
     dp = dp + _products.matmul(
         _products.matmul(p, T(p)), _products.matmul(T(da), _creation.eye(m, dtype=a.dtype) - _products.matmul(a, p))

@@ -97,7 +97,7 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bool = True):
     """Solve a x = b (trans 0), a^T x = b (1) or a^H x = b (2) given lu_factor(a)."""
     lu_mat, piv = lu_and_piv
-    transpose_a, _ = _trans_flags(trans)
+    transpose_a, conjugate_a = _trans_flags(trans)
     lu_mat, b = jla._inexact("lu_solve", lu_mat, b)
     m = _aval(lu_mat).shape[-1]
     perm = lax_linalg.lu_pivots_to_permutation(piv, m)
@@ -107,9 +107,13 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bo
         bm = broadcast_to(bm, batch + _aval(bm).shape[-2:])
     if not transpose_a:
         x = jla._lu_solve_matrix(lu_mat, perm, bm)
-    else:  # a = P^T L U, so a^T x = b  <=>  x = P^T L^-T U^-T b
-        y = lax_linalg.triangular_solve(lu_mat, bm, left_side=True, lower=False, transpose_a=True)
-        z = lax_linalg.triangular_solve(lu_mat, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    else:  # a = P^T L U, so a^T x = b  <=>  x = P^T L^-T U^-T b (a^H likewise, conjugated)
+        y = lax_linalg.triangular_solve(
+            lu_mat, bm, left_side=True, lower=False, transpose_a=True, conjugate_a=conjugate_a
+        )
+        z = lax_linalg.triangular_solve(
+            lu_mat, y, left_side=True, lower=True, transpose_a=True, conjugate_a=conjugate_a, unit_diagonal=True
+        )
         x = lax_linalg.permute_rows(z, argsort(perm, axis=-1))
     return x[..., 0] if is_vec else x
 
