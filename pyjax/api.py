@@ -579,8 +579,9 @@ def _type_str(d, shape) -> str:
 
 
 def _zeros_or(g, x):
-    """The gradient for input x, with x's dtype and weak type (as in JAX); symbolic zeros materialized."""
-    a = get_aval(x)
+    """The gradient for input x (a value or its aval), with x's dtype and weak type (as in JAX); symbolic
+    zeros materialized."""
+    a = x if isinstance(x, (ShapedArray, KeyAval)) else get_aval(x)
     if type(g) is Zero:
         return lax._convert(lax.full(a.shape, 0, a.dtype), a.dtype, a.weak_type)
     ga = get_aval(g)
@@ -623,16 +624,33 @@ def _vjp(fun: Callable, primals, has_aux: bool, float0: bool):
     out_tree = out_tree_box[0]
     out_avals = [get_aval(o) for o in outs]
 
-    def vjp_fn(ct):
-        cts = tree_leaves(ct) if out_tree.num_leaves != 1 or tree_structure(ct) != out_tree else tree_leaves(ct)
-        try:
-            cts = out_tree.flatten_up_to(ct)
-        except ValueError:
+    vjp_fn = VJP(_VJPSpec(out_tree, out_avals, in_tree, [get_aval(x) for x in flat], float0), backward)
+    out = tree_unflatten(out_tree, outs)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+class _VJPSpec:
+    """What a VJP function knows besides its residuals: the output structure and avals (cotangents are
+    checked against them), the inputs' structure and avals, and whether integer inputs get float0."""
+
+    def __init__(self, out_tree, out_avals, in_tree, in_avals, float0):
+        self.out_tree, self.out_avals, self.in_tree, self.in_avals, self.float0 = (
+            out_tree,
+            out_avals,
+            in_tree,
+            in_avals,
+            float0,
+        )
+
+    def flat_cts(self, ct) -> list:
+        """ct's leaves checked against the outputs; integer outputs' cotangents become symbolic zeros."""
+        if tree_structure(ct) != self.out_tree:
             raise ValueError(
-                f"vjp cotangent structure {tree_structure(ct)} does not match the function output structure {out_tree}"
-            ) from None
-        cts = list(cts)
-        for i, (c, a) in enumerate(zip(cts, out_avals)):
+                f"vjp cotangent structure {tree_structure(ct)} does not match the function output structure "
+                f"{self.out_tree}"
+            )
+        cts = tree_leaves(ct)
+        for i, (c, a) in enumerate(zip(cts, self.out_avals)):
             if is_float0(c) and (c.shape != a.shape or a.dtype.kind not in "biu"):
                 raise ValueError(
                     f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
@@ -648,12 +666,79 @@ def _vjp(fun: Callable, primals, has_aux: bool, float0: bool):
                 )
             if a.dtype.kind in "biu":  # an integer output carries no cotangent
                 cts[i] = Zero(a)
-        tangent_or = _tangent_or if float0 else _zeros_or
-        res = [tangent_or(g, x) for g, x in zip(backward(cts), flat)]
-        return tuple(tree_unflatten(in_tree, res))
+        return cts
 
-    out = tree_unflatten(out_tree, outs)
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    def float0_input(self, i: int) -> bool:
+        return self.float0 and self.in_avals[i].dtype.kind in "biu"
+
+    def finish(self, grads) -> tuple:
+        """The input cotangents as the inputs' tree: float0 zeros for integer inputs (when float0), else
+        the cotangent in the input's dtype and weak type (zeros materialized)."""
+        out = [
+            float0_zeros(a.shape) if self.float0_input(i) else _zeros_or(g, a)
+            for i, (g, a) in enumerate(zip(grads, self.in_avals))
+        ]
+        return tuple(tree_unflatten(self.in_tree, out))
+
+
+class _StagedVJP:
+    """A VJP function's backward pass as a jaxpr over (residuals, cotangents of the non-integer outputs)
+    -> cotangents of the inputs that get one (the treedef's static part)."""
+
+    def __init__(self, spec: _VJPSpec, jaxpr):
+        self.spec, self.jaxpr = spec, jaxpr
+
+
+class VJP:
+    """The function jax.vjp returns: called with the outputs' cotangent, it gives the inputs' cotangents.
+    Like JAX's, it is a pytree whose leaves are the residuals its backward pass reads, so it can be an
+    argument of a jitted (or vmapped) function and be called there.
+
+    Made by vjp, it runs the recorded backward pass; flattened, the backward pass is traced once to a
+    jaxpr (its captured arrays are the leaves), and a VJP rebuilt from leaves evaluates that jaxpr."""
+
+    def __init__(self, spec: _VJPSpec, backward=None, staged: _StagedVJP | None = None, residuals=()):
+        self._spec, self._backward, self._staged, self._residuals = spec, backward, staged, list(residuals)
+
+    def __call__(self, ct):
+        spec = self._spec
+        cts = spec.flat_cts(ct)
+        if self._backward is not None:
+            return spec.finish(self._backward(cts))
+        live = [c for c, a in zip(cts, spec.out_avals) if a.dtype.kind not in "biu"]
+        outs = iter(core.eval_jaxpr(self._staged.jaxpr, self._residuals + live))
+        grads = [None if spec.float0_input(i) else next(outs) for i in range(len(spec.in_avals))]
+        return spec.finish([Zero(a) if g is None else g for g, a in zip(grads, spec.in_avals)])
+
+    def _stage(self):
+        if self._staged is None:
+            spec, backward = self._spec, self._backward
+            live = [i for i, a in enumerate(spec.out_avals) if a.dtype.kind not in "biu"]
+
+            def run(*cts):
+                full = [Zero(a) for a in spec.out_avals]
+                for i, c in zip(live, cts):
+                    full[i] = c
+                grads = backward(full)
+                return [
+                    _zeros_or(g, a) for i, (g, a) in enumerate(zip(grads, spec.in_avals)) if not spec.float0_input(i)
+                ]
+
+            jaxpr, consts = staging.trace_to_jaxpr(run, [spec.out_avals[i] for i in live])
+            jaxpr, consts = staging._inline_literals(jaxpr, consts)
+            self._staged, self._residuals = _StagedVJP(spec, jaxpr), list(consts)
+        return self._staged, self._residuals
+
+    def tree_flatten(self):
+        staged, residuals = self._stage()
+        return residuals, staged
+
+    @classmethod
+    def tree_unflatten(cls, staged: _StagedVJP, residuals):
+        return cls(staged.spec, staged=staged, residuals=residuals)
+
+
+register_pytree_node(VJP, VJP.tree_flatten, VJP.tree_unflatten)
 
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
