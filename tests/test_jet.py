@@ -47,3 +47,14 @@ def test_jet_orders_pytrees_and_errors():
     check(lambda j, n, a: j.experimental.jet.jet(lambda v: n.ones(3), (a,), ([a, a],)), X)  # constant: zeros
     with pytest.raises(ValueError, match="inconsistent lengths"):
         pyjax.experimental.jet.jet(np.sin, (X, X), ([X], [X, X]))
+
+
+@pytest.mark.parametrize("kind", ["jet", "jet2"])
+def test_jet_integer_and_bool_outputs(backend, kind):
+    """Their series is zero: weak default floats under jet (JAX multiplies by the factorials), zeros of the
+    output's own type under jet2."""
+
+    def fun(n, x):
+        return n.sin(x), x > 0, n.floor(x).astype(n.int32), n.ones(2, n.int32), 3, n.sum(x * x)
+
+    check(lambda j, n, a, s, t: getattr(j.experimental.jet, kind)(lambda v: fun(n, v), (a,), ([s, t],)), X, *SERIES[:2])

@@ -85,7 +85,19 @@ def jet(fun: Callable, primals, series, factorial_scaled: bool = True, **_):
     out_series = [[_like(levels[k][i], o) for k in range(1, order + 1)] for i, o in enumerate(outs)]
     if not factorial_scaled:
         out_series = [[c / fact(k) for k, c in enumerate(terms, 1)] for terms in out_series]
+    out_series = [_discrete_series(o, terms, factorial_scaled) for o, terms in zip(outs, out_series)]
     return tree_unflatten(tree, outs), tree_unflatten(tree, out_series)
+
+
+def _discrete_series(out, terms, factorial_scaled: bool):
+    """An integer or bool output's series is zero, typed as JAX's: zeros like the output, which JAX's
+    factorial scaling (a multiplication by a weakly typed float) turns into weak default floats."""
+    a = get_aval(out)
+    if a.dtype.kind not in "biu":
+        return terms
+    if factorial_scaled:
+        return [lax._convert(lax.full(a.shape, 0, dtypes.default_float()), dtypes.default_float(), True)] * len(terms)
+    return [lax._convert(lax.full(a.shape, 0, a.dtype), a.dtype, a.weak_type)] * len(terms)
 
 
 jet2 = functools.partial(jet, factorial_scaled=False)
