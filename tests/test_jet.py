@@ -58,3 +58,22 @@ def test_jet_integer_and_bool_outputs(backend, kind):
         return n.sin(x), x > 0, n.floor(x).astype(n.int32), n.ones(2, n.int32), 3, n.sum(x * x)
 
     check(lambda j, n, a, s, t: getattr(j.experimental.jet, kind)(lambda v: fun(n, v), (a,), ([s, t],)), X, *SERIES[:2])
+
+
+def test_jet_integer_primals(backend):
+    """An integer primal's series flows as in JAX's jet: through conversions to float (and so promoted
+    arithmetic); integer arithmetic on it is a dtype error (JAX's jet2 keeps an integer series integer
+    and computes it: not pyjax's). A zero series leaves the primal a constant."""
+    n, s = np.int32(3), np.int32(5)
+    jet, jet2 = "jet", "jet2"
+
+    def run(kind, fun, primals, series):
+        return lambda j, nn, *a: getattr(j.experimental.jet, kind)(lambda *v: fun(nn, *v), primals, series)
+
+    check(run(jet, lambda nn, x, m: x * m, (2.0, n), ((1.0, 0.5), (s, np.int32(1)))), rtol=1e-6)
+    check(run(jet, lambda nn, m: nn.sin(m.astype(nn.float32)), (n,), ((s, s),)), rtol=1e-5)
+    check(run(jet, lambda nn, m: m * 2, (n,), ((s, np.int32(2)),)))  # TypeError
+    check(run(jet2, lambda nn, m: (m.astype(nn.float32) * 2, m > 2), (n,), ((s, np.int32(2)),)))
+    check(run(jet2, lambda nn, x, m: nn.exp(x) * m, (0.5, n), ((1.0,), (s,))), rtol=1e-5)
+    f = lambda j, nn, x, m, c: j.experimental.jet.jet(lambda u, v: nn.sin(u * v), (x, m), ((1.0, 0.5), (c, c)))  # noqa: E731
+    check(lambda j, nn: j.jit(lambda x, m, c: f(j, nn, x, m, c))(2.0, n, np.int32(2)), rtol=1e-5)

@@ -672,7 +672,10 @@ def _convert(x, new_dtype, weak_type):
 def _convert_jvp(primals, tangents, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
     z = bind(convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
-    if type(t) is Zero or new_dtype.kind not in "f" or _aval(x).dtype.kind not in "f":
+    # an integer x has no tangent (a symbolic zero, or integer placeholders while reverse mode
+    # linearizes), except in jet, where an integer primal carries its series as a float tangent that a
+    # conversion to float passes on (as JAX's jet does)
+    if type(t) is Zero or new_dtype.kind not in "f" or _aval(t).dtype.kind not in "f":
         return z, Zero(_aval(z))
     return z, bind(convert_element_type_p, t, new_dtype=new_dtype, weak_type=weak_type)
 
