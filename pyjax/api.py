@@ -18,6 +18,7 @@ from pyjax.abstract_arrays import ShapeDtypeStruct, _abstractify
 from pyjax.core import core, dtypes
 from pyjax.core.config import config
 from pyjax.core.core import ShapedArray, Tracer, bind, get_aval
+from pyjax.core.errors import JAXTypeError
 from pyjax.core.lru import LRUCache, cache_size
 from pyjax.core.pytree import (
     flatten_fun,
@@ -683,10 +684,11 @@ class _VJPSpec:
 
 class _StagedVJP:
     """A VJP function's backward pass as a jaxpr over (residuals, cotangents of the non-integer outputs)
-    -> cotangents of the inputs that get one (the treedef's static part)."""
+    -> cotangents of the inputs that get one (the treedef's static part); or, for a backward pass that
+    needs concrete values and cannot be traced, that pass itself (no leaves then)."""
 
-    def __init__(self, spec: _VJPSpec, jaxpr):
-        self.spec, self.jaxpr = spec, jaxpr
+    def __init__(self, spec: _VJPSpec, jaxpr, backward=None):
+        self.spec, self.jaxpr, self.backward = spec, jaxpr, backward
 
 
 class VJP:
@@ -724,9 +726,13 @@ class VJP:
                     _zeros_or(g, a) for i, (g, a) in enumerate(zip(grads, spec.in_avals)) if not spec.float0_input(i)
                 ]
 
-            jaxpr, consts = staging.trace_to_jaxpr(run, [spec.out_avals[i] for i in live])
-            jaxpr, consts = staging._inline_literals(jaxpr, consts)
-            self._staged, self._residuals = _StagedVJP(spec, jaxpr), list(consts)
+            try:
+                jaxpr, consts = staging.trace_to_jaxpr(run, [spec.out_avals[i] for i in live])
+            except JAXTypeError:  # a rule needed concrete values: the recorded pass, with no leaves
+                self._staged, self._residuals = _StagedVJP(spec, None, backward), []
+            else:
+                jaxpr, consts = staging._inline_literals(jaxpr, consts)
+                self._staged, self._residuals = _StagedVJP(spec, jaxpr), list(consts)
         return self._staged, self._residuals
 
     def tree_flatten(self):
@@ -735,7 +741,7 @@ class VJP:
 
     @classmethod
     def tree_unflatten(cls, staged: _StagedVJP, residuals):
-        return cls(staged.spec, staged=staged, residuals=residuals)
+        return cls(staged.spec, staged.backward, staged=staged, residuals=residuals)
 
 
 register_pytree_node(VJP, VJP.tree_flatten, VJP.tree_unflatten)
