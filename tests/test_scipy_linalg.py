@@ -376,6 +376,17 @@ def test_scipy_linalg_builders(backend, fn):
     check(fn)
 
 
+def test_toeplitz_hermitian_and_batched(backend):
+    """r defaults to conj(c) (Hermitian for complex c), leading axes of c and r are batch axes, as JAX."""
+    c = np.array([1, 2 + 1j, 1 + 2j], np.complex64)
+    check(lambda jx, jnp, c: jx.scipy.linalg.toeplitz(c), c)
+    check(lambda jx, jnp: jx.scipy.linalg.toeplitz(jnp.array([[1, 2, 3], [4, 5, 6]]), jnp.array([9.0, 8.0])))
+    check(lambda jx, jnp: jx.scipy.linalg.toeplitz(jnp.array([1, 2]), jnp.array([[1, 2, 3], [3, 4, 5]])))
+    check(lambda jx, jnp: (jx.scipy.linalg.toeplitz(jnp.array(5)), jx.scipy.linalg.toeplitz(jnp.zeros((2, 0)))))
+    check(lambda jx, jnp: jx.grad(lambda c: jx.scipy.linalg.toeplitz(c).sum())(jnp.arange(3.0)))
+    check(lambda jx, jnp: jx.scipy.linalg.toeplitz([1, 2]))  # arrays only
+
+
 def test_scipy_linalg(backend):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((4, 4)).astype(F)

@@ -15,7 +15,7 @@ from pyjax.lax import linalg as lax_linalg
 from pyjax.lax.control_flow import fori_loop
 from pyjax.numpy import _creation, _elementwise, _manipulation, _products, _reductions
 from pyjax.numpy import linalg as jla
-from pyjax.numpy._promotion import _aval, asarray, broadcast_to
+from pyjax.numpy._promotion import _aval, _check_arraylike, asarray, broadcast_to
 from pyjax.numpy._sorting import argsort
 
 
@@ -300,17 +300,23 @@ def block_diag(*arrs):
 
 
 def toeplitz(c, r=None):
-    """Toeplitz matrix with first column c and first row r (r defaults to c); r[0] is ignored."""
+    """Toeplitz matrices with first column c (..., m) and first row r (..., n): entry (i, j) is c[i - j]
+    below the diagonal and r[j - i] above it (r[0] is ignored); r defaults to conj(c), so a complex c
+    with a real c[0] gives a Hermitian matrix. Leading axes of c and r broadcast: a batch of matrices."""
     import pyjax.numpy as jnp
 
-    c = jnp.ravel(jnp.asarray(c))
-    r = c if r is None else jnp.ravel(jnp.asarray(r))
+    _check_arraylike("toeplitz", c, *(() if r is None else (r,)))
+    c = jnp.atleast_1d(jnp.asarray(c))
+    r = jnp.conj(c) if r is None else jnp.atleast_1d(jnp.asarray(r))
     dt = jnp.result_type(c, r)
-    m, n = c.shape[0], r.shape[0]
+    m, n = c.shape[-1], r.shape[-1]
+    batch = jnp.broadcast_shapes(c.shape[:-1], r.shape[:-1])
+    if m == 0 or n == 0:
+        return jnp.zeros(batch + (m, n), dt)
     diff = lax.broadcasted_iota(jnp.int32, (m, n), 0) - lax.broadcasted_iota(jnp.int32, (m, n), 1)
-    from_c = jnp.take(c.astype(dt), jnp.clip(diff, 0, m - 1))
-    from_r = jnp.take(r.astype(dt), jnp.clip(-diff, 0, n - 1))
-    return jnp.where(diff >= 0, from_c, from_r)
+    from_c = jnp.take(c.astype(dt), jnp.clip(diff, 0, m - 1), axis=-1)
+    from_r = jnp.take(r.astype(dt), jnp.clip(-diff, 0, n - 1), axis=-1)
+    return jnp.broadcast_to(jnp.where(diff >= 0, from_c, from_r), batch + (m, n))
 
 
 __all__ = [
