@@ -895,8 +895,11 @@ def _broadcast_prefix(prefix, tree, what: str) -> list:
     return out
 
 
-def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None) -> Callable:
-    """Vectorize fun over a leading (or given) axis of its arguments."""
+def vmap(
+    fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None, sum_match: bool = False
+) -> Callable:
+    """Vectorize fun over a leading (or given) axis of its arguments. With sum_match, an output mapped
+    where out_axes says None is summed over the mapped axis (JAX's option) instead of an error."""
     _check_callable(fun, "vmap")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -974,11 +977,12 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
             a = tree_unflatten(in_tree, xs)
             out = fun(*a, **kwargs)
             leaves, t = tree_flatten(out)
-            out_tree_box.append((t, out, [tuple(v.shape) if is_float0(v) else None for v in leaves]))
+            out_tree_box.append((t, leaves, [tuple(v.shape) if is_float0(v) else None for v in leaves]))
             return [_to_jax(v) if not isinstance(v, Tracer) else v for v in leaves if not is_float0(v)]
 
         outs, odims = batching.vmap_flat(flat_fun, size, norm_axes, flat, axis_name)
-        out_tree, _, f0_out = out_tree_box[0]
+        out_tree, raw_out, f0_out = out_tree_box[0]
+        raw_out = [v for v in raw_out if not is_float0(v)]
         if any(s is not None for s in f0_out):  # float0 outputs come back as float0 zeros, batched
             it = iter(zip(outs, odims))
             pairs = [next(it) if s is None else (s, "float0") for s in f0_out]
@@ -986,7 +990,9 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
         skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         oaxes = _broadcast_prefix(out_axes, skeleton, "out_axes")
         res = []
+        raw_it = iter(raw_out)
         for o, d, oa in zip(outs, odims, oaxes):
+            raw_o = None if d == "float0" else next(raw_it)
             if d == "float0":
                 if oa is not None and not -len(o) - 1 <= oa <= len(o):
                     raise ValueError(f"axis {oa} is out of bounds for array of dimension {len(o) + 1}")
@@ -994,9 +1000,12 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None, s
                 res.append(float0_zeros(o if ax is None else o[:ax] + (size,) + o[ax:]))
                 continue
             if oa is None:
-                if d is not None:
-                    raise ValueError("vmap has mapped output but out_axes is None")
-                res.append(o)
+                if d is not None and sum_match:
+                    o, d = lax.reduce_sum(o, (d,)), None
+                elif d is not None:
+                    raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on axis {d}")
+                # an unmapped Python scalar result comes back as it is, as in JAX
+                res.append(raw_o if type(raw_o) in (int, float, bool, complex) else o)
                 continue
             nd = get_aval(o).ndim + (1 if d is None else 0)
             if not -nd <= oa < nd:

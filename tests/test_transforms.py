@@ -183,6 +183,9 @@ def test_vmap_basic(backend):
     check(lambda j, n, m: j.vmap(lambda: n.ones(2), axis_size=3)(), M)
     check(lambda j, n, m: j.vmap(lambda r: (r, n.sum(r)), out_axes=(1, 0))(m), M)
     check(lambda j, n, m: j.vmap(lambda r, k: r * k, in_axes=(0, None))(m, 3), M)
+    # sum_match sums a mapped output whose out_axes is None; an unmapped Python scalar result stays one
+    check(lambda j, n, m: j.vmap(lambda r: (2.0 * r, r), out_axes=(None, 0), sum_match=True)(m), M)
+    check(lambda j, n, m: j.vmap(lambda r, y: (r + y, y * 2.0), in_axes=(0, None), out_axes=(0, None))(m, 4.0), M)
 
 
 def test_vmap_pytrees(backend):
