@@ -892,16 +892,12 @@ def diag(v, k=0):
     _check_arraylike("diag", v)
     v = v if _is_array(v) else asarray(v)
     if v.ndim == 1:
-        from pyjax.numpy import _pad
-
         n = v.shape[0] + builtins.abs(k)
         r = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
         c = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+        padded = lax.pad(v, lax.full((), 0, v.dtype), [(0, builtins.abs(k), 0)])
         # Row i holds v[i] when k >= 0 (column i + k); column j holds v[j] when k < 0.
-        if k >= 0:
-            vals = broadcast_to(reshape(_pad.pad(v, [(0, k)]), (n, 1)), (n, n))
-        else:
-            vals = broadcast_to(reshape(_pad.pad(v, [(0, -k)]), (1, n)), (n, n))
+        vals = broadcast_to(reshape(padded, (n, 1) if k >= 0 else (1, n)), (n, n))
         return _elementwise.where(lax.eq(lax.add(r, k), c), vals, _creation.zeros((n, n), v.dtype))
     if v.ndim == 2:
         return diagonal(v, k)

@@ -8,7 +8,7 @@ import builtins
 
 from pyjax.core import dtypes
 from pyjax.lax import lax
-from pyjax.numpy import _creation, _elementwise, _functional, _manipulation, _reductions, _sorting
+from pyjax.numpy import _elementwise, _functional, _manipulation, _ranges, _reductions, _sorting
 from pyjax.numpy._promotion import _check_arraylike, _is_array, asarray, broadcast_to
 from pyjax.numpy._util import _aval, _concrete, _slice_axis
 
@@ -99,9 +99,7 @@ def _pad_constant(a, pw, constant_values):
 
 
 def _gather_axis(a, axis: int, index):
-    from pyjax.numpy._indexing import take
-
-    return take(a, asarray(index, dtype=dtypes.int32), axis=axis)
+    return _manipulation.take(a, asarray(index, dtype=dtypes.int32), axis=axis)
 
 
 def _mirror(i: int, n: int, symmetric: bool) -> int:
@@ -146,7 +144,7 @@ def _pad_linear_ramp(a, pw, end_values):
             (hi, end_hi, _slice_axis(a, n - 1, n, axis)),
         ):
             # from the end value towards the edge value, the edge itself excluded
-            ramp = _creation.linspace(
+            ramp = _ranges.linspace(
                 end, _manipulation.squeeze(edge, axis), width, endpoint=False, dtype=_aval(a).dtype, axis=axis
             )
             ramps.append(_like(ramp, a))
