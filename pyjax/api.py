@@ -90,6 +90,27 @@ def _checks_nonfinite() -> bool:
     return config.jax_debug_nans or config.jax_debug_infs
 
 
+def _fast_key(args) -> tuple | None:
+    """The key of __call__'s fast path for these positional arguments, or None where it does not
+    apply: each argument an Array (its aval) or a list or tuple of Arrays (its type, its length,
+    their avals). It determines the argument tree and avals, as _stage's key does."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            key.append(a.aval)
+        elif t is list or t is tuple:
+            key.append(t)
+            key.append(len(a))
+            for b in a:
+                if type(b) is not Array:
+                    return None
+                key.append(b.aval)
+        else:
+            return None
+    return tuple(key)
+
+
 _fun_caches: dict = {}  # id(fun) -> (weakref to fun, {jit options: LRUCache})
 
 
@@ -248,17 +269,46 @@ class _Jitted(stages.Wrapped):
         if config.jax_disable_jit:  # inside disable_jit(): run the Python function op by op
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
-            # Fast path: flat positional arrays, nothing being traced -> cached program.
-            ok = core.state.dynamic_trace is None and not batching.axis_env and not _checks_nonfinite()
-            for a in args:
-                if type(a) is not Array:
-                    ok = False
-                    break
-            if ok:
-                entry = self.cache.get(tuple(a.aval for a in args))
-                if entry is not None:
-                    outs = run_jaxpr(entry[0], list(args))
-                    return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
+            # Fast path: positional arrays (or lists/tuples of arrays), nothing being traced ->
+            # cached program, keyed as _fast_key keys it.
+            if (
+                core.state.dynamic_trace is None
+                and not batching.axis_env
+                and not _checks_nonfinite()
+                and not _user_contexts
+                and not self._closed_refs
+                and not config.jax_no_execution  # (the slow path raises JAX's error)
+            ):
+                key = []
+                flat = None
+                for i, a in enumerate(args):
+                    t = type(a)
+                    if t is Array:
+                        key.append(a.aval)
+                        if flat is not None:
+                            flat.append(a)
+                    elif t is list or t is tuple:
+                        if flat is None:
+                            flat = list(args[:i])
+                        key.append(t)
+                        key.append(len(a))
+                        for b in a:
+                            if type(b) is not Array:
+                                break
+                            key.append(b.aval)
+                            flat.append(b)
+                        else:
+                            continue
+                        key = None
+                        break
+                    else:
+                        key = None
+                        break
+                if key is not None:
+                    entry = self.cache.get(tuple(key))
+                    if entry is not None:
+                        outs = run_jaxpr(entry[0], list(args) if flat is None else flat)
+                        return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
         try:
             flat, _, _, entry = self._stage(args, kwargs)
         except _ref.HasRefs:
@@ -334,9 +384,10 @@ class _Jitted(stages.Wrapped):
                     and not self.static_argnums
                     and not batching.axis_env
                     and not _user_contexts  # (their values must key every lookup)
-                    and all(type(a) is Array for a in args)
                 ):
-                    self.cache[tuple(avals)] = entry
+                    fast = _fast_key(args)
+                    if fast is not None:
+                        self.cache[fast] = entry
         return flat, in_tree, avals, entry
 
     def _shardings_for(self, in_tree, avals, out_tree, out_avals, device):
