@@ -301,6 +301,9 @@ class WgpuHost:
         self._bind_groups: dict = {}
         self._bg_epoch = getattr(self, "_bg_epoch", 0) + 1  # bumped whenever cached bind groups may be stale
         self._live: OrderedDict[int, _Pipeline] = OrderedDict()  # handles with a compiled pipeline, oldest first
+        # the recording whose pipelines (its pipe_set, in order) are the newest entries of _live, all
+        # built on this device, with _live unchanged since: its replays leave _live as it is
+        self._live_tail = None
 
     def _ensure_device(self) -> None:
         if self._closed:
@@ -617,12 +620,14 @@ class WgpuHost:
         self._pipelines.append(pipe)
         p = self._pipeline_ids[key] = len(self._pipelines) - 1
         self._live[p] = pipe
+        self._live_tail = None
         self._evict_pipelines()
         return p
 
     def _evict_pipelines(self) -> None:
         """Release the compiled objects of the least recently used pipelines beyond _LIVE_PIPELINES."""
         while len(self._live) > _LIVE_PIPELINES:
+            self._live_tail = None
             _, old = self._live.popitem(last=False)
             old.gpu, old.generation = None, -1
 
@@ -811,6 +816,7 @@ class WgpuHost:
         blob = bytearray()
         count = 0
         live = self._live
+        buffers = self._buffers
         for s in steps:
             if type(s) is Replay:
                 rec = self._recordings[s.recording]
@@ -818,7 +824,10 @@ class WgpuHost:
                     raise ValueError(
                         f"replay of recording {s.recording} gives {len(s.buffers)} buffers, needs {rec.nbuffers}"
                     )
-                bufs = [self._buf(h) for h in s.buffers]
+                try:  # (_buf's lookup; the device was checked above)
+                    bufs = [buffers[h] for h in s.buffers]
+                except KeyError:
+                    bufs = [self._buf(h) for h in s.buffers]
                 gp = self._replay_pipelines(rec)
                 base = -(-len(blob) // self._ualign) * self._ualign if rec.blob else len(blob)
                 if rec.blob:
@@ -840,6 +849,7 @@ class WgpuHost:
             pipe = self._pipelines[p]
             if pipe.layout_key is None:  # layout 'auto': wgpu-py's objects record it
                 return self._dispatch_wrapped(steps, read)
+            self._live_tail = None
             if pipe.generation != self.generation:
                 self._build(pipe)
                 live[p] = pipe
@@ -890,6 +900,9 @@ class WgpuHost:
 
     def _replay_pipelines(self, rec: _Recording) -> list:
         """The recording's compiled pipelines per step (rebuilt where evicted or the device is new)."""
+        if self._live_tail is rec and rec.gps is not None:  # moving them to the end again changes nothing
+            return rec.gps
+        self._live_tail = None
         live = self._live
         stale = False
         for p in rec.pipe_set:
@@ -903,6 +916,7 @@ class WgpuHost:
         if stale or rec.gps is None:
             rec.gps = [self._pipelines[p].gpu._internal for p in rec.pipes]
             rec.gps_keep = [self._pipelines[p].gpu for p in rec.pipe_set]
+        self._live_tail = rec
         return rec.gps
 
     def _replay_groups(self, rec: _Recording, bufs: list) -> tuple:
@@ -938,6 +952,7 @@ class WgpuHost:
             flat.extend(self._expand(s) if type(s) is Replay else [s if isinstance(s, Step) else Step(*s)])
         pipes, bufsets, grids, uoffs, usizes = [], [], [], [], []
         blob = bytearray()
+        self._live_tail = None
         for s in flat:
             pipe = self._pipelines[s.pipeline]
             if pipe.generation != self.generation:
