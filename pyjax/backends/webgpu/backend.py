@@ -106,7 +106,7 @@ class WebGPUBackend(Backend):
 
     # --- memory ---------------------------------------------------------------------------
     def malloc(self, nbytes: int) -> int:
-        size = _round16(max(nbytes, 1))
+        size = (nbytes + 15) & ~15 if nbytes > 0 else 16  # _round16(max(nbytes, 1))
         free = self._recycle.get(size)
         if free:
             # A buffer freed while queued work still reads it: later dispatches in the same
@@ -123,7 +123,12 @@ class WebGPUBackend(Backend):
         if n is None:
             return
         if slot in self._busy:
-            self._recycle.setdefault(_round16(max(n, 1)), []).append(slot)
+            size = (n + 15) & ~15 if n > 0 else 16  # _round16(max(n, 1))
+            free = self._recycle.get(size)
+            if free is None:
+                self._recycle[size] = [slot]
+            else:
+                free.append(slot)
         else:
             self.host.release_buffer(slot)
 
