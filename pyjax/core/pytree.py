@@ -271,22 +271,26 @@ _interned: dict = {}
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves):
-    it = iter(leaves)
-    out = _unflatten(treedef, it)
-    rest = list(it)
-    if rest:
+    if type(leaves) is not list:
+        leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        if len(leaves) < treedef.num_leaves:
+            raise ValueError("Too few leaves for PyTreeDef.")
         raise ValueError(f"Too many leaves for PyTreeDef; expected {treedef.num_leaves}.")
-    return out
+    return _unflatten(treedef, iter(leaves))
 
 
 def _unflatten(d: PyTreeDef, it):
+    """d's tree on the leaves `it` yields (as many as d has)."""
     if d.node_type is None:
-        try:
-            return next(it)
-        except StopIteration:
-            raise ValueError("Too few leaves for PyTreeDef.") from None
-    children = [_unflatten(c, it) for c in d.children]
-    nt = _registry.get(d.node_type)
+        return next(it)
+    children = [next(it) if c.node_type is None else _unflatten(c, it) for c in d.children]
+    t = d.node_type
+    if t is list:  # (their registrations above: builtins cannot be registered again)
+        return children
+    if t is tuple:
+        return tuple(children)
+    nt = _registry.get(t)
     if nt is None:  # namedtuple
         return d.node_type(*children)
     return nt.from_iter(d.node_data, children)
