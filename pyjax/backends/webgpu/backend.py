@@ -238,8 +238,11 @@ class WebGPUBackend(Backend):
         """
         key = (_round16(max(nbytes, 4)), j)
         h = self._scratch.pop(key, None)
-        if h is None:
-            h = self.host.create_buffer(key[0])
+        if h is not None:  # kept ones already fit the bounds below: nothing to evict
+            self._scratch[key] = h
+            self._busy.add(h)
+            return h
+        h = self.host.create_buffer(key[0])
         kept = sum(size for size, _ in self._scratch)
         while self._scratch and (len(self._scratch) >= 16 or kept + key[0] > _SCRATCH_BYTES):
             old = next(iter(self._scratch))  # least recently used first
