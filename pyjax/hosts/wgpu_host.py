@@ -123,13 +123,14 @@ _LOST_RE = re.compile(r"\bdevice (?:is |was )?lost\b", re.IGNORECASE)
 
 
 class _Buffer:
-    __slots__ = ("capacity", "generation", "gpu", "nbytes")
+    __slots__ = ("capacity", "generation", "gpu", "key", "nbytes")
 
     def __init__(self, gpu, nbytes: int, capacity: int, generation: int):
         self.gpu = gpu
         self.nbytes = nbytes
         self.capacity = capacity
         self.generation = generation
+        self.key = (id(gpu), nbytes)  # what a bind group binds (gpu is kept alive here, so its id is unique)
 
 
 class _Pipeline:
@@ -707,13 +708,7 @@ class WgpuHost:
         return entries
 
     def _bind_group(self, layout_key, bufs: list[_Buffer], usize: int):
-        key = (
-            layout_key,
-            tuple(id(b.gpu) for b in bufs),
-            tuple(b.nbytes for b in bufs),
-            usize,
-            self._ubuf_gen,
-        )
+        key = (layout_key, tuple([b.key for b in bufs]), usize, self._ubuf_gen)  # b.key: (id(b.gpu), b.nbytes)
         bg = self._bind_groups.get(key)
         if bg is not None:
             return bg
@@ -923,7 +918,7 @@ class WgpuHost:
         """(bind groups, the pointer of every step's) of a replay on these buffers. Cached per set
         of buffers; on a new set only the bind groups of positions bound to other buffers than
         the last replay's are looked up again (a program's own buffers stay, its outputs vary)."""
-        ids = tuple([(id(b.gpu), b.nbytes) for b in bufs])
+        ids = tuple([b.key for b in bufs])  # (id(b.gpu), b.nbytes) each
         key = (ids, self._bg_epoch)
         hit = rec.groups.get(key)
         if hit is not None:
