@@ -342,14 +342,16 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
                 ]
         device = _device_of(args)
         arrays = []
+        trackers = []
         for a in args:
             if type(a) is not Array or a._device is not device:
                 a = _on_device(_to_array(a, device), device)
             if a._buf is None:
                 a._ensure_buffer()
             arrays.append(a)
+            trackers.append(a._tracker)
         lits = _literals_on(jaxpr, device)
-        entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
+        entry = jaxpr._cache.get((device, tuple(trackers)))
         if entry is None:
             if _view_variants(jaxpr, device) >= MAX_VIEW_VARIANTS:
                 # f(xs[i]) in a loop: each view would compile its own fused program; copy views
@@ -360,7 +362,10 @@ def run_jaxpr(jaxpr: Jaxpr, args: list) -> list:
                 entry = jaxpr._cache.get((device, tuple([a._tracker for a in arrays])))
             if entry is None:
                 entry = program_for(jaxpr, device, [(a.aval.dtype, a._tracker) for a in arrays])
-        return run_program(entry, device, [a._buf for a in arrays] + [v._buf for v in lits], jaxpr.out_avals)
+        bufs = [a._buf for a in arrays]
+        if lits:
+            bufs += [v._buf for v in lits]
+        return run_program(entry, device, bufs, jaxpr.out_avals)
 
 
 MAX_VIEW_VARIANTS = 4  # programs per jaxpr and device compiled for input views before views are copied
