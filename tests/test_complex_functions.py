@@ -222,3 +222,12 @@ MISC = {
 @pytest.mark.parametrize("name", list(MISC))
 def test_misc(backend, name):
     check(MISC[name], Z, NEG if name.endswith(("_neg", "neg_half")) else R, rtol=1e-5, atol=2e-6)
+
+
+def test_abs_and_log_at_special_values_and_grad_at_zero(backend):
+    """|z| with an infinite part is inf (NaN beside a NaN, as XLA), log follows; d|z| at 0 is 0."""
+    z = np.array(
+        [complex("inf+1j"), complex("1-infj"), complex("inf+nanj"), complex("nan+1j"), 0j, 3 + 4j, 1e30 + 1e30j]
+    )
+    check(lambda jx, jnp: [jnp.abs(jnp.asarray(z)), jnp.log(jnp.asarray(z))], **TOL)
+    check(lambda jx, jnp: [jx.grad(lambda v: jnp.abs(v))(c) for c in (0j, -0.0 - 2j, 3 + 4j)], **TOL)

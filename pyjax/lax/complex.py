@@ -219,14 +219,20 @@ def _cdiv(p, q):
 
 def _cabs(p):
     """|a + ib|, scaled by max(|a|, |b|) so squares neither overflow nor underflow."""
-    a, b = lax.abs(p[0]), lax.abs(p[1])
+    # |v| as v * sign(v): the same value, with derivative 0 at v == 0 (lax.abs's is 1 there, as JAX's),
+    # so |z|'s derivative at z = 0 is 0 as in JAX
+    a, b = lax.mul(p[0], lax.sign(p[0])), lax.mul(p[1], lax.sign(p[1]))
     m = lax.max(a, b)
     zero = lax.eq(m, _zeros_like(m))
     safe = lax.select(zero, _ones_like(m), m)
     qa, qb = lax.div(a, safe), lax.div(b, safe)
     s = lax.add(lax.mul(qa, qa), lax.mul(qb, qb))
     # at z = 0 take sqrt(1) so the derivative stays finite (it is then 0, as in JAX)
-    return lax.mul(m, lax.sqrt(lax.select(zero, _ones_like(s), s)))
+    out = lax.mul(m, lax.sqrt(lax.select(zero, _ones_like(s), s)))
+    # an infinite part makes |z| infinite (inf / inf above gave NaN), unless the other is NaN (XLA's)
+    inf = lax.full_like(m, float("inf"))
+    big = lax.bitwise_and(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), lax.bitwise_and(lax.eq(a, a), lax.eq(b, b)))
+    return lax.select(big, inf, out)
 
 
 def _cexp(p):
