@@ -934,14 +934,15 @@ def fmax(x1, x2, /):
     """Elementwise maximum that ignores NaN (returns the other operand where one is NaN)."""
     _check_arraylike("greater", x1, x2)  # JAX's fmax first calls greater, whose name its error gives
     x1, x2 = _promote("fmax", x1, x2)
-    return where(isnan(x2), x1, where(isnan(x1), x2, lax.max(x1, x2)))
+    # JAX's formulation: a tie (and -0 vs 0) picks x2, and the gradient goes to one side, not half
+    return where(lax.bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2, /):
     """Elementwise minimum that ignores NaN (returns the other operand where one is NaN)."""
     _check_arraylike("less", x1, x2)  # as fmax, with less
     x1, x2 = _promote("fmin", x1, x2)
-    return where(isnan(x2), x1, where(isnan(x1), x2, lax.min(x1, x2)))
+    return where(lax.bitwise_or(less(x1, x2), isnan(x2)), x1, x2)  # as fmax
 
 
 def _is_complex_arr(x) -> bool:
