@@ -203,7 +203,10 @@ def run(jax, jnp, lax):
     return [g(jnp.abs), g(jax.nn.relu), g(lambda v: jnp.maximum(v, 0.0)), g(lambda v: v ** 0.0),
             g(lambda v: v ** 2.0), g(lambda v: v ** 0), g(jnp.sqrt), g(lambda v: jnp.where(v > 0, v, 0.0)),
             jax.grad(jnp.max)(jnp.array([1.0, 3.0, 3.0])), g(jnp.sign), g(lambda v: jnp.clip(v, 0.0, 2.0)),
-            g(lambda v: jnp.fmax(v, 0.0)), g(lambda v: jnp.fmin(v, 2.0)), g(lambda y: jnp.power(0.0, y))]
+            g(lambda v: jnp.fmax(v, 0.0)), g(lambda v: jnp.fmin(v, 2.0)), g(lambda y: jnp.power(0.0, y)),
+            # running extremes with ties: JAX's tree of max/min shares the tangent
+            jax.grad(lambda v: jnp.sum(lax.cummax(v) * jnp.arange(7.0)))(jnp.array([1.0, 3, 3, 0, 3, 5, 5])),
+            jax.grad(lambda v: jnp.sum(lax.cummin(v, reverse=True) * jnp.arange(7.0)))(jnp.array([1.0, 3, 3, 0, 0, 5, 0]))]
 """,
 )
 

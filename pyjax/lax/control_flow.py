@@ -1390,6 +1390,26 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
     return tree_unflatten(tree, out)
 
 
+def _cumulative_extreme_jvp(combine: Callable):
+    """cummax/cummin's JVP as JAX defines it: the JVP of associative_scan(combine), whose tree of
+    max/min decides how ties share the tangent (a running extreme's other positions get none)."""
+
+    def jvp(primals, tangents, axis, reverse):
+        scan = functools.partial(associative_scan, combine, axis=axis, reverse=reverse)
+        (x,), (t,) = primals, tangents
+        if type(t) is Zero:
+            z = scan(x)
+            return z, Zero(get_aval(z))
+        (z,), (dz,) = ad.jvp_flat(lambda v: [scan(v)], [x], [t])
+        return z, dz
+
+    return jvp
+
+
+ad.jvp_rules[_lax.cummax_p] = _cumulative_extreme_jvp(_lax.max)
+ad.jvp_rules[_lax.cummin_p] = _cumulative_extreme_jvp(_lax.min)
+
+
 def optimization_barrier(operand: Any, /) -> Any:
     """Identity on a pytree of arrays (pyjax does not reorder across it; nothing to prevent)."""
     from pyjax.core.pytree import tree_map

@@ -1468,38 +1468,7 @@ def _cumprod_jvp(primals, tangents, axis, reverse):
 ad.jvp_rules[cumprod_p] = _cumprod_jvp
 
 
-def _cumext_ad(p):
-    # cummax/cummin: gradient flows to the position that produced each running extreme.
-    def jvp(primals, tangents, axis, reverse):
-        (x,), (t,) = primals, tangents
-        z = bind(p, x, axis=axis, reverse=reverse)
-        if type(t) is Zero:
-            return z, Zero(_aval(z))
-        idx = broadcasted_iota(dtypes.int32, _aval(x).shape, axis)
-        hit = select(eq(x, z), idx, full_like(idx, -1 if not reverse else 2**30))
-        src = cummax(hit, axis, reverse) if not reverse else cummin(hit, axis, reverse)
-        return z, take_along_axis_lax(t, src, axis)
-
-    ad.jvp_rules[p] = jvp
-
-
-def take_along_axis_lax(x, idx, axis):
-    """x[..., idx, ...] along axis with idx of x's shape (used by cummax's gradient)."""
-    xa = _aval(x)
-    n = xa.shape[axis]
-    onehot = eq(
-        broadcast_in_dim(idx, xa.shape + (n,), tuple(range(xa.ndim))),
-        broadcasted_iota(dtypes.int32, xa.shape + (n,), xa.ndim),
-    )
-    xb = broadcast_in_dim(
-        moveaxis_lax(x, axis, -1), xa.shape[:axis] + xa.shape[axis + 1 :] + (n,), tuple(range(xa.ndim))
-    )
-    xb = moveaxis_lax(broadcast_in_dim(x, xa.shape + (n,), tuple(i for i in range(xa.ndim + 1) if i != axis)), axis, -1)
-    return reduce_sum(select(onehot, xb, full_like(xb, 0)), (xa.ndim,))
-
-
-_cumext_ad(cummax_p)
-_cumext_ad(cummin_p)
+# cummax/cummin's JVPs are JAX's, the JVP of an associative scan of max/min: lax/control_flow.py
 
 
 def _cumlse_jvp(primals, tangents, axis, reverse):
