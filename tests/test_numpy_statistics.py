@@ -35,6 +35,7 @@ def test_bincount(backend):
     check(lambda lib, np_, a: np_.bincount(a - 2, length=5), x)
     check(lambda lib, np_, a: lib.jit(lambda u: np_.bincount(u, length=9))(a), x)
     check(lambda lib, np_, a: np_.bincount(a.astype(np_.float32)), x)
+    check(lambda lib, np_, a: np_.bincount(a > 1, length=3), x)  # booleans count as 0 and 1
     grad_check(lambda lib, b: lib.numpy.bincount(pjnp.asarray(x) if lib is pyjax else jjnp.asarray(x), b, length=8), w)
     with pytest.raises(Exception):
         pyjax.jit(lambda u: pjnp.bincount(u))(pjnp.asarray(x))

@@ -24,8 +24,10 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     _check_arraylike("bincount", x)
     x = _arr(x)
     xa = _aval(x)
-    if xa.dtype.kind not in "iu":
+    if xa.dtype.kind not in "iub":
         raise TypeError(f"x argument to bincount must have an integer type; got {xa.dtype.name}")
+    if xa.dtype.kind == "b":  # booleans count as 0 and 1, as in JAX
+        x = x.astype(dtypes.int32)
     if xa.ndim != 1:
         raise ValueError(f"only 1-dimensional input supported for bincount; got shape {xa.shape}")
     minlength = operator.index(
