@@ -130,7 +130,7 @@ def _canon_shape(shape, name: str) -> tuple:
 
 def _float_dtype(dtype, name: str, allow: str = "float"):
     d = dtypes.canonicalize(float if dtype is None else dtype)
-    if d.kind != "f":
+    if d.kind != "f" and not (allow == "inexact" and d.kind == "c"):
         what = "a float or complex dtype" if allow == "inexact" else "a float dtype"
         raise ValueError(f"dtype argument to `{name}` must be {what}, got {d.name}")
     return d
@@ -579,7 +579,14 @@ def normal(key, shape: Sequence[int] = (), dtype=None, *, out_sharding=None):
     """Standard normal samples (inverse-CDF of a uniform, as JAX)."""
     key = _check_key("normal", key)
     d = _float_dtype(dtype, "normal", "inexact")
-    return _normal_jit(key, _canon_shape(shape, "normal"), d)
+    shape = _canon_shape(shape, "normal")
+    if d.kind == "c":  # as JAX: real and imaginary parts from the two halves of a split, / sqrt(2)
+        k_re, k_im = split(key)
+        real = dtypes.real_dtype(d)
+        # XLA divides by the constant as a product with its reciprocal (rounded in the real dtype)
+        r = lax.div(lax.full(shape, 1.0, real), lax.full(shape, math.sqrt(2), real))
+        return lax.complex(lax.mul(_normal_jit(k_re, shape, real), r), lax.mul(_normal_jit(k_im, shape, real), r))
+    return _normal_jit(key, shape, d)
 
 
 def _truncated_normal_impl(key, lower, upper, shape, dtype):

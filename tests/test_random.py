@@ -422,6 +422,15 @@ def test_normal_mostly_bit_exact(backend):
     assert_ulp(p, j, max_ulp=4)
 
 
+def test_normal_complex(backend):
+    """JAX's complex normal: parts from the two halves of a split, each times 1/sqrt(2)."""
+    pk, jk = keys(55)
+    p, j = _np(prandom.normal(pk, (2000,), "complex64")), _np(jax.random.normal(jk, (2000,), "complex64"))
+    assert p.dtype == j.dtype and np.mean(p == j) > 0.97
+    assert_ulp(p.real, j.real, max_ulp=4)
+    assert_ulp(p.imag, j.imag, max_ulp=4)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_normal_half(backend, dtype):
     pk, jk = keys(53)
