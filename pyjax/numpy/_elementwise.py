@@ -153,7 +153,6 @@ __all__ = [
 
 def _unary(name, lax_fn, to_float=True, kinds=None):
     def f(x, /):
-        _check_arraylike(name, x)
         (x,) = _promote(name, x, to_float=to_float)
         return lax_fn(x)
 
@@ -165,7 +164,6 @@ def _unary(name, lax_fn, to_float=True, kinds=None):
 
 def _binary(name, lax_fn, to_float=False):
     def f(x1, x2, /):
-        _check_arraylike(name, x1, x2)
         x1, x2 = _promote(name, x1, x2, to_float=to_float)
         return lax_fn(x1, x2)
 
@@ -257,7 +255,6 @@ def log10(x, /):
 
 
 def negative(x, /):
-    _check_arraylike("negative", x)
     (x,) = _promote("negative", x)
     if x.dtype is dtypes.bool_:
         raise TypeError("negative does not accept dtype bool.")
@@ -265,13 +262,11 @@ def negative(x, /):
 
 
 def positive(x, /):
-    _check_arraylike("positive", x)
     (x,) = _promote("positive", x)
     return x
 
 
 def absolute(x, /):
-    _check_arraylike("absolute", x)
     (x,) = _promote("absolute", x)
     if x.dtype.kind in "ub":
         return x
@@ -283,7 +278,6 @@ abs = absolute
 
 def fabs(x, /) -> Array:
     """Elementwise |x| for real x (jax.numpy.fabs); complex input raises TypeError, as in JAX."""
-    _check_arraylike("fabs", x)
     (x,) = _promote("fabs", x, to_float=True)
     if x.dtype.kind == "c":
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
@@ -291,7 +285,6 @@ def fabs(x, /) -> Array:
 
 
 def sign(x, /):
-    _check_arraylike("sign", x)
     (x,) = _promote("sign", x)
     if x.dtype.kind == "b":
         raise TypeError("sign does not accept dtype bool. Accepted dtypes are subtypes of integer, floating.")
@@ -299,19 +292,16 @@ def sign(x, /):
 
 
 def floor(x, /):
-    _check_arraylike("floor", x)
     (x,) = _promote("floor", x)
     return x if x.dtype.kind not in "fc" else lax.floor(x)
 
 
 def ceil(x, /):
-    _check_arraylike("ceil", x)
     (x,) = _promote("ceil", x)
     return x if x.dtype.kind not in "fc" else lax.ceil(x)
 
 
 def trunc(x, /):
-    _check_arraylike("trunc", x)
     (x,) = _promote("trunc", x)
     return x if x.dtype.kind not in "fc" else where(lax.lt(x, 0.0), lax.ceil(x), lax.floor(x))
 
@@ -320,7 +310,6 @@ fix = trunc
 
 
 def rint(x, /):
-    _check_arraylike("rint", x)
     (x,) = _promote("rint", x, to_float=True)
     if x.dtype.kind == "c":  # each part on its own
         return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
@@ -328,7 +317,6 @@ def rint(x, /):
 
 
 def round(a, decimals: int = 0, out=None):
-    _check_arraylike("round", a)
     (a,) = _promote("round", a)
     if a.dtype.kind == "b":
         raise ValueError("round: data type bool not inexact")
@@ -365,7 +353,6 @@ def _float_test(name: str, x, other_answer: bool, combine, test):
     `other_answer` everywhere; a complex value `combine`s the tests of its two parts."""
     if isinstance(x, _keys.PRNGKeyArray):
         return _creation.full(x.shape, other_answer, dtypes.bool_)
-    _check_arraylike(name, x)
     (x,) = _promote(name, x)
     if x.dtype.kind == "c":
         return combine(*(_float_test(name, part, other_answer, combine, test) for part in (lax.real(x), lax.imag(x))))
@@ -427,14 +414,12 @@ def signbit(x, /):
 
 def add(x1, x2, /):
     """Elementwise x1 + x2 (logical or for booleans)."""
-    _check_arraylike("add", x1, x2)
     x1, x2 = _promote("add", x1, x2)
     return lax.bitwise_or(x1, x2) if x1.dtype is dtypes.bool_ else lax.add(x1, x2)
 
 
 def multiply(x1, x2, /):
     """Elementwise x1 * x2 (logical and for booleans)."""
-    _check_arraylike("multiply", x1, x2)
     x1, x2 = _promote("multiply", x1, x2)
     return lax.bitwise_and(x1, x2) if x1.dtype is dtypes.bool_ else lax.mul(x1, x2)
 
