@@ -339,7 +339,7 @@ def import_cycles(files=None) -> list[list[str]]:
 # renderer/matmul through a shared lower module; compiler.lowering, whose rule modules partition imports).
 # runtime's array/control/execute/plans (4) went: they stack array < execute < plans < control, and the
 # three calls that recurse upwards (materialize, run a host step, plan a program) go through
-# runtime/registry.py, filled at import. numpy's topic modules (9) went too; they stack _promotion (with
+# core/hooks.py, filled at import. numpy's topic modules (9) went too; they stack _promotion (with
 # stack's array part) < _keys (handed the jnp function it lifts by its caller) < _util < _creation <
 # _elementwise (with nonzero, which where(c) is) < _reductions < _manipulation (with take, which insert,
 # delete, put, repeat, pad and sorting use) < _sorting < _indexing; linspace/logspace/geomspace/meshgrid

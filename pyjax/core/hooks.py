@@ -16,6 +16,9 @@ from collections.abc import Callable
 # aval_sharding (pyjax.sharding: what jax.typeof(x).sharding answers);
 # physicalize (lax.complex: a jaxpr over complex values as one over real pairs)
 # eig, schur (numpy.linalg: the Schur QR iterations behind lax.linalg.eig/schur, written with numpy ops)
+# materialize, program_plan, run_host (runtime.execute, .plans, .control: the runtime's modules stack
+# array < execute < plans < control, and three calls recurse upwards: an Array reads a view through a
+# contiguous copy, a program runs through its plan and runs its host steps, which run programs again)
 array_ops: dict[str, Callable] = {}
 
 

@@ -16,7 +16,6 @@ from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import ShapedArray
 from pyjax.core.dtypes import STRUCT_FORMAT as _FMT
 from pyjax.core.lru import LRUCache, cache_size
-from pyjax.runtime import registry
 from pyjax.runtime.buffers import LOCK, Buffer
 from pyjax.runtime.device import SingleDeviceSharding
 
@@ -100,7 +99,7 @@ class Array(core.ArrayMethods):
         arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
         with LOCK:
             if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
-                arr = registry.materialize(arr)
+                arr = hooks.op("materialize")(arr)
             # a backend's read waits for the work queued before it (webgpu: the queue and the
             # copy go out in one submit); a synchronize() first cost a second GPU round trip
             return arr._buf.backend.read(arr._buf.slot, self.nbytes)
@@ -111,7 +110,7 @@ class Array(core.ArrayMethods):
             return _pack_scalar(self._host, self.aval.dtype) * self.size
         arr = complex_phys(self) if self.aval.dtype.kind == "c" else self
         if not (arr._tracker.is_contiguous and arr._buf.nbytes == self.nbytes):
-            arr = registry.materialize(arr)
+            arr = hooks.op("materialize")(arr)
         return await arr._buf.backend.read_async(arr._buf.slot, self.nbytes)
 
     def _numpy(self):

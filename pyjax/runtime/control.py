@@ -14,7 +14,7 @@ import math
 from pyjax.compiler.views import ShapeTracker
 from pyjax.core import hooks
 from pyjax.core.core import ShapedArray
-from pyjax.runtime import execute, plans, registry
+from pyjax.runtime import execute, plans
 from pyjax.runtime.array import Array, Buffer
 from pyjax.runtime.buffers import LOCK
 
@@ -190,4 +190,4 @@ def register_host_primitive(name: str, runner) -> None:
     _RUNNERS[name] = runner
 
 
-registry.register(run_host=run)
+hooks.register(run_host=run)

@@ -30,7 +30,6 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import core, dtypes, hooks, minifloat
 from pyjax.core.core import Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from pyjax.core.lru import LRUCache, cache_size
-from pyjax.runtime import registry
 from pyjax.runtime.array import Array, Buffer, clear_constants, complex_from_phys, complex_phys
 from pyjax.runtime.buffers import LOCK
 from pyjax.runtime.device import default_device, started_devices
@@ -221,7 +220,7 @@ def _prepare(program: Program, backend) -> None:
 def run_program(program: Program, device, in_bufs: list, out_avals: list) -> list:
     pp = program.plan
     if pp is None:
-        pp = registry.program_plan(program, device)
+        pp = hooks.op("program_plan")(program, device)
     if pp is not False and not pp.busy and (PROFILE is None or not pp.profiled_walk):
         return pp.run(program, device, in_bufs, out_avals)
     backend = device.backend
@@ -273,7 +272,7 @@ def _run_host(step: HostStep, env, device) -> None:
         Array(ShapedArray(tr.shape, _dtype_of(step.eqn, k)), env[s], tr, device)
         for k, (s, tr) in enumerate(zip(step.srcs, step.src_trackers))
     ]
-    outs = registry.run_host(step.eqn, ins)
+    outs = hooks.op("run_host")(step.eqn, ins)
     for o, arr in zip(step.outs, outs):
         arr = arr if type(arr) is Array else _to_array(arr, device)
         arr = _on_device(arr, device)
@@ -530,5 +529,5 @@ def transfer(a: Array, device) -> Array:
     return from_bytes(a._contiguous_bytes(), a.aval, device)
 
 
-registry.register(materialize=materialize)
+hooks.register(materialize=materialize)
 math = math

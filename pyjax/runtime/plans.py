@@ -19,8 +19,8 @@ from pyjax.backends.base import Call, Copy, Plan, Repeat, Switch, While
 from pyjax.compiler.lowering import source_load
 from pyjax.compiler.partition import HostStep, KernelStep, Partitioner, RoutineStep
 from pyjax.compiler.views import ShapeTracker
-from pyjax.core import dtypes
-from pyjax.runtime import execute, registry
+from pyjax.core import dtypes, hooks
+from pyjax.runtime import execute
 from pyjax.runtime.array import Array
 from pyjax.runtime.buffers import Buffer, new_buffers
 
@@ -403,4 +403,4 @@ def _build(name, params, specs, out_avals, device) -> LoopPlan:
     return LoopPlan(plan, n_in, out_nbytes, owned, keep)
 
 
-registry.register(program_plan=program_plan)
+hooks.register(program_plan=program_plan)
