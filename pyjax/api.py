@@ -90,15 +90,16 @@ def _checks_nonfinite() -> bool:
     return config.jax_debug_nans or config.jax_debug_infs
 
 
-def _fast_key(args) -> tuple | None:
-    """The key of __call__'s fast path for these positional arguments, or None where it does not
-    apply: each argument an Array (its aval) or a list or tuple of Arrays (its type, its length,
-    their avals). It determines the argument tree and avals, as _stage's key does."""
-    key = []
+def _fast_args(args) -> tuple | None:
+    """(key, flat arrays) of __call__'s fast path for these positional arguments, or None where it
+    does not apply: each argument an Array (its aval) or a list or tuple of Arrays (its type, its
+    length, their avals). The key determines the argument tree and avals, as _stage's key does."""
+    key, flat = [], []
     for a in args:
         t = type(a)
         if t is Array:
             key.append(a.aval)
+            flat.append(a)
         elif t is list or t is tuple:
             key.append(t)
             key.append(len(a))
@@ -106,9 +107,10 @@ def _fast_key(args) -> tuple | None:
                 if type(b) is not Array:
                     return None
                 key.append(b.aval)
+                flat.append(b)
         else:
             return None
-    return tuple(key)
+    return tuple(key), flat
 
 
 _fun_caches: dict = {}  # id(fun) -> (weakref to fun, {jit options: LRUCache})
@@ -270,7 +272,7 @@ class _Jitted(stages.Wrapped):
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             # Fast path: positional arrays (or lists/tuples of arrays), nothing being traced ->
-            # cached program, keyed as _fast_key keys it.
+            # cached program, keyed as _fast_args keys it.
             if (
                 core.state.dynamic_trace is None
                 and not batching.axis_env
@@ -279,35 +281,11 @@ class _Jitted(stages.Wrapped):
                 and not self._closed_refs
                 and not config.jax_no_execution  # (the slow path raises JAX's error)
             ):
-                key = []
-                flat = None
-                for i, a in enumerate(args):
-                    t = type(a)
-                    if t is Array:
-                        key.append(a.aval)
-                        if flat is not None:
-                            flat.append(a)
-                    elif t is list or t is tuple:
-                        if flat is None:
-                            flat = list(args[:i])
-                        key.append(t)
-                        key.append(len(a))
-                        for b in a:
-                            if type(b) is not Array:
-                                break
-                            key.append(b.aval)
-                            flat.append(b)
-                        else:
-                            continue
-                        key = None
-                        break
-                    else:
-                        key = None
-                        break
-                if key is not None:
-                    entry = self.cache.get(tuple(key))
+                fast = _fast_args(args)
+                if fast is not None:
+                    entry = self.cache.get(fast[0])
                     if entry is not None:
-                        outs = run_jaxpr(entry[0], list(args) if flat is None else flat)
+                        outs = run_jaxpr(entry[0], fast[1])
                         return tree_unflatten(entry[2], outs) if entry[4] else outs[0]
         try:
             flat, _, _, entry = self._stage(args, kwargs)
@@ -385,9 +363,9 @@ class _Jitted(stages.Wrapped):
                     and not batching.axis_env
                     and not _user_contexts  # (their values must key every lookup)
                 ):
-                    fast = _fast_key(args)
+                    fast = _fast_args(args)
                     if fast is not None:
-                        self.cache[fast] = entry
+                        self.cache[fast[0]] = entry
         return flat, in_tree, avals, entry
 
     def _shardings_for(self, in_tree, avals, out_tree, out_avals, device):

@@ -61,31 +61,9 @@ class Buffer:
             pass
 
 
-def new_buffers(backend, sizes: list) -> list:
-    """[Buffer(backend, n) for n in sizes], the collected buffers' slots freed once (make them under LOCK)."""
-    limit = backend.max_buffer_bytes
-    dead = backend.dead
-    if dead:
-        free = backend.free
-        while dead:
-            free(dead.popleft())
-    malloc = backend.malloc
-    new = Buffer.__new__
-    out = []
-    for nbytes in sizes:
-        if limit is not None and nbytes > limit:
-            check_bytes(nbytes, limit, backend.name, backend.limit_reason)
-        b = new(Buffer)
-        b.backend = backend
-        b.nbytes = nbytes
-        b.slot = malloc(nbytes if nbytes > 1 else 1)
-        out.append(b)
-    return out
-
-
 # --- Ctrl-C deferred out of the bookkeeping ------------------------------------------------------
 
-_CRITICAL = {Buffer.__init__.__code__, new_buffers.__code__}
+_CRITICAL = {Buffer.__init__.__code__}
 
 
 def _swallowing_codes() -> set:

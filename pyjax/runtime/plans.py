@@ -22,7 +22,7 @@ from pyjax.compiler.views import ShapeTracker
 from pyjax.core import dtypes, hooks
 from pyjax.runtime import execute
 from pyjax.runtime.array import Array
-from pyjax.runtime.buffers import Buffer, new_buffers
+from pyjax.runtime.buffers import Buffer
 
 PLANNED = ("while", "scan")
 ENABLED = os.environ.get("PYJAX_PLANS", "1") != "0"  # 0: run programs step by step, loops on the host
@@ -42,7 +42,7 @@ class LoopPlan:
 
     def run(self, device, arrays: list, out_avals: list) -> list:
         backend = device.backend
-        outs = new_buffers(backend, self.out_nbytes)
+        outs = [Buffer(backend, n) for n in self.out_nbytes]
         slots = [a._buf.slot for a in arrays] + [o.slot for o in outs] + self.inner
         backend.run_plan(self.plan, slots)
         return [Array(av, b, ShapeTracker.contiguous(av.shape), device) for av, b in zip(out_avals, outs)]
@@ -61,7 +61,7 @@ class ProgramPlan:
 
     def run(self, program, device, in_bufs: list, out_avals: list) -> list:
         backend = device.backend
-        outs = new_buffers(backend, self.out_nbytes)
+        outs = [Buffer(backend, n) for n in self.out_nbytes]
         self.busy = True
         try:
             backend.run_plan(self.plan, [b.slot for b in in_bufs] + [o.slot for o in outs] + self.inner)

@@ -106,7 +106,7 @@ class WebGPUBackend(Backend):
 
     # --- memory ---------------------------------------------------------------------------
     def malloc(self, nbytes: int) -> int:
-        size = (nbytes + 15) & ~15 if nbytes > 0 else 16  # _round16(max(nbytes, 1))
+        size = _round16(max(nbytes, 1))
         free = self._recycle.get(size)
         if free:
             # A buffer freed while queued work still reads it: later dispatches in the same
@@ -123,12 +123,7 @@ class WebGPUBackend(Backend):
         if n is None:
             return
         if slot in self._busy:
-            size = (n + 15) & ~15 if n > 0 else 16  # _round16(max(n, 1))
-            free = self._recycle.get(size)
-            if free is None:
-                self._recycle[size] = [slot]
-            else:
-                free.append(slot)
+            self._recycle.setdefault(_round16(max(n, 1)), []).append(slot)
         else:
             self.host.release_buffer(slot)
 
@@ -238,16 +233,13 @@ class WebGPUBackend(Backend):
         """
         key = (_round16(max(nbytes, 4)), j)
         h = self._scratch.pop(key, None)
-        if h is not None:  # kept ones already fit the bounds below: nothing to evict
-            self._scratch[key] = h
-            self._busy.add(h)
-            return h
-        h = self.host.create_buffer(key[0])
-        kept = sum(size for size, _ in self._scratch)
-        while self._scratch and (len(self._scratch) >= 16 or kept + key[0] > _SCRATCH_BYTES):
-            old = next(iter(self._scratch))  # least recently used first
-            kept -= old[0]
-            self._dead.append(self._scratch.pop(old))
+        if h is None:  # a new one makes room (a kept one, moved to the newest end, already fit)
+            h = self.host.create_buffer(key[0])
+            kept = sum(size for size, _ in self._scratch)
+            while self._scratch and (len(self._scratch) >= 16 or kept + key[0] > _SCRATCH_BYTES):
+                old = next(iter(self._scratch))  # least recently used first
+                kept -= old[0]
+                self._dead.append(self._scratch.pop(old))
         self._scratch[key] = h
         self._busy.add(h)
         return h
