@@ -1390,24 +1390,24 @@ def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) 
     return tree_unflatten(tree, out)
 
 
-def _cumulative_extreme_jvp(combine: Callable):
+def _cumulative_extreme_jvp(prim, combine: Callable):
     """cummax/cummin's JVP as JAX defines it: the JVP of associative_scan(combine), whose tree of
     max/min decides how ties share the tangent (a running extreme's other positions get none)."""
 
     def jvp(primals, tangents, axis, reverse):
-        scan = functools.partial(associative_scan, combine, axis=axis, reverse=reverse)
         (x,), (t,) = primals, tangents
         if type(t) is Zero:
-            z = scan(x)
+            z = bind(prim, x, axis=axis, reverse=reverse)
             return z, Zero(get_aval(z))
+        scan = functools.partial(associative_scan, combine, axis=axis, reverse=reverse)
         (z,), (dz,) = ad.jvp_flat(lambda v: [scan(v)], [x], [t])
         return z, dz
 
     return jvp
 
 
-ad.jvp_rules[_lax.cummax_p] = _cumulative_extreme_jvp(_lax.max)
-ad.jvp_rules[_lax.cummin_p] = _cumulative_extreme_jvp(_lax.min)
+ad.jvp_rules[_lax.cummax_p] = _cumulative_extreme_jvp(_lax.cummax_p, _lax.max)
+ad.jvp_rules[_lax.cummin_p] = _cumulative_extreme_jvp(_lax.cummin_p, _lax.min)
 
 
 def optimization_barrier(operand: Any, /) -> Any:
